@@ -1,0 +1,33 @@
+"""ament_python package set-up: the two libraries, the nodes, launch and config files."""
+
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'transmission_bridge'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*', 'bench']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
+        (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
+    ],
+    install_requires=['setuptools', 'numpy', 'PyYAML'],
+    zip_safe=True,
+    maintainer='transmission_bridge maintainers',
+    maintainer_email='maintainers@transmission-bridge.invalid',
+    description='Actuator/joint transmissions and chain kinematics for ROS 2 Jazzy.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'transmission_bridge = transmission_bridge.bridge_node:main',
+            'actuator_simulator = transmission_bridge.tools.actuator_simulator:main',
+        ],
+    },
+)

@@ -1,0 +1,40 @@
+"""The math libraries import no ROS: checked on the source, and by importing them bare."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+PKG = pathlib.Path(__file__).resolve().parent.parent / 'transmission_bridge'
+ALLOWED = {'numpy', 'yaml'} | set(sys.stdlib_module_names)
+
+
+def _imports(path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split('.')[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split('.')[0]
+
+
+@pytest.mark.parametrize('library', ['transmissions', 'kinematics'])
+def test_library_imports_only_numpy_yaml_stdlib(library):
+    files = sorted((PKG / library).rglob('*.py'))
+    if library == 'transmissions':
+        assert files, 'no sources found: the check would pass vacuously'
+    for path in files:
+        foreign = {m for m in _imports(path) if m not in ALLOWED | {'transmission_bridge'}}
+        assert not foreign, f'{path.name} imports {sorted(foreign)}'
+
+
+@pytest.mark.parametrize('library', ['transmissions', 'kinematics'])
+def test_importing_library_loads_no_rclpy(library):
+    code = (f'import sys, transmission_bridge.{library}; '
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces')]; "
+            'print(bad); sys.exit(1 if bad else 0)')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

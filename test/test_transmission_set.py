@@ -1,0 +1,115 @@
+"""TransmissionSet: the whole robot at once equals each transmission on its own."""
+
+import numpy as np
+import pytest
+
+from conftest import CONFIG
+from transmission_bridge.transmissions import (
+    ConfigError, INTERFACES, TransmissionSet, load_transmissions)
+from transmission_bridge.transmissions.parameters import (
+    apply_parameters, check_parameter_names, parameter_values)
+
+EXAMPLE = CONFIG / 'example_robot_transmissions.yaml'
+
+
+@pytest.fixture
+def ts():
+    return load_transmissions(EXAMPLE)
+
+
+def test_example_uses_all_types_in_file_order(ts):
+    assert [s.type for s in ts.specs] == ['simple', 'simple', 'simple', 'differential',
+                                          'four_bar_linkage']
+    assert ts.joint_names[3:5] == ('wrist_pitch', 'wrist_roll')
+    assert ts.actuator_names[3:5] == ('wrist_left_motor', 'wrist_right_motor')
+
+
+@pytest.mark.parametrize('interface', INTERFACES)
+def test_set_equals_each_transmission(ts, interface):
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(5, ts.num_actuators)) * 10
+    j = ts.actuator_to_joint(interface, a)
+    back = ts.joint_to_actuator(interface, j)
+    ai = ts.actuator_index
+    ji = ts.joint_index
+    for spec, t in zip(ts.specs, ts.transmissions):
+        cols_a = [ai[x.name] for x in spec.actuators]
+        cols_j = [ji[x.name] for x in spec.joints]
+        assert np.array_equal(j[:, cols_j], t.actuator_to_joint(interface, a[:, cols_a]))
+        assert np.array_equal(back[:, cols_a], t.joint_to_actuator(interface, j[:, cols_j]))
+
+
+def test_nan_stays_inside_its_transmission(ts):
+    a = np.ones(ts.num_actuators)
+    a[ts.actuator_index['wrist_left_motor']] = np.nan
+    j = ts.actuator_to_joint('position', a)
+    bad = {ts.joint_names[i] for i in np.flatnonzero(np.isnan(j))}
+    assert bad == {'wrist_pitch', 'wrist_roll'}
+
+
+def test_duplicate_names_across_the_set_are_errors(ts):
+    specs = list(ts.specs)
+    with pytest.raises(ConfigError, match="duplicate joint name 'elbow'"):
+        TransmissionSet(specs + [specs[2].__class__(
+            'other', 'simple', (specs[0].actuators[0].__class__('spare_motor'),),
+            specs[2].joints)])
+    with pytest.raises(ConfigError, match="duplicate actuator name 'elbow_motor'"):
+        TransmissionSet(specs + [specs[2].__class__(
+            'other', 'simple', specs[2].actuators,
+            (specs[2].joints[0].__class__('spare_joint'),))])
+    with pytest.raises(ConfigError, match="duplicate transmission name 'elbow_trans'"):
+        TransmissionSet(specs + [specs[2].__class__(
+            'elbow_trans', 'simple', (specs[0].actuators[0].__class__('m2'),),
+            (specs[2].joints[0].__class__('j2'),))])
+    with pytest.raises(ConfigError, match='at least one transmission'):
+        TransmissionSet([])
+
+
+def test_coverage_rejects_unknown_and_partial(ts):
+    joints, actuators = ts.coverage(['elbow', 'wrist_roll', 'wrist_pitch'])
+    assert [ts.joint_names[i] for i in joints] == ['elbow', 'wrist_roll', 'wrist_pitch']
+    assert [ts.actuator_names[i] for i in actuators] == [
+        'elbow_motor', 'wrist_left_motor', 'wrist_right_motor']
+    with pytest.raises(ConfigError, match=r"unknown joints \['knee'\]"):
+        ts.coverage(['elbow', 'knee'])
+    with pytest.raises(ConfigError, match="'wrist_trans' is only partly covered.*wrist_roll"):
+        ts.coverage(['wrist_pitch'])
+
+
+def test_calibrated_offsets_map_readings_to_default(ts):
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=ts.num_actuators) * 30
+    new = ts.with_joint_offsets(ts.calibrated_offsets(a))
+    np.testing.assert_allclose(new.actuator_to_joint('position', a), ts.default_positions,
+                               rtol=0, atol=1e-12)
+    a[0] = np.nan
+    with pytest.raises(ConfigError, match='shoulder_pan_motor'):
+        ts.calibrated_offsets(a)
+
+
+def test_damped_effort(ts):
+    tau = np.arange(7.0)
+    v = np.full(7, 2.0)
+    v[1] = np.nan
+    out = ts.damped_joint_effort(tau, v)
+    assert out[0] == 0.0 - 0.5 * 2.0
+    assert out[1] == 1.0            # unknown velocity: effort unchanged
+    assert out[5] == 5.0            # no damping on finger_proximal
+
+
+def test_parameters_round_trip_and_refusal(ts):
+    values = parameter_values(ts)
+    assert values['joints.elbow.offset'] == 0.1
+    assert values['actuators.shoulder_lift_motor.mechanical_reduction'] == -120.0
+    changed = apply_parameters(ts, {'joints.elbow.offset': 0.2,
+                                    'actuators.elbow_motor.mechanical_reduction': 2.0})
+    assert changed.joint('elbow').offset == 0.2
+    assert changed.actuator_to_joint('position', np.full(7, 160.0))[2] == pytest.approx(1.2)
+    with pytest.raises(ConfigError, match="joint 'elbow': damping must be >= 0, got -1.0"):
+        apply_parameters(ts, {'joints.elbow.offset': 0.3, 'joints.elbow.damping': -1.0})
+    with pytest.raises(ConfigError, match="unknown joint 'knee'"):
+        apply_parameters(ts, {'joints.knee.offset': 0.3})
+    with pytest.raises(ConfigError, match='not a transmission parameter'):
+        apply_parameters(ts, {'joints.elbow.colour': 1.0})
+    assert ts.joint('elbow').offset == 0.1   # the original is untouched
+    check_parameter_names(ts)

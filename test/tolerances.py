@@ -1,0 +1,10 @@
+"""Named tolerances used by the tests (relative unless said otherwise)."""
+
+# Round trips and power balance of the transmission maps: a few ulps of the largest term.
+ROUND_TRIP_RTOL = 1e-12
+ROUND_TRIP_ATOL = 1e-12
+POWER_RTOL = 1e-12
+# Agreement with an independent implementation (Pinocchio) on poses and gravity.
+PEER_ATOL = 1e-9
+# Finite-difference checks (central differences, step 1e-6): truncation plus rounding.
+FD_ATOL = 1e-6

@@ -1,0 +1,118 @@
+"""Read the transmissions YAML of DESIGN.md §4 into a :class:`TransmissionSet`.
+
+Every problem raises :class:`ConfigError` with the key path that holds it, for
+example ``transmissions[1].joints[0].mechanical_reduction (joint 'elbow'): must be
+finite and non-zero, got 0.0``. Unknown keys are errors; values are never
+silently replaced by defaults. YAML is parsed with ``yaml.safe_load`` only.
+"""
+
+import collections.abc
+import os
+
+import yaml
+
+from . import _checks
+from .errors import ConfigError
+from .spec import ActuatorSpec, JointSpec, TransmissionSpec
+from .transmission_set import TransmissionSet
+
+_TOP_KEYS = ('transmissions',)
+_TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints')
+_ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction}
+_JOINT_KEYS = {
+    'name': None,
+    'mechanical_reduction': _checks.reduction,
+    'offset': _checks.finite,
+    'default_position': _checks.finite,
+    'damping': _checks.non_negative,
+}
+
+
+def read_yaml(path, error=ConfigError):
+    """Parse the YAML file at ``path`` with the safe loader; errors name the path."""
+    try:
+        with open(path, 'r', encoding='utf-8') as stream:
+            return yaml.safe_load(stream)
+    except OSError as exc:
+        raise error(f'cannot read {os.fspath(path)!r}: {exc.strerror or exc}') from None
+    except yaml.YAMLError as exc:
+        raise error(f'{os.fspath(path)!r} is not valid YAML: {exc}') from None
+
+
+def load_transmissions(source):
+    """Return the :class:`TransmissionSet` described by ``source``.
+
+    ``source`` is a path to a YAML file or an already parsed mapping.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        data = read_yaml(source)
+        where = f'{os.fspath(source)}: '
+    else:
+        data = source
+        where = ''
+    try:
+        return parse_transmissions(data)
+    except ConfigError as exc:
+        raise ConfigError(f'{where}{exc}') from None
+
+
+def parse_transmissions(data):
+    """Build a :class:`TransmissionSet` from the parsed YAML mapping ``data``."""
+    _mapping(data, 'top level', _TOP_KEYS)
+    if 'transmissions' not in data:
+        raise ConfigError("missing key 'transmissions'")
+    items = data['transmissions']
+    if not isinstance(items, list):
+        raise ConfigError(f"transmissions must be a list, got {items!r}")
+    specs = [_transmission(item, f'transmissions[{i}]') for i, item in enumerate(items)]
+    return TransmissionSet(specs)
+
+
+def _mapping(value, path, allowed):
+    if not isinstance(value, collections.abc.Mapping):
+        raise ConfigError(f'{path} must be a mapping, got {value!r}')
+    unknown = [k for k in value if k not in allowed]
+    if unknown:
+        raise ConfigError(
+            f'{path}: unknown key {unknown[0]!r}; allowed keys are {", ".join(allowed)}')
+
+
+def _required_name(value, path):
+    if 'name' not in value:
+        raise ConfigError(f"{path}: missing key 'name'")
+    return _checks.name(value['name'], f'{path}.name')
+
+
+def _transmission(value, path):
+    _mapping(value, path, _TRANSMISSION_KEYS)
+    name = _required_name(value, path)
+    where = f'{path} ({name!r})'
+    for key in ('type', 'actuators', 'joints'):
+        if key not in value:
+            raise ConfigError(f'{where}: missing key {key!r}')
+    kind = value['type']
+    if not isinstance(kind, str):
+        raise ConfigError(f'{where}.type must be a string, got {kind!r}')
+    actuators = _entries(value['actuators'], f'{path}.actuators', 'actuator', _ACTUATOR_KEYS,
+                         ActuatorSpec)
+    joints = _entries(value['joints'], f'{path}.joints', 'joint', _JOINT_KEYS, JointSpec)
+    try:
+        return TransmissionSpec(name, kind, actuators, joints)
+    except ConfigError as exc:
+        raise ConfigError(f'{path}: {exc}') from None
+
+
+def _entries(items, path, kind, keys, spec_class):
+    if not isinstance(items, list):
+        raise ConfigError(f'{path} must be a list, got {items!r}')
+    specs = []
+    for i, item in enumerate(items):
+        where = f'{path}[{i}]'
+        _mapping(item, where, tuple(keys))
+        name = _required_name(item, where)
+        fields = {}
+        for key, check in keys.items():
+            if key != 'name' and key in item:
+                fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
+        specs.append(spec_class(name, **fields))
+    return tuple(specs)

@@ -1,0 +1,261 @@
+"""All transmissions of a robot as one vectorised map between actuator and joint vectors.
+
+The actuator vector is ordered as :attr:`TransmissionSet.actuator_names` and the
+joint vector as :attr:`TransmissionSet.joint_names` (file order, roles kept).
+Transmissions of one type are evaluated together with their type's formulas over
+index arrays, so one call maps one sample or a whole bag, and a NaN (unknown)
+actuator value never reaches the joints of another transmission.
+
+>>> from transmission_bridge.transmissions import load_transmissions
+>>> ts = load_transmissions({'transmissions': [
+...     {'name': 'elbow', 'type': 'simple', 'actuators': [{'name': 'm'}],
+...      'joints': [{'name': 'elbow', 'mechanical_reduction': 100.0, 'offset': 0.1}]}]})
+>>> ts.actuator_to_joint('position', [[10.0], [20.0]])
+array([[0.2],
+       [0.3]])
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .base import last_dimension
+from .errors import ConfigError
+from .interfaces import map_kind
+
+
+class _Group:
+    """Every transmission of one type: index arrays and per-transmission coefficients."""
+
+    __slots__ = ('formulas', 'act_idx', 'jnt_idx', 'ar', 'jr', 'off')
+
+    def __init__(self, formulas, act_idx, jnt_idx, transmissions):
+        self.formulas = formulas
+        self.act_idx = tuple(np.array(col, dtype=np.intp) for col in zip(*act_idx))
+        self.jnt_idx = tuple(np.array(col, dtype=np.intp) for col in zip(*jnt_idx))
+        self.ar = tuple(np.array(c) for c in zip(*(t.actuator_reductions for t in transmissions)))
+        self.jr = tuple(np.array(c) for c in zip(*(t.joint_reductions for t in transmissions)))
+        self.off = tuple(np.array(c) for c in zip(*(t.joint_offsets for t in transmissions)))
+
+
+class TransmissionSet:
+    """An immutable, validated collection of named transmissions (see module docstring)."""
+
+    def __init__(self, specs):
+        specs = tuple(specs)
+        if not specs:
+            raise ConfigError('transmissions: at least one transmission is required')
+        _unique((s.name for s in specs), 'transmission')
+        _unique((a.name for s in specs for a in s.actuators), 'actuator')
+        _unique((j.name for s in specs for j in s.joints), 'joint')
+        self._specs = specs
+        self._transmissions = tuple(s.build() for s in specs)
+        self._actuator_names = tuple(a.name for s in specs for a in s.actuators)
+        self._joint_names = tuple(j.name for s in specs for j in s.joints)
+        self._actuator_index = {n: i for i, n in enumerate(self._actuator_names)}
+        self._joint_index = {n: i for i, n in enumerate(self._joint_names)}
+        self._joint_specs = {j.name: j for s in specs for j in s.joints}
+        self._actuator_specs = {a.name: a for s in specs for a in s.actuators}
+        self._transmission_of_joint = {j.name: s for s in specs for j in s.joints}
+        by_type = {}
+        for spec, t in zip(specs, self._transmissions):
+            entry = by_type.setdefault(spec.type, ([], [], [], t.FORMULAS))
+            entry[0].append([self._actuator_index[a.name] for a in spec.actuators])
+            entry[1].append([self._joint_index[j.name] for j in spec.joints])
+            entry[2].append(t)
+        self._groups = tuple(_Group(f, a, j, ts) for a, j, ts, f in by_type.values())
+        self._offsets = np.array([j.offset for s in specs for j in s.joints])
+        self._defaults = np.array([j.default_position for s in specs for j in s.joints])
+        self._damping = np.array([j.damping for s in specs for j in s.joints])
+        for arr in (self._offsets, self._defaults, self._damping):
+            arr.flags.writeable = False
+
+    # --- description -------------------------------------------------------------
+    @property
+    def specs(self):
+        """The :class:`TransmissionSpec` s, in file order."""
+        return self._specs
+
+    @property
+    def transmissions(self):
+        """The math objects, parallel to :attr:`specs`."""
+        return self._transmissions
+
+    @property
+    def actuator_names(self):
+        """Actuator names: the order of the actuator vector."""
+        return self._actuator_names
+
+    @property
+    def joint_names(self):
+        """Joint names: the order of the joint vector."""
+        return self._joint_names
+
+    @property
+    def num_actuators(self):
+        """Length of the actuator vector."""
+        return len(self._actuator_names)
+
+    @property
+    def num_joints(self):
+        """Length of the joint vector."""
+        return len(self._joint_names)
+
+    @property
+    def actuator_index(self):
+        """Mapping actuator name -> position in the actuator vector."""
+        return dict(self._actuator_index)
+
+    @property
+    def joint_index(self):
+        """Mapping joint name -> position in the joint vector."""
+        return dict(self._joint_index)
+
+    @property
+    def joint_offsets(self):
+        """Joint offsets (rad or m), joint order; read-only array."""
+        return self._offsets
+
+    @property
+    def default_positions(self):
+        """Default (home) joint positions (rad or m), joint order; read-only array."""
+        return self._defaults
+
+    @property
+    def damping(self):
+        """Viscous transmission damping b >= 0 per joint (N·m·s/rad or N·s/m)."""
+        return self._damping
+
+    def joint(self, name):
+        """Return the :class:`JointSpec` called ``name`` (ConfigError if unknown)."""
+        try:
+            return self._joint_specs[name]
+        except KeyError:
+            raise ConfigError(f'unknown joint {name!r}') from None
+
+    def actuator(self, name):
+        """Return the :class:`ActuatorSpec` called ``name`` (ConfigError if unknown)."""
+        try:
+            return self._actuator_specs[name]
+        except KeyError:
+            raise ConfigError(f'unknown actuator {name!r}') from None
+
+    # --- the maps ----------------------------------------------------------------
+    def actuator_to_joint(self, interface, values):
+        """Map ``(..., num_actuators)`` actuator values to ``(..., num_joints)`` joint values."""
+        kind = map_kind(interface)
+        a = last_dimension(values, self.num_actuators, 'actuator')
+        out = np.empty(a.shape[:-1] + (self.num_joints,))
+        for g in self._groups:
+            cols = tuple(a[..., idx] for idx in g.act_idx)
+            for idx, val in zip(g.jnt_idx, g.formulas.actuator_to_joint(kind, cols, g.ar, g.jr,
+                                                                           g.off)):
+                out[..., idx] = val
+        return out
+
+    def joint_to_actuator(self, interface, values):
+        """Map ``(..., num_joints)`` joint values to ``(..., num_actuators)`` actuator values."""
+        kind = map_kind(interface)
+        j = last_dimension(values, self.num_joints, 'joint')
+        out = np.empty(j.shape[:-1] + (self.num_actuators,))
+        for g in self._groups:
+            cols = tuple(j[..., idx] for idx in g.jnt_idx)
+            for idx, val in zip(g.act_idx, g.formulas.joint_to_actuator(kind, cols, g.ar, g.jr,
+                                                                           g.off)):
+                out[..., idx] = val
+        return out
+
+    def damped_joint_effort(self, joint_effort, joint_velocity):
+        """Joint effort after the transmission's viscous loss: ``tau - b * v``.
+
+        Where the velocity is not finite (unknown) the effort is returned unchanged.
+        """
+        tau = np.asarray(joint_effort, dtype=float)
+        v = np.asarray(joint_velocity, dtype=float)
+        loss = self._damping * v
+        return np.where(np.isfinite(v), tau - loss, tau)
+
+    def coverage(self, joint_names):
+        """Return (joint indices, actuator indices) of the transmissions ``joint_names`` cover.
+
+        Every name must be a known joint, and every transmission touched must be
+        covered whole; otherwise ConfigError names the unknown joints or the
+        transmission and the joints missing from it. Actuator indices are in
+        set order.
+        """
+        names = list(joint_names)
+        unknown = [n for n in names if n not in self._joint_index]
+        if unknown:
+            raise ConfigError(f'unknown joints {unknown}')
+        _unique(names, 'joint')
+        given = set(names)
+        touched = []
+        for spec in self._specs:
+            joints = [j.name for j in spec.joints]
+            present = [n for n in joints if n in given]
+            if present and len(present) != len(joints):
+                missing = [n for n in joints if n not in given]
+                raise ConfigError(
+                    f'transmission {spec.name!r} is only partly covered: missing joints {missing}')
+            if present:
+                touched.append(spec)
+        actuators = np.array([self._actuator_index[a.name] for s in touched for a in s.actuators],
+                             dtype=np.intp)
+        joints = np.array([self._joint_index[n] for n in names], dtype=np.intp)
+        return joints, actuators
+
+    # --- changes -----------------------------------------------------------------
+    def replace_joint(self, name, **changes):
+        """Return a new set with fields of joint ``name`` changed (validated)."""
+        self.joint(name)
+        return self._replace(lambda s: dataclasses.replace(s, joints=tuple(
+            dataclasses.replace(j, **changes) if j.name == name else j for j in s.joints)))
+
+    def replace_actuator(self, name, **changes):
+        """Return a new set with fields of actuator ``name`` changed (validated)."""
+        self.actuator(name)
+        return self._replace(lambda s: dataclasses.replace(s, actuators=tuple(
+            dataclasses.replace(a, **changes) if a.name == name else a for a in s.actuators)))
+
+    def _replace(self, change):
+        try:
+            return TransmissionSet(change(s) for s in self._specs)
+        except TypeError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def with_joint_offsets(self, offsets):
+        """Return a new set whose joint offsets are ``offsets`` (joint order)."""
+        values = last_dimension(offsets, self.num_joints, 'joint offset')
+        new = dict(zip(self._joint_names, (float(v) for v in values)))
+        return TransmissionSet(dataclasses.replace(s, joints=tuple(
+            dataclasses.replace(j, offset=new[j.name]) for j in s.joints)) for s in self._specs)
+
+    def calibrated_offsets(self, actuator_positions):
+        """Offsets that make ``actuator_positions`` map exactly to the default positions.
+
+        The position map is ``x_j = f(x_a) + off``, so the new offset is
+        ``default - f(x_a)``, with ``f`` evaluated at zero offsets. Raises ConfigError if a position is not finite.
+        """
+        x_a = last_dimension(actuator_positions, self.num_actuators, 'actuator position')
+        bad = [self._actuator_names[i] for i in np.flatnonzero(~np.isfinite(x_a))]
+        if bad:
+            raise ConfigError(f'no finite position for actuators {bad}')
+        f_a = self.with_joint_offsets(np.zeros(self.num_joints)).actuator_to_joint('position', x_a)
+        return self._defaults - f_a
+
+    def __eq__(self, other):
+        return isinstance(other, TransmissionSet) and other._specs == self._specs
+
+    def __hash__(self):
+        return hash(self._specs)
+
+    def __repr__(self):
+        return f'TransmissionSet({[s.name for s in self._specs]})'
+
+
+def _unique(names, kind):
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise ConfigError(f'duplicate {kind} name {n!r}')
+        seen.add(n)
