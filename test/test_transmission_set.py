@@ -1,11 +1,10 @@
 """TransmissionSet: the whole robot at once equals each transmission on its own."""
 
+from conftest import CONFIG
 import numpy as np
 import pytest
-
-from conftest import CONFIG
 from transmission_bridge.transmissions import (
-    ConfigError, INTERFACES, TransmissionSet, load_transmissions)
+    ConfigError, INTERFACES, load_transmissions, TransmissionSet)
 from transmission_bridge.transmissions.parameters import (
     apply_parameters, check_parameter_names, parameter_values)
 
@@ -113,3 +112,11 @@ def test_parameters_round_trip_and_refusal(ts):
         apply_parameters(ts, {'joints.elbow.colour': 1.0})
     assert ts.joint('elbow').offset == 0.1   # the original is untouched
     check_parameter_names(ts)
+
+
+def test_position_is_velocity_map_plus_offsets_bit_for_bit(ts):
+    # BridgeCore relies on this to map position and velocity in one call.
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=(100, ts.num_actuators)) * 50
+    assert np.array_equal(ts.actuator_to_joint('position', a),
+                          ts.actuator_to_joint('velocity', a) + ts.joint_offsets)

@@ -47,14 +47,14 @@ def test_roles_follow_list_order_not_names():
 
 
 @pytest.mark.parametrize('kwargs,match', [
-    (dict(actuator_reductions=(1.0,), joint_reductions=(1.0, 1.0)), 'must have 2 entries'),
-    (dict(actuator_reductions=(1.0, 0.0), joint_reductions=(1.0, 1.0)),
+    ({'actuator_reductions': (1.0,), 'joint_reductions': (1.0, 1.0)}, 'must have 2 entries'),
+    ({'actuator_reductions': (1.0, 0.0), 'joint_reductions': (1.0, 1.0)},
      r'actuator_reductions\[1\] must be finite and non-zero, got 0.0'),
-    (dict(actuator_reductions=(1.0, 1.0), joint_reductions=(float('nan'), 1.0)),
+    ({'actuator_reductions': (1.0, 1.0), 'joint_reductions': (float('nan'), 1.0)},
      r'joint_reductions\[0\] must be finite and non-zero, got nan'),
-    (dict(actuator_reductions=(1.0, 1.0), joint_reductions=(1.0, 1.0),
-          joint_offsets=(0.0, float('inf'))), r'joint_offsets\[1\] must be finite'),
-    (dict(actuator_reductions=3.0, joint_reductions=(1.0, 1.0)), 'sequence of 2'),
+    ({'actuator_reductions': (1.0, 1.0), 'joint_reductions': (1.0, 1.0),
+      'joint_offsets': (0.0, float('inf'))}, r'joint_offsets\[1\] must be finite'),
+    ({'actuator_reductions': 3.0, 'joint_reductions': (1.0, 1.0)}, 'sequence of 2'),
 ])
 def test_validation(kwargs, match):
     with pytest.raises(ConfigError, match=match):

@@ -2,11 +2,10 @@
 
 import copy
 
-import pytest
-import yaml
-
 from conftest import CONFIG
+import pytest
 from transmission_bridge.transmissions import ConfigError, load_transmissions
+import yaml
 
 GOOD = {'transmissions': [
     {'name': 'wrist', 'type': 'differential',
@@ -50,15 +49,15 @@ def test_shipped_example_loads():
 @pytest.mark.parametrize('path,value,message', [
     (('transmissions', 1, 'joints', 0, 'mechanical_reduction'), 0.0,
      r"transmissions\[1\]\.joints\[0\]\.mechanical_reduction \(joint 'elbow'\) must be finite "
-     r"and non-zero, got 0.0"),
+     r'and non-zero, got 0.0'),
     (('transmissions', 0, 'actuators', 1, 'mechanical_reduction'), float('nan'),
      r"transmissions\[0\]\.actuators\[1\]\.mechanical_reduction \(actuator 'r'\) must be "
-     r"finite and non-zero, got nan"),
+     r'finite and non-zero, got nan'),
     (('transmissions', 0, 'actuators', 0, 'mechanical_reduction'), float('inf'),
-     r"actuators\[0\]\.mechanical_reduction .* got inf"),
+     r'actuators\[0\]\.mechanical_reduction .* got inf'),
     (('transmissions', 1, 'joints', 0, 'offset'), 'fifty',
      r"transmissions\[1\]\.joints\[0\]\.offset \(joint 'elbow'\) must be a number, got 'fifty'"),
-    (('transmissions', 1, 'joints', 0, 'offset'), True, r"offset .* must be a number, got True"),
+    (('transmissions', 1, 'joints', 0, 'offset'), True, r'offset .* must be a number, got True'),
     (('transmissions', 1, 'joints', 0, 'damping'), -0.1,
      r"transmissions\[1\]\.joints\[0\]\.damping \(joint 'elbow'\) must be >= 0, got -0.1"),
     (('transmissions', 1, 'joints', 0, 'colour'), 'red',
@@ -67,11 +66,12 @@ def test_shipped_example_loads():
     (('extra',), 1, r"top level: unknown key 'extra'"),
     (('transmissions', 1, 'type'), 'harmonic',
      r"transmissions\[1\]: transmission 'elbow': unknown type 'harmonic'"),
-    (('transmissions', 1, 'type'), KeyError, r"transmissions\[1\] \('elbow'\): missing key 'type'"),
+    (('transmissions', 1, 'type'), KeyError,
+     r"transmissions\[1\] \('elbow'\): missing key 'type'"),
     (('transmissions', 1, 'name'), KeyError, r"transmissions\[1\]: missing key 'name'"),
     (('transmissions', 1, 'joints', 0, 'name'), KeyError,
      r"transmissions\[1\]\.joints\[0\]: missing key 'name'"),
-    (('transmissions', 1, 'joints', 0, 'name'), '', r"joints\[0\]\.name must be a non-empty name"),
+    (('transmissions', 1, 'joints', 0, 'name'), '', r'joints\[0\]\.name must be a non-empty name'),
     (('transmissions', 0, 'joints'), [{'name': 'pitch'}],
      r"transmissions\[0\]: transmission 'wrist': type 'differential' takes 2 joints, got 1"),
     (('transmissions', 1, 'actuators'), [{'name': 'a'}, {'name': 'b'}],
@@ -81,7 +81,7 @@ def test_shipped_example_loads():
     (('transmissions', 1, 'name'), 'wrist', r"duplicate transmission name 'wrist'"),
     (('transmissions',), {'name': 'x'}, r'transmissions must be a list'),
     (('transmissions', 1, 'joints'), {'name': 'x'}, r'transmissions\[1\]\.joints must be a list'),
-    (('transmissions', 1), 'elbow', r"transmissions\[1\] must be a mapping"),
+    (('transmissions', 1), 'elbow', r'transmissions\[1\] must be a mapping'),
 ])
 def test_errors_name_the_key(path, value, message):
     with pytest.raises(ConfigError, match=message):

@@ -1,7 +1,7 @@
 """Physical laws of every transmission type, over seeded random reductions and values."""
 
-import numpy as np
 from hypothesis import given, strategies as st
+import numpy as np
 
 from tolerances import POWER_RTOL, ROUND_TRIP_ATOL, ROUND_TRIP_RTOL
 from transmission_bridge.transmissions import (
@@ -39,7 +39,7 @@ def _vector(draw, n):
 
 
 def _gain(t):
-    """A bound on how much the maps amplify a value (and its rounding error)."""
+    """Return a bound on how much the maps amplify a value (and its rounding error)."""
     return 2.0 * max(map(abs, t.actuator_reductions)) * max(map(abs, t.joint_reductions))
 
 

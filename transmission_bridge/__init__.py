@@ -1,4 +1,5 @@
-"""transmission_bridge: actuator <-> joint transmissions and chain kinematics for ROS 2.
+"""
+transmission_bridge: actuator <-> joint transmissions and chain kinematics for ROS 2.
 
 The two libraries, :mod:`transmission_bridge.transmissions` and
 :mod:`transmission_bridge.kinematics`, import only numpy, PyYAML and the standard

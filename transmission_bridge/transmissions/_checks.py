@@ -7,7 +7,8 @@ from .errors import ConfigError
 
 
 def as_number(value, what):
-    """Return ``value`` as a float, or raise ConfigError naming ``what``.
+    """
+    Return ``value`` as a float, or raise ConfigError naming ``what``.
 
     Booleans and strings are refused rather than converted: a YAML ``"50"`` or
     ``yes`` is a mistake, not a reduction.

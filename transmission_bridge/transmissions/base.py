@@ -1,4 +1,5 @@
-"""The common shape of every transmission: validated reductions and offsets, batch maps.
+"""
+The common shape of every transmission: validated reductions and offsets, batch maps.
 
 A transmission type is a formula module with two functions,
 ``actuator_to_joint(kind, a, ar, jr, off)`` and ``joint_to_actuator(kind, j, ar, jr, off)``,
@@ -26,7 +27,8 @@ def last_dimension(values, size, space):
 
 
 class Transmission:
-    """Base class: a fixed number of actuators and joints, reductions and joint offsets.
+    """
+    Base class: a fixed number of actuators and joints, reductions and joint offsets.
 
     Subclasses set ``TYPE``, ``NUM_ACTUATORS``, ``NUM_JOINTS`` and ``FORMULAS``.
     Instances are immutable; build a new one to change a parameter.
@@ -59,27 +61,27 @@ class Transmission:
 
     @property
     def num_actuators(self):
-        """Number of actuators this transmission couples."""
+        """Return the number of actuators this transmission couples."""
         return self.NUM_ACTUATORS
 
     @property
     def num_joints(self):
-        """Number of joints this transmission drives."""
+        """Return the number of joints this transmission drives."""
         return self.NUM_JOINTS
 
     @property
     def actuator_reductions(self):
-        """Actuator mechanical reductions, in role order (actuator1, ...)."""
+        """Return the actuator mechanical reductions, in role order (actuator1, ...)."""
         return self._ar
 
     @property
     def joint_reductions(self):
-        """Joint mechanical reductions, in role order (joint1, ...)."""
+        """Return the joint mechanical reductions, in role order (joint1, ...)."""
         return self._jr
 
     @property
     def joint_offsets(self):
-        """Joint position offsets in joint coordinates (rad or m), role order."""
+        """Return the joint position offsets in joint coordinates (rad or m), role order."""
         return self._off
 
     def actuator_to_joint(self, interface, values):

@@ -1,4 +1,5 @@
-"""Differential transmission: two actuators drive two joints through a differential.
+"""
+Differential transmission: two actuators drive two joints through a differential.
 
 Symbols: actuator reductions ``n_a1, n_a2``, joint reductions ``n_j1, n_j2``,
 joint offsets ``off1, off2``. Roles come from list order (actuator1, actuator2;
@@ -37,7 +38,7 @@ from .interfaces import EFFORT, POSITION
 
 
 def actuator_to_joint(kind, a, ar, jr, off):
-    """Differential formulas, actuator -> joint; see the module docstring."""
+    """Map actuator to joint values with the differential formulas (module docstring)."""
     if kind == EFFORT:
         t1 = a[0] * ar[0]
         t2 = a[1] * ar[1]
@@ -52,7 +53,7 @@ def actuator_to_joint(kind, a, ar, jr, off):
 
 
 def joint_to_actuator(kind, j, ar, jr, off):
-    """Differential formulas, joint -> actuator; see the module docstring."""
+    """Map joint to actuator values with the differential formulas (module docstring)."""
     if kind == EFFORT:
         t1 = j[0] / jr[0]
         t2 = j[1] / jr[1]

@@ -1,4 +1,5 @@
-"""Four-bar linkage transmission: actuator1 drives joint1; actuator2 drives joint2 through joint1.
+"""
+Four-bar linkage transmission: actuator1 drives joint1; actuator2 drives joint2 through joint1.
 
 Symbols as for the differential (``n_a1, n_a2, n_j1, n_j2, off1, off2``), roles
 from list order. Position and velocity follow ros2_control's
@@ -17,8 +18,9 @@ Efforts are the power-conserving dual of the velocity map (``tau_j = J^-T tau_a`
 with ``v_j = J v_a``), as fixed upstream in ros2_control PR #1837 (issue #1746:
 the earlier effort map did not conserve energy)::
 
-    tau_j1 = n_j1 n_a1 tau_a1 + n_a2 tau_a2          tau_a1 = (tau_j1 - tau_j2 / n_j2) / (n_j1 n_a1)
-    tau_j2 = n_j2 n_a2 tau_a2                        tau_a2 = tau_j2 / (n_j2 n_a2)
+    actuator -> joint                      joint -> actuator
+    tau_j1 = n_j1 n_a1 tau_a1 + n_a2 tau_a2  tau_a1 = (tau_j1 - tau_j2 / n_j2) / (n_j1 n_a1)
+    tau_j2 = n_j2 n_a2 tau_a2                tau_a2 = tau_j2 / (n_j2 n_a2)
 
 Units: rad, rad/s, N·m. Reductions finite and non-zero.
 
@@ -34,7 +36,7 @@ from .interfaces import EFFORT, POSITION
 
 
 def actuator_to_joint(kind, a, ar, jr, off):
-    """Four-bar formulas, actuator -> joint; see the module docstring."""
+    """Map actuator to joint values with the four-bar formulas (module docstring)."""
     if kind == EFFORT:
         return (jr[0] * ar[0] * a[0] + ar[1] * a[1], jr[1] * ar[1] * a[1])
     u1 = a[0] / (jr[0] * ar[0])
@@ -45,7 +47,7 @@ def actuator_to_joint(kind, a, ar, jr, off):
 
 
 def joint_to_actuator(kind, j, ar, jr, off):
-    """Four-bar formulas, joint -> actuator; see the module docstring."""
+    """Map joint to actuator values with the four-bar formulas (module docstring)."""
     if kind == EFFORT:
         return ((j[0] - j[1] / jr[1]) / (jr[0] * ar[0]), j[1] / (jr[1] * ar[1]))
     if kind == POSITION:

@@ -1,4 +1,5 @@
-"""Hardware interface names and the map each one travels through.
+"""
+Hardware interface names and the map each one travels through.
 
 ros2_control names six state/command interfaces a transmission can carry. They
 use three maps: the position map (affine, with joint offsets), the velocity map
@@ -30,7 +31,8 @@ _KIND = {
 
 
 def map_kind(interface):
-    """Return ``'position'``, ``'velocity'`` or ``'effort'``: the map ``interface`` uses.
+    """
+    Return ``'position'``, ``'velocity'`` or ``'effort'``: the map ``interface`` uses.
 
     Raises ConfigError for a name outside :data:`INTERFACES`.
     """

@@ -1,4 +1,5 @@
-"""Read the transmissions YAML of DESIGN.md §4 into a :class:`TransmissionSet`.
+"""
+Read the transmissions YAML of DESIGN.md §4 into a :class:`TransmissionSet`.
 
 Every problem raises :class:`ConfigError` with the key path that holds it, for
 example ``transmissions[1].joints[0].mechanical_reduction (joint 'elbow'): must be
@@ -40,7 +41,8 @@ def read_yaml(path, error=ConfigError):
 
 
 def load_transmissions(source):
-    """Return the :class:`TransmissionSet` described by ``source``.
+    """
+    Return the :class:`TransmissionSet` described by ``source``.
 
     ``source`` is a path to a YAML file or an already parsed mapping.
     """
@@ -63,7 +65,7 @@ def parse_transmissions(data):
         raise ConfigError("missing key 'transmissions'")
     items = data['transmissions']
     if not isinstance(items, list):
-        raise ConfigError(f"transmissions must be a list, got {items!r}")
+        raise ConfigError(f'transmissions must be a list, got {items!r}')
     specs = [_transmission(item, f'transmissions[{i}]') for i, item in enumerate(items)]
     return TransmissionSet(specs)
 

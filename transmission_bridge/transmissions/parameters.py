@@ -1,4 +1,5 @@
-"""The bridge's runtime-tunable numbers as flat ROS-style parameter names.
+"""
+The bridge's runtime-tunable numbers as flat ROS-style parameter names.
 
 One table, used by the node to declare parameters and by anyone wanting to apply
 a calibration dump without ROS::
@@ -101,7 +102,8 @@ def split_parameter(name):
 
 
 def apply_parameters(tset, changes):
-    """Return a new set with ``changes`` ({parameter name: value}) applied, all or nothing.
+    """
+    Return a new set with ``changes`` ({parameter name: value}) applied, all or nothing.
 
     Raises ConfigError naming the parameter, joint or actuator and the value if any
     change is unknown or invalid; ``tset`` itself never changes.

@@ -1,4 +1,5 @@
-"""Simple transmission: one actuator drives one joint through a reducer.
+"""
+Simple transmission: one actuator drives one joint through a reducer.
 
 With ``n = n_j * n_a`` (joint reduction times actuator reduction; a
 ``SimpleTransmission(reduction)`` has ``n_j = 1``) and joint offset ``off``::
@@ -28,7 +29,7 @@ from .interfaces import EFFORT, POSITION
 
 
 def actuator_to_joint(kind, a, ar, jr, off):
-    """Simple formulas, actuator -> joint; see the module docstring."""
+    """Map actuator to joint values with the simple formulas (module docstring)."""
     n = jr[0] * ar[0]
     if kind == EFFORT:
         return (n * a[0],)
@@ -38,7 +39,7 @@ def actuator_to_joint(kind, a, ar, jr, off):
 
 
 def joint_to_actuator(kind, j, ar, jr, off):
-    """Simple formulas, joint -> actuator; see the module docstring."""
+    """Map joint to actuator values with the simple formulas (module docstring)."""
     n = jr[0] * ar[0]
     if kind == EFFORT:
         return (j[0] / n,)
@@ -66,10 +67,10 @@ class SimpleTransmission(Transmission):
 
     @property
     def reduction(self):
-        """Total reduction ``n = n_j * n_a``."""
+        """Return the total reduction ``n = n_j * n_a``."""
         return self._jr[0] * self._ar[0]
 
     @property
     def offset(self):
-        """Joint offset (rad or m)."""
+        """Return the joint offset, in rad or m."""
         return self._off[0]

@@ -1,13 +1,15 @@
-"""Validated, immutable descriptions of transmissions, as written in the YAML file.
+"""
+Validated, immutable descriptions of transmissions, as written in the YAML file.
 
 A spec carries names and every tunable number; :meth:`TransmissionSpec.build`
 turns it into the nameless math object. Validation happens at construction and
 every message names the transmission, joint or actuator:
 
->>> JointSpec('elbow', mechanical_reduction=0.0)
-Traceback (most recent call last):
-...
-transmission_bridge.transmissions.errors.ConfigError: joint 'elbow': mechanical_reduction must be finite and non-zero, got 0.0
+>>> try:
+...     JointSpec('elbow', mechanical_reduction=0.0)
+... except ConfigError as exc:
+...     print(exc)
+joint 'elbow': mechanical_reduction must be finite and non-zero, got 0.0
 """
 
 import dataclasses
@@ -39,7 +41,8 @@ class ActuatorSpec:
 
 @dataclasses.dataclass(frozen=True)
 class JointSpec:
-    """One joint of a transmission.
+    """
+    One joint of a transmission.
 
     ``offset`` and ``default_position`` are in joint coordinates (rad or m);
     ``damping`` is the viscous loss in the transmission, N·m·s/rad or N·s/m, >= 0.
@@ -68,7 +71,7 @@ class TransmissionSpec:
     """A named transmission of a given ``type`` with actuators and joints in role order."""
 
     name: str
-    type: str
+    type: str  # noqa: A003 (the YAML key)
     actuators: tuple
     joints: tuple
 
@@ -96,7 +99,7 @@ class TransmissionSpec:
 
     @property
     def transmission_class(self):
-        """The :class:`Transmission` subclass for ``type``."""
+        """Return the :class:`Transmission` subclass for ``type``."""
         return TRANSMISSION_TYPES[self.type]
 
     def build(self):

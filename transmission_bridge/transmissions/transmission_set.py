@@ -1,4 +1,5 @@
-"""All transmissions of a robot as one vectorised map between actuator and joint vectors.
+"""
+All transmissions of a robot as one vectorised map between actuator and joint vectors.
 
 The actuator vector is ordered as :attr:`TransmissionSet.actuator_names` and the
 joint vector as :attr:`TransmissionSet.joint_names` (file order, roles kept).
@@ -73,57 +74,57 @@ class TransmissionSet:
     # --- description -------------------------------------------------------------
     @property
     def specs(self):
-        """The :class:`TransmissionSpec` s, in file order."""
+        """Return the :class:`TransmissionSpec` objects, in file order."""
         return self._specs
 
     @property
     def transmissions(self):
-        """The math objects, parallel to :attr:`specs`."""
+        """Return the math objects, parallel to :attr:`specs`."""
         return self._transmissions
 
     @property
     def actuator_names(self):
-        """Actuator names: the order of the actuator vector."""
+        """Return the actuator names: the order of the actuator vector."""
         return self._actuator_names
 
     @property
     def joint_names(self):
-        """Joint names: the order of the joint vector."""
+        """Return the joint names: the order of the joint vector."""
         return self._joint_names
 
     @property
     def num_actuators(self):
-        """Length of the actuator vector."""
+        """Return the length of the actuator vector."""
         return len(self._actuator_names)
 
     @property
     def num_joints(self):
-        """Length of the joint vector."""
+        """Return the length of the joint vector."""
         return len(self._joint_names)
 
     @property
     def actuator_index(self):
-        """Mapping actuator name -> position in the actuator vector."""
+        """Return a mapping actuator name -> position in the actuator vector."""
         return dict(self._actuator_index)
 
     @property
     def joint_index(self):
-        """Mapping joint name -> position in the joint vector."""
+        """Return a mapping joint name -> position in the joint vector."""
         return dict(self._joint_index)
 
     @property
     def joint_offsets(self):
-        """Joint offsets (rad or m), joint order; read-only array."""
+        """Return the joint offsets (rad or m), joint order; read-only array."""
         return self._offsets
 
     @property
     def default_positions(self):
-        """Default (home) joint positions (rad or m), joint order; read-only array."""
+        """Return the default (home) joint positions (rad or m), joint order; read-only."""
         return self._defaults
 
     @property
     def damping(self):
-        """Viscous transmission damping b >= 0 per joint (N·m·s/rad or N·s/m)."""
+        """Return the viscous transmission damping b >= 0 per joint (N·m·s/rad or N·s/m)."""
         return self._damping
 
     def joint(self, name):
@@ -148,8 +149,8 @@ class TransmissionSet:
         out = np.empty(a.shape[:-1] + (self.num_joints,))
         for g in self._groups:
             cols = tuple(a[..., idx] for idx in g.act_idx)
-            for idx, val in zip(g.jnt_idx, g.formulas.actuator_to_joint(kind, cols, g.ar, g.jr,
-                                                                           g.off)):
+            mapped = g.formulas.actuator_to_joint(kind, cols, g.ar, g.jr, g.off)
+            for idx, val in zip(g.jnt_idx, mapped):
                 out[..., idx] = val
         return out
 
@@ -160,13 +161,14 @@ class TransmissionSet:
         out = np.empty(j.shape[:-1] + (self.num_actuators,))
         for g in self._groups:
             cols = tuple(j[..., idx] for idx in g.jnt_idx)
-            for idx, val in zip(g.act_idx, g.formulas.joint_to_actuator(kind, cols, g.ar, g.jr,
-                                                                           g.off)):
+            mapped = g.formulas.joint_to_actuator(kind, cols, g.ar, g.jr, g.off)
+            for idx, val in zip(g.act_idx, mapped):
                 out[..., idx] = val
         return out
 
     def damped_joint_effort(self, joint_effort, joint_velocity):
-        """Joint effort after the transmission's viscous loss: ``tau - b * v``.
+        """
+        Joint effort after the transmission's viscous loss: ``tau - b * v``.
 
         Where the velocity is not finite (unknown) the effort is returned unchanged.
         """
@@ -176,7 +178,8 @@ class TransmissionSet:
         return np.where(np.isfinite(v), tau - loss, tau)
 
     def coverage(self, joint_names):
-        """Return (joint indices, actuator indices) of the transmissions ``joint_names`` cover.
+        """
+        Return (joint indices, actuator indices) of the transmissions ``joint_names`` cover.
 
         Every name must be a known joint, and every transmission touched must be
         covered whole; otherwise ConfigError names the unknown joints or the
@@ -231,16 +234,19 @@ class TransmissionSet:
             dataclasses.replace(j, offset=new[j.name]) for j in s.joints)) for s in self._specs)
 
     def calibrated_offsets(self, actuator_positions):
-        """Offsets that make ``actuator_positions`` map exactly to the default positions.
+        """
+        Offsets that make ``actuator_positions`` map exactly to the default positions.
 
         The position map is ``x_j = f(x_a) + off``, so the new offset is
-        ``default - f(x_a)``, with ``f`` evaluated at zero offsets. Raises ConfigError if a position is not finite.
+        ``default - f(x_a)``, with ``f`` evaluated at zero offsets. Raises
+        ConfigError if a position is not finite.
         """
         x_a = last_dimension(actuator_positions, self.num_actuators, 'actuator position')
         bad = [self._actuator_names[i] for i in np.flatnonzero(~np.isfinite(x_a))]
         if bad:
             raise ConfigError(f'no finite position for actuators {bad}')
-        f_a = self.with_joint_offsets(np.zeros(self.num_joints)).actuator_to_joint('position', x_a)
+        zero = self.with_joint_offsets(np.zeros(self.num_joints))
+        f_a = zero.actuator_to_joint('position', x_a)
         return self._defaults - f_a
 
     def __eq__(self, other):

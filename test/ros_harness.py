@@ -1,0 +1,136 @@
+"""
+Run the package's nodes as real processes and talk to them over DDS, as the ROS CLI does.
+
+Isolation: discovery stays on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST),
+the run uses one ROS_DOMAIN_ID (from the Makefile, else derived from the pid), and
+every test puts its nodes in a namespace of its own (pid + counter), so neither
+tests nor parallel runs ever see each other's topics.
+"""
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomically
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter, parameter_value_to_python
+
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+DOMAIN_ID = int(os.environ['ROS_DOMAIN_ID'])
+_counter = itertools.count()
+
+
+def unique_namespace(tag):
+    """Return a namespace no other test or run uses."""
+    return f'/{tag}_{os.getpid()}_{next(_counter)}'
+
+
+class NodeProcess:
+    """A node started as its own process: ``python -m module --ros-args ...``."""
+
+    def __init__(self, module, ros_args, log_path, env=None):
+        self.log_path = log_path
+        self._log = open(log_path, 'w')
+        cmd = [sys.executable, '-u', '-m', module, '--ros-args', *ros_args]
+        full_env = dict(os.environ, PYTHONUNBUFFERED='1', RCUTILS_LOGGING_BUFFERED_STREAM='0')
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=full_env)
+
+    def output(self):
+        """Return everything the process printed so far."""
+        if not self._log.closed:
+            self._log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def alive(self):
+        """Return True while the process runs."""
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGINT, timeout=10.0):
+        """Send ``sig``, wait for the exit, and return the exit code."""
+        if self.alive():
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+
+class Graph:
+    """A test-side rclpy node in its own context, with helpers to wait, call and collect."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=DOMAIN_ID)
+        self.node = rclpy.create_node('tester', namespace=namespace, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def close(self):
+        """Destroy the node and shut the context down."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+    def spin_for(self, seconds):
+        """Process callbacks for ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=min(0.02, max(0.0, end - time.monotonic())))
+
+    def spin_until(self, predicate, timeout=10.0, action=None, period=0.05):
+        """Spin until ``predicate()`` holds; call ``action()`` every ``period`` meanwhile."""
+        end = time.monotonic() + timeout
+        next_action = 0.0
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            if action is not None and time.monotonic() >= next_action:
+                action()
+                next_action = time.monotonic() + period
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def collect(self, msg_type, topic, qos=10):
+        """Subscribe to ``topic``; return the list the messages are appended to."""
+        box = []
+        self.node.create_subscription(msg_type, topic, box.append, qos)
+        return box
+
+    def call(self, srv_type, name, request=None, timeout=10.0):
+        """Call a service (waiting for it to appear) and return the response."""
+        client = self.node.create_client(srv_type, name)
+        try:
+            assert self.spin_until(client.service_is_ready, timeout), f'no service {name}'
+            future = client.call_async(request if request is not None else srv_type.Request())
+            assert self.spin_until(future.done, timeout), f'{name} did not answer'
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def set_parameters(self, node_name, values, atomically=False):
+        """Set parameters the way ``ros2 param set`` does; return the SetParametersResult(s)."""
+        params = [Parameter(k, value=v).to_parameter_msg() for k, v in values.items()]
+        if atomically:
+            req = SetParametersAtomically.Request(parameters=params)
+            return self.call(SetParametersAtomically, f'{node_name}/set_parameters_atomically',
+                             req).result
+        req = SetParameters.Request(parameters=params)
+        return self.call(SetParameters, f'{node_name}/set_parameters', req).results
+
+    def get_parameters(self, node_name, names):
+        """Return {name: value} as ``ros2 param get`` reads it."""
+        req = GetParameters.Request(names=list(names))
+        res = self.call(GetParameters, f'{node_name}/get_parameters', req)
+        return {n: parameter_value_to_python(v) for n, v in zip(names, res.values)}

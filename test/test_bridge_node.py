@@ -1,0 +1,324 @@
+"""The bridge node over real DDS: started with --params-file, driven as ros2 CLI users do."""
+
+import math
+import shutil
+
+from conftest import CONFIG
+from diagnostic_msgs.msg import DiagnosticArray
+import numpy as np
+import pytest
+from ros_harness import Graph, NodeProcess, unique_namespace
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from transmission_bridge.transmissions import load_transmissions
+import yaml
+
+pytestmark = pytest.mark.ros
+
+EXAMPLE = CONFIG / 'example_robot_transmissions.yaml'
+NODE = 'transmission_bridge'
+# Motor readings of the example robot: position (rad), velocity (rad/s), effort (N·m).
+MOTORS = ['shoulder_pan_motor', 'shoulder_lift_motor', 'elbow_motor', 'wrist_left_motor',
+          'wrist_right_motor', 'finger_proximal_motor', 'finger_distal_motor']
+POS = [10.0, -60.0, 80.0, 25.0, -5.0, 30.0, 40.0]
+VEL = [1.0, 2.0, 8.0, 5.0, 5.0, 3.0, 6.0]
+EFF = [0.5, 0.2, 0.1, 0.3, -0.1, 0.05, 0.02]
+
+
+@pytest.fixture
+def bridge(tmp_path):
+    """Start a bridge on a copy of the example file; yield (graph, process, file)."""
+    tfile = tmp_path / 'transmissions.yaml'
+    shutil.copy(EXAMPLE, tfile)
+    ns = unique_namespace('bridge')
+    params = tmp_path / 'params.yaml'
+    params.write_text(yaml.safe_dump({f'/**/{NODE}': {'ros__parameters': {
+        'transmissions_file': str(tfile), 'stale_timeout': 0.3, 'diagnostics_period': 0.1}}}))
+    proc = NodeProcess('transmission_bridge.bridge_node',
+                       ['--params-file', str(params), '-r', f'__ns:={ns}',
+                        '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
+    graph = Graph(ns)
+    graph.file = tfile
+    graph.proc = proc
+    graph.actuators = graph.node.create_publisher(JointState, 'actuator_states', 10)
+    graph.joint_states = graph.collect(JointState, 'joint_states')
+    try:
+        assert graph.spin_until(lambda: graph.node.count_subscribers('actuator_states') > 0,
+                                timeout=15), proc.output()
+        yield graph
+    finally:
+        graph.close()
+        rc = proc.stop()
+        assert rc == 0, proc.output()
+        assert 'Traceback' not in proc.output()
+
+
+def _state(names=MOTORS, pos=POS, vel=VEL, eff=EFF, sec=1, nanosec=0):
+    msg = JointState(name=list(names), position=list(pos), velocity=list(vel), effort=list(eff))
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+    msg.header.frame_id = 'motors'
+    return msg
+
+
+def _exchange(g, msg, accept=lambda m: True):
+    """Publish ``msg`` until a joint_states message satisfying ``accept`` arrives; return it."""
+    start = len(g.joint_states)
+    found = []
+
+    def received():
+        found.extend(m for m in g.joint_states[start:] if accept(m) and m not in found)
+        return bool(found)
+
+    assert g.spin_until(received, timeout=10, action=lambda: g.actuators.publish(msg)), \
+        g.proc.output()
+    return found[-1]
+
+
+def _by_name(msg, field):
+    return dict(zip(msg.name, getattr(msg, field)))
+
+
+def test_actuator_states_become_joint_states(bridge):
+    out = _exchange(bridge, _state(sec=7, nanosec=123))
+    assert (out.header.stamp.sec, out.header.stamp.nanosec) == (7, 123)
+    assert out.header.frame_id == 'motors'
+    pos = _by_name(out, 'position')
+    # By hand: elbow 80 / (80 * 1) + 0.1; shoulder_pan 10 / 100; shoulder_lift -60 / -120 - 1.5708
+    assert pos['elbow'] == pytest.approx(1.1, abs=1e-15)
+    assert pos['shoulder_pan'] == pytest.approx(0.1, abs=1e-15)
+    assert pos['shoulder_lift'] == pytest.approx(0.5 - 1.5708, abs=1e-15)
+    # Whole robot against the library, bit for bit (same functions, same inputs).
+    ts = load_transmissions(EXAMPLE)
+    assert list(out.name) == list(ts.joint_names)
+    assert list(out.position) == list(ts.actuator_to_joint('position', POS))
+    vel = ts.actuator_to_joint('velocity', VEL)
+    assert list(out.velocity) == list(vel)
+    assert list(out.effort) == list(ts.actuator_to_joint('effort', EFF) - ts.damping * vel)
+    # By hand: elbow effort 80 * 0.1 - 0.4 * (8 / 80)
+    assert _by_name(out, 'effort')['elbow'] == pytest.approx(8.0 - 0.04, abs=1e-14)
+
+
+def test_empty_arrays_stay_empty_and_nan_stays_nan(bridge):
+    pos = list(POS)
+    pos[MOTORS.index('wrist_left_motor')] = math.nan
+    out = _exchange(bridge, _state(pos=pos, vel=[], eff=[]))
+    assert len(out.velocity) == 0 and len(out.effort) == 0
+    p = _by_name(out, 'position')
+    assert math.isnan(p['wrist_pitch']) and math.isnan(p['wrist_roll'])
+    assert p['elbow'] == pytest.approx(1.1, abs=1e-15)
+
+
+def test_partial_robot_publishes_complete_transmissions_only(bridge):
+    out = _exchange(bridge, _state(names=['elbow_motor', 'wrist_left_motor'], pos=[80.0, 1.0],
+                                   vel=[], eff=[]))
+    assert list(out.name) == ['elbow']
+
+
+def test_set_parameters_take_effect_and_invalid_ones_change_nothing(bridge):
+    g = bridge
+    base = _by_name(_exchange(g, _state()), 'position')
+    res = g.set_parameters(NODE, {'joints.elbow.offset': 0.3})
+    assert res[0].successful, res[0].reason
+    out = _exchange(g, _state(), lambda m: abs(_by_name(m, 'position')['elbow'] - 1.3) < 1e-12)
+    res = g.set_parameters(NODE, {'actuators.elbow_motor.mechanical_reduction': 2.0})
+    assert res[0].successful, res[0].reason
+    out = _exchange(g, _state(), lambda m: abs(_by_name(m, 'position')['elbow'] - 0.8) < 1e-12)
+    assert _by_name(out, 'position')['shoulder_pan'] == base['shoulder_pan']
+    before = g.get_parameters(NODE, ['joints.elbow.offset', 'joints.elbow.mechanical_reduction',
+                                     'joints.elbow.damping'])
+    for name, value, words in [
+        ('joints.elbow.mechanical_reduction', 0.0, "joint 'elbow': mechanical_reduction"),
+        ('joints.elbow.offset', math.nan, "joint 'elbow': offset must be finite"),
+        ('joints.elbow.damping', -1.0, "joint 'elbow': damping must be >= 0"),
+        ('actuators.elbow_motor.mechanical_reduction', math.inf, "actuator 'elbow_motor'"),
+        ('joints.elbow.offset', 'high', 'type'),
+        ('joints.elbow.offset', 1, 'type'),
+    ]:
+        res = g.set_parameters(NODE, {name: value})
+        assert not res[0].successful, (name, value)
+        assert words in res[0].reason, res[0].reason
+    # An atomic batch with one bad value changes nothing either.
+    res = g.set_parameters(NODE, {'joints.elbow.offset': 0.9, 'joints.elbow.damping': -2.0},
+                           atomically=True)
+    assert not res.successful and 'damping must be >= 0' in res.reason
+    assert g.get_parameters(NODE, list(before)) == before
+    out = _exchange(g, _state(sec=2))
+    assert _by_name(out, 'position')['elbow'] == pytest.approx(0.8, abs=1e-12)
+
+
+def test_transmissions_file_is_read_only(bridge):
+    res = bridge.set_parameters(NODE, {'transmissions_file': '/tmp/other.yaml'})
+    assert not res[0].successful
+
+
+def test_calibrate_and_reset(bridge):
+    g = bridge
+    _exchange(g, _state())
+    res = g.call(Trigger, f'{NODE}/calibrate_to_default_pose')
+    assert res.success, res.message
+    assert 'elbow=' in res.message
+    ts = load_transmissions(EXAMPLE)
+    out = _exchange(g, _state(sec=3), lambda m: abs(_by_name(m, 'position')['elbow'] - 1.5)
+                    < 1e-12)
+    np.testing.assert_allclose(out.position, ts.default_positions, rtol=0, atol=1e-12)
+    offsets = g.get_parameters(NODE, [f'joints.{j}.offset' for j in ts.joint_names])
+    np.testing.assert_allclose(list(offsets.values()), ts.calibrated_offsets(POS), atol=1e-15)
+    res = g.call(Trigger, f'{NODE}/reset_calibration')
+    assert res.success, res.message
+    out = _exchange(g, _state(sec=4), lambda m: abs(_by_name(m, 'position')['elbow'] - 1.1)
+                    < 1e-12)
+    assert g.get_parameters(NODE, ['joints.elbow.offset']) == {'joints.elbow.offset': 0.1}
+
+
+def test_calibrate_refuses_before_all_actuators_reported(bridge):
+    g = bridge
+    _exchange(g, _state(names=['elbow_motor'], pos=[80.0], vel=[], eff=[]))
+    res = g.call(Trigger, f'{NODE}/calibrate_to_default_pose')
+    assert not res.success
+    assert 'shoulder_pan_motor' in res.message
+
+
+def test_reload_keeps_old_config_when_file_is_invalid(bridge):
+    g = bridge
+    data = yaml.safe_load(g.file.read_text())
+    data['transmissions'][2]['joints'][0]['offset'] = 0.5
+    g.file.write_text(yaml.safe_dump(data))
+    res = g.call(Trigger, f'{NODE}/reload')
+    assert res.success, res.message
+    _exchange(g, _state(), lambda m: abs(_by_name(m, 'position')['elbow'] - 1.5) < 1e-12)
+    assert g.get_parameters(NODE, ['joints.elbow.offset']) == {'joints.elbow.offset': 0.5}
+    data['transmissions'][2]['joints'][0]['mechanical_reduction'] = 0.0
+    g.file.write_text(yaml.safe_dump(data))
+    res = g.call(Trigger, f'{NODE}/reload')
+    assert not res.success
+    assert 'kept the previous configuration' in res.message
+    assert 'transmissions[2].joints[0].mechanical_reduction' in res.message
+    g.file.unlink()
+    res = g.call(Trigger, f'{NODE}/reload')
+    assert not res.success and 'cannot read' in res.message
+    out = _exchange(g, _state(sec=5))
+    assert _by_name(out, 'position')['elbow'] == pytest.approx(1.5, abs=1e-12)
+
+
+def test_malformed_messages_are_counted_and_survived(bridge):
+    g = bridge
+    diagnostics = g.collect(DiagnosticArray, 'diagnostics')
+    _exchange(g, _state())
+    bad = [
+        _state(pos=POS[:3]),                                    # length mismatch
+        _state(names=MOTORS[:2] + [MOTORS[0]] + MOTORS[3:]),    # duplicate name
+        _state(pos=[math.inf] + POS[1:]),                       # infinite value
+    ]
+    bad.append(_state(names=MOTORS + ['ghost_motor'], pos=POS + [1.0], vel=VEL + [0.0],
+                      eff=EFF + [0.0]))
+
+    def send_bad():
+        # Sensor-data QoS is best effort: keep sending until each kind has been counted.
+        for msg in bad:
+            g.actuators.publish(msg)
+
+    def counters():
+        if not diagnostics:
+            return {}
+        return {kv.key: kv.value for kv in diagnostics[-1].status[0].values}
+
+    assert g.spin_until(lambda: all(int(counters().get(k, 0)) >= 1 for k in (
+        'rejected_length_mismatch', 'rejected_duplicate_names', 'rejected_non_finite',
+        'unknown_names')), timeout=10, action=send_bad, period=0.2), counters()
+    assert g.proc.alive()
+    out = _exchange(g, _state(sec=9))        # still serving
+    assert _by_name(out, 'position')['elbow'] == pytest.approx(1.1, abs=1e-15)
+    assert "ignoring unknown actuator 'ghost_motor'" in g.proc.output()
+
+
+def test_stale_actuators_are_reported(bridge):
+    g = bridge
+    diagnostics = g.collect(DiagnosticArray, 'diagnostics')
+    _exchange(g, _state())
+    assert g.spin_until(lambda: diagnostics and 'stale actuators' in
+                        diagnostics[-1].status[0].message, timeout=5)
+    assert 'elbow_motor' in diagnostics[-1].status[0].message
+
+
+def test_stamp_going_backwards_is_counted(bridge):
+    g = bridge
+    diagnostics = g.collect(DiagnosticArray, 'diagnostics')
+    _exchange(g, _state(sec=100))
+    out = _exchange(g, _state(sec=50), lambda m: m.header.stamp.sec == 50)
+    assert _by_name(out, 'position')['elbow'] == pytest.approx(1.1, abs=1e-15)
+    assert g.spin_until(lambda: diagnostics and any(
+        kv.key == 'stamp_backwards' and int(kv.value) >= 1
+        for kv in diagnostics[-1].status[0].values), timeout=5)
+
+
+def _trajectory(names, points):
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp.sec = 42
+    for k, (pos, vel, acc, eff) in enumerate(points):
+        p = JointTrajectoryPoint(positions=pos, velocities=vel, accelerations=acc, effort=eff)
+        p.time_from_start.sec = k + 1
+        p.time_from_start.nanosec = 500
+        msg.points.append(p)
+    return msg
+
+
+def test_trajectory_maps_to_actuators(bridge):
+    g = bridge
+    received = g.collect(JointTrajectory, 'actuator_trajectory')
+    pub = g.node.create_publisher(JointTrajectory, 'joint_trajectory', 10)
+    names = ['wrist_roll', 'elbow', 'wrist_pitch']
+    msg = _trajectory(names, [([0.2, 1.1, 0.4], [0.0, 0.1, 0.0], [], [0.0, 2.0, 1.0]),
+                              ([0.3, 1.3, 0.5], [0.1, 0.2, 0.0], [], [0.0, 2.5, 1.0])])
+    assert g.spin_until(lambda: received, action=lambda: pub.publish(msg)), g.proc.output()
+    out = received[0]
+    assert list(out.joint_names) == ['elbow_motor', 'wrist_left_motor', 'wrist_right_motor']
+    assert out.header.stamp.sec == 42
+    assert [(p.time_from_start.sec, p.time_from_start.nanosec) for p in out.points] == \
+        [(1, 500), (2, 500)]
+    # By hand: elbow motor = (1.1 - 0.1) * 80; wrist: (pitch + roll) * 50 and (pitch - roll) * -50
+    p0 = out.points[0]
+    assert p0.positions[0] == pytest.approx(80.0, abs=1e-12)
+    assert p0.positions[1] == pytest.approx(0.6 * 50.0, abs=1e-12)
+    assert p0.positions[2] == pytest.approx(0.2 * -50.0, abs=1e-12)
+    assert len(p0.accelerations) == 0
+    # Effort adds the damping loss back before the effort map: (2.0 + 0.4 * 0.1) / 80
+    assert p0.effort[0] == pytest.approx((2.0 + 0.04) / 80.0, abs=1e-15)
+    # And the state map takes the commanded actuator positions back to the joint positions.
+    ts = load_transmissions(EXAMPLE)
+    full = ts.actuator_to_joint('position', [0, 0, p0.positions[0], p0.positions[1],
+                                             p0.positions[2], 0, 0])
+    assert full[2:5] == pytest.approx([1.1, 0.4, 0.2], abs=1e-12)
+
+
+def test_bad_trajectories_are_rejected(bridge):
+    g = bridge
+    received = g.collect(JointTrajectory, 'actuator_trajectory')
+    pub = g.node.create_publisher(JointTrajectory, 'joint_trajectory', 10)
+    assert g.spin_until(lambda: g.node.count_subscribers('joint_trajectory') > 0)
+    for msg in [_trajectory(['wrist_pitch'], [([0.1], [], [], [])]),
+                _trajectory(['elbow', 'knee'], [([0.1, 0.2], [], [], [])]),
+                _trajectory(['elbow'], [([0.1], [], [], []), ([], [], [], [])])]:
+        pub.publish(msg)
+    g.spin_for(1.0)
+    assert received == []
+    log = g.proc.output()
+    assert "'wrist_trans' is only partly covered" in log
+    assert "unknown joints ['knee']" in log
+    assert 'must be empty or have 1 values in every point' in log
+
+
+def test_invalid_config_stops_startup_with_the_key(tmp_path):
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data['transmissions'][3]['actuators'][1]['mechanical_reduction'] = 0.0
+    tfile = tmp_path / 'bad.yaml'
+    tfile.write_text(yaml.safe_dump(data))
+    proc = NodeProcess('transmission_bridge.bridge_node',
+                       ['-p', f'transmissions_file:={tfile}', '-r',
+                        f'__ns:={unique_namespace("bad")}'], tmp_path / 'node.log')
+    proc.proc.wait(30)
+    out = proc.output()
+    assert proc.stop() == 1
+    assert 'transmissions[3].actuators[1].mechanical_reduction' in out
+    assert "actuator 'wrist_right_motor'" in out
+    assert 'Traceback' not in out

@@ -1,0 +1,39 @@
+"""NOTATION.md's pinned examples hold in the code; flipping a sign in either fails here."""
+
+from conftest import REPO
+import numpy as np
+import pytest
+from transmission_bridge.transmissions import (
+    DifferentialTransmission, FourBarLinkageTransmission, SimpleTransmission)
+
+
+def _rows():
+    text = (REPO / 'NOTATION.md').read_text()
+    section = text.split('### Pinned examples', 1)[1].split('\n## ', 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith('| ') and '---' not in line]
+    return [[c.strip() for c in row.strip('|').split('|')] for row in rows[1:]]
+
+
+def _floats(cell):
+    return [float(x) for x in cell.split(',')]
+
+
+ROWS = _rows()
+
+
+def test_table_is_found():
+    assert len(ROWS) >= 10
+
+
+@pytest.mark.parametrize('row', ROWS, ids=lambda r: '-'.join(r[:1] + r[4:7]))
+def test_pinned_example(row):
+    kind, n_a, n_j, off, interface, direction, given, expected = row
+    if kind == 'simple':
+        t = SimpleTransmission(_floats(n_a)[0], _floats(off)[0], joint_reduction=_floats(n_j)[0])
+    else:
+        cls = {'differential': DifferentialTransmission,
+               'four_bar_linkage': FourBarLinkageTransmission}[kind]
+        t = cls(_floats(n_a), _floats(n_j), _floats(off))
+    fn = t.actuator_to_joint if direction == 'a2j' else t.joint_to_actuator
+    np.testing.assert_allclose(fn(interface, _floats(given)), _floats(expected), rtol=0,
+                               atol=1e-14)

@@ -1,0 +1,15 @@
+"""ament_pep257 (docstring conventions) over the package sources."""
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.linter
+@pytest.mark.pep257
+def test_pep257():
+    from ament_pep257.main import main
+    rc = main(argv=[str(ROOT / 'transmission_bridge'), str(ROOT / 'launch')])
+    assert rc == 0, 'Found code style errors / warnings'

@@ -1,0 +1,324 @@
+"""
+What the bridge node does, without ROS: actuator-state cache, checks, and the two mappings.
+
+The node decodes a message into names and arrays, calls :meth:`BridgeCore.ingest`
+and publishes what comes back; the offline bag converter calls the very same
+methods, so both produce bit-identical joint states for the same input.
+
+Input policy (README, "Bad input"):
+
+* a message whose non-empty position/velocity/effort array length differs from
+  ``len(name)``, that repeats a name, or carries an infinite value is rejected
+  whole and counted; NaN means "unknown" and is kept;
+* unknown actuator names are skipped (the rest of the message is used) and
+  reported once per name;
+* a stamp older than the previous one from the same source (a bag that loops)
+  forgets what that source reported before the new message is used;
+* an actuator reported by two sources takes the latest message (last writer wins);
+  the node warns once per actuator.
+
+>>> from transmission_bridge.transmissions import load_transmissions
+>>> core = BridgeCore(load_transmissions({'transmissions': [
+...     {'name': 't', 'type': 'simple', 'actuators': [{'name': 'm', 'mechanical_reduction': 10.0}],
+...      'joints': [{'name': 'q'}]}]}))
+>>> out = core.ingest('s', ['m'], [5.0], [], [], stamp_ns=1)
+>>> out.names, out.position, out.velocity
+(('q',), array([0.5]), None)
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .transmissions import ConfigError
+
+_MAX_CACHED_LAYOUTS = 64
+
+
+@dataclasses.dataclass
+class Counters:
+    """Running totals of what the bridge received and refused (reported on /diagnostics)."""
+
+    received: int = 0
+    published: int = 0
+    rejected_length_mismatch: int = 0
+    rejected_duplicate_names: int = 0
+    rejected_non_finite: int = 0
+    unknown_names: int = 0
+    stamp_backwards: int = 0
+    shared_actuators: int = 0
+    trajectories_mapped: int = 0
+    trajectories_rejected: int = 0
+
+    def as_dict(self):
+        """Return the counters as an ordered dict (name -> int)."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class JointOutput:
+    """Joint states computed from one actuator message; ``None`` where the input had no array."""
+
+    names: tuple
+    position: object
+    velocity: object
+    effort: object
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestResult:
+    """Why a message was not turned into joint states (``reason``) and what to warn about."""
+
+    reason: str = ''
+    new_unknown_names: tuple = ()
+    new_shared_actuators: tuple = ()
+
+
+class BridgeCore:
+    """Latest actuator values per interface, and joint states for complete transmissions."""
+
+    def __init__(self, tset):
+        self.counters = Counters()
+        self.last_result = IngestResult()
+        self._unknown_seen = set()
+        self._shared_seen = set()
+        self._tset = None
+        n = tset.num_actuators
+        self._values = np.full((3, n), np.nan)
+        self._reported = np.zeros(n, dtype=bool)
+        self._last_seen_ns = np.full(n, -1, dtype=np.int64)
+        self._owner = np.full(n, -1, dtype=np.intp)     # source id of the last writer
+        self._source_ids = {}
+        self._last_stamp = {}
+        self.set_transmissions(tset)
+
+    # --- configuration -----------------------------------------------------------
+    @property
+    def transmissions(self):
+        """Return the :class:`TransmissionSet` in force."""
+        return self._tset
+
+    def set_transmissions(self, tset):
+        """Switch to ``tset``; values of actuators that keep their name are kept."""
+        old = self._tset
+        if old is not None and old.actuator_names != tset.actuator_names:
+            index = old.actuator_index
+            keep = [index.get(name) for name in tset.actuator_names]
+            values = np.full((3, tset.num_actuators), np.nan)
+            reported = np.zeros(tset.num_actuators, dtype=bool)
+            seen = np.full(tset.num_actuators, -1, dtype=np.int64)
+            owner = np.full(tset.num_actuators, -1, dtype=np.intp)
+            for new_i, old_i in enumerate(keep):
+                if old_i is not None:
+                    values[:, new_i] = self._values[:, old_i]
+                    reported[new_i] = self._reported[old_i]
+                    seen[new_i] = self._last_seen_ns[old_i]
+                    owner[new_i] = self._owner[old_i]
+            self._values, self._reported = values, reported
+            self._last_seen_ns, self._owner = seen, owner
+        self._tset = tset
+        self._actuator_index = tset.actuator_index
+        self._layouts = {}
+        self._complete_for = None
+        # Transmission membership of each joint, as actuator index arrays.
+        self._joint_actuators = []
+        for spec in tset.specs:
+            members = [self._actuator_index[a.name] for a in spec.actuators]
+            self._joint_actuators.extend([members] * len(spec.joints))
+
+    # --- actuator states ---------------------------------------------------------
+    def ingest(self, source, names, position, velocity, effort, stamp_ns, now_ns=None):
+        """
+        Take one actuator-state message; return a :class:`JointOutput` or ``None``.
+
+        ``source`` identifies the topic (or publisher); ``stamp_ns`` is the header
+        stamp in nanoseconds; ``now_ns`` the receive time on the node's clock (for
+        stale detection; defaults to the stamp). When ``None`` is returned,
+        :attr:`last_result` says why.
+        """
+        c = self.counters
+        c.received += 1
+        names = tuple(names)
+        arrays = []
+        for values in (position, velocity, effort):
+            arr = np.asarray(values, dtype=float).reshape(-1) if len(values) else None
+            if arr is not None and arr.shape[0] != len(names):
+                c.rejected_length_mismatch += 1
+                return self._refuse(f'array of length {arr.shape[0]} for {len(names)} names')
+            arrays.append(arr)
+        layout = self._layout(names)
+        if layout is None:
+            if len(set(names)) != len(names):
+                c.rejected_duplicate_names += 1
+                return self._refuse('duplicate names')
+            layout = self._make_layout(names)
+        rows, cols, unknown = layout
+        for arr in arrays:
+            if arr is not None and np.isinf(arr).any():
+                c.rejected_non_finite += 1
+                return self._refuse('infinite value')
+        new_unknown = ()
+        if unknown:
+            c.unknown_names += len(unknown)
+            new_unknown = tuple(n for n in unknown if n not in self._unknown_seen)
+            self._unknown_seen.update(new_unknown)
+        sid = self._source_ids.setdefault(source, len(self._source_ids))
+        last = self._last_stamp.get(sid)
+        if last is not None and stamp_ns < last:
+            c.stamp_backwards += 1
+            self._forget(sid)
+        self._last_stamp[sid] = stamp_ns
+        owners = self._owner[cols]
+        shared = ()
+        if ((owners >= 0) & (owners != sid)).any():
+            names_a = self._tset.actuator_names
+            shared = tuple(names_a[i] for i in cols[(owners >= 0) & (owners != sid)]
+                           if names_a[i] not in self._shared_seen)
+            c.shared_actuators += len(shared)
+            self._shared_seen.update(shared)
+        for k, arr in enumerate(arrays):
+            if arr is not None:
+                self._values[k, cols] = arr[rows]
+        if len(cols) and not self._reported[cols].all():
+            self._reported[cols] = True
+            self._complete_for = None
+        self._last_seen_ns[cols] = stamp_ns if now_ns is None else now_ns
+        self._owner[cols] = sid
+        self.last_result = IngestResult('', new_unknown, shared)
+        return self._joint_output([arr is not None for arr in arrays])
+
+    def _refuse(self, reason):
+        self.last_result = IngestResult(reason)
+        return None
+
+    def _layout(self, names):
+        return self._layouts.get(names)
+
+    def _make_layout(self, names):
+        rows, cols, unknown = [], [], []
+        for row, name in enumerate(names):
+            col = self._actuator_index.get(name)
+            if col is None:
+                unknown.append(name)
+            else:
+                rows.append(row)
+                cols.append(col)
+        layout = (np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp), tuple(unknown))
+        if len(self._layouts) >= _MAX_CACHED_LAYOUTS:
+            self._layouts.clear()
+        self._layouts[names] = layout
+        return layout
+
+    def _forget(self, sid):
+        mask = self._owner == sid
+        self._values[:, mask] = np.nan
+        self._reported[mask] = False
+        self._last_seen_ns[mask] = -1
+        self._owner[mask] = -1
+        self._complete_for = None
+
+    def _complete_joints(self):
+        if self._complete_for is None:
+            joints = np.array([bool(self._reported[m].all()) for m in self._joint_actuators])
+            idx = np.flatnonzero(joints)
+            self._complete_for = (idx, tuple(self._tset.joint_names[i] for i in idx))
+        return self._complete_for
+
+    def _joint_output(self, present):
+        idx, names = self._complete_joints()
+        if not names:
+            return self._refuse('no transmission has all its actuators reported yet')
+        tset = self._tset
+        # Position is the velocity map plus the offsets, in the same order of operations as
+        # the 'position' formulas (bit-identical), so both rows are mapped in one call.
+        moved = tset.actuator_to_joint('velocity', self._values[:2])
+        pos = (moved[0] + tset.joint_offsets)[idx] if present[0] else None
+        vel = moved[1][idx] if present[1] else None
+        eff = None
+        if present[2]:
+            eff_all = tset.damped_joint_effort(tset.actuator_to_joint('effort', self._values[2]),
+                                               moved[1])
+            eff = eff_all[idx]
+        self.counters.published += 1
+        return JointOutput(names, pos, vel, eff)
+
+    def reset(self):
+        """Forget every actuator value and stamp (a time jump, or a fresh start)."""
+        self._values[:] = np.nan
+        self._reported[:] = False
+        self._last_seen_ns[:] = -1
+        self._owner[:] = -1
+        self._last_stamp.clear()
+        self._complete_for = None
+
+    def actuator_positions(self):
+        """Latest actuator positions (NaN where unknown), actuator order; a copy."""
+        return self._values[0].copy()
+
+    def stale_actuators(self, now_ns, timeout_ns):
+        """Names of actuators not heard from within ``timeout_ns`` before ``now_ns`` (or never)."""
+        old = (self._last_seen_ns < 0) | (now_ns - self._last_seen_ns > timeout_ns)
+        return tuple(self._tset.actuator_names[i] for i in np.flatnonzero(old))
+
+    # --- commands ----------------------------------------------------------------
+    def map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
+        """
+        Map joint-space trajectory points to actuator space.
+
+        Each of ``positions``, ``velocities``, ``accelerations`` and ``efforts`` is a
+        list with one sequence per point (each empty, or one value per joint).
+        Returns ``(actuator_names, [positions, velocities, accelerations, efforts])``
+        with ``None`` for fields that were empty. Accelerations use the velocity
+        map; efforts add the damping loss back (``tau + b * v`` when velocities
+        are given) before the effort map, so the map inverts the state map.
+        Raises ConfigError with the reason when the trajectory cannot be mapped.
+        """
+        try:
+            out = self._map_trajectory(joint_names, positions, velocities, accelerations,
+                                       efforts)
+        except ConfigError:
+            self.counters.trajectories_rejected += 1
+            raise
+        self.counters.trajectories_mapped += 1
+        return out
+
+    def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
+        tset = self._tset
+        joint_idx, act_idx = tset.coverage(joint_names)
+        n_points = len(positions)
+        fields = []
+        for label, rows in (('positions', positions), ('velocities', velocities),
+                            ('accelerations', accelerations), ('effort', efforts)):
+            if len(rows) != n_points:
+                raise ConfigError(f'{label}: {len(rows)} entries for {n_points} points')
+            lengths = {len(r) for r in rows}
+            if lengths <= {0}:
+                fields.append(None)
+                continue
+            if lengths != {len(joint_idx)}:
+                raise ConfigError(
+                    f'points[*].{label} must be empty or have {len(joint_idx)} values in every '
+                    f'point, got lengths {sorted(lengths)}')
+            values = np.array([np.asarray(r, dtype=float) for r in rows])
+            if not np.isfinite(values).all():
+                raise ConfigError(f'points[*].{label} contains a non-finite value')
+            full = np.full((n_points, tset.num_joints), np.nan)
+            full[:, joint_idx] = values
+            fields.append(full)
+        pos, vel, acc, eff = fields
+        if eff is not None and vel is not None:
+            eff = eff + tset.damping * vel
+        names = tuple(tset.actuator_names[i] for i in act_idx)
+        mapped = [
+            None if pos is None else tset.joint_to_actuator('position', pos)[:, act_idx],
+            None if vel is None else tset.joint_to_actuator('velocity', vel)[:, act_idx],
+            None if acc is None else tset.joint_to_actuator('velocity', acc)[:, act_idx],
+            None if eff is None else tset.joint_to_actuator('effort', eff)[:, act_idx],
+        ]
+        return names, mapped
+
+
+def seconds_to_ns(seconds):
+    """Convert a duration in seconds to integer nanoseconds (rounded)."""
+    return int(math.floor(seconds * 1e9 + 0.5))

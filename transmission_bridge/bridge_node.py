@@ -1,0 +1,277 @@
+"""
+The ``transmission_bridge`` node: actuator states in, joint states out, commands back.
+
+A thin rclpy shell around :class:`~transmission_bridge.bridge_core.BridgeCore`;
+topics, parameters and services are listed in the README ("Bridge node").
+"""
+
+import math
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .bridge_core import BridgeCore, seconds_to_ns
+from .ros.conversions import doubles, stamp_to_ns
+from .ros.node_main import exit_with, run_node, StartupError
+from .ros.parameters import declare, descriptor
+from .transmissions import ConfigError, load_transmissions
+from .transmissions import parameters as tparams
+
+TRANSMISSIONS_FILE = 'transmissions_file'
+ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
+STALE_TIMEOUT = 'stale_timeout'
+DIAGNOSTICS_PERIOD = 'diagnostics_period'
+
+RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class TransmissionBridge(Node):
+    """Maps actuator-space JointState to joint space and joint trajectories back."""
+
+    NODE_NAME = 'transmission_bridge'
+
+    def __init__(self, **kwargs):
+        super().__init__(self.NODE_NAME, **kwargs)
+        self._path = declare(self, TRANSMISSIONS_FILE, '', str,
+                             'path of the transmissions YAML (README "Transmissions YAML")',
+                             read_only=True)
+        topics = declare(self, ACTUATOR_STATE_TOPICS, ['actuator_states'], 'string_array',
+                         'topics of sensor_msgs/JointState carrying actuator names',
+                         read_only=True)
+        self._stale_ns = seconds_to_ns(self._positive(declare(
+            self, STALE_TIMEOUT, 0.5, float,
+            'an actuator not heard from for this long is reported stale, s', constraints='> 0')))
+        period = self._positive(declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
+                                        'period of /diagnostics messages, s', read_only=True,
+                                        constraints='> 0'))
+        if not self._path:
+            raise StartupError(f'parameter {TRANSMISSIONS_FILE!r} is required')
+        try:
+            self._file_set = self._load(self._path)
+            tset = self._declare_transmission_parameters(self._file_set)
+        except ConfigError as exc:
+            raise StartupError(str(exc)) from None
+        self._core = BridgeCore(tset)
+        self._pending = None
+        self._syncing = False
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._joint_pub = self.create_publisher(JointState, 'joint_states', RELIABLE_10)
+        self._traj_pub = self.create_publisher(JointTrajectory, 'actuator_trajectory',
+                                               RELIABLE_10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
+        for topic in topics:
+            self.create_subscription(JointState, topic,
+                                     lambda msg, src=topic: self._on_actuator_state(src, msg),
+                                     qos_profile_sensor_data)
+        self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
+                                 RELIABLE_10)
+        self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
+        self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
+        self.create_service(Trigger, '~/reload', self._reload)
+        self.create_timer(period, self._publish_diagnostics)
+        self.get_logger().info(
+            f'{len(tset.specs)} transmissions, {tset.num_joints} joints from {self._path}; '
+            f'listening on {", ".join(topics)}')
+
+    # --- configuration -----------------------------------------------------------
+    @staticmethod
+    def _positive(value):
+        if not (isinstance(value, float) and math.isfinite(value) and value > 0):
+            raise StartupError(f'parameter must be a finite number > 0, got {value!r}')
+        return value
+
+    @staticmethod
+    def _load(path):
+        tset = load_transmissions(path)
+        tparams.check_parameter_names(tset)
+        return tset
+
+    def _declare_transmission_parameters(self, tset):
+        """Declare one parameter per tunable number; overrides apply on top of the file."""
+        descriptions = tparams.parameter_descriptions(tset)
+        values = tparams.parameter_values(tset)
+        given = {}
+        for name, value in values.items():
+            param = self.declare_parameter(name, value, descriptor(float, descriptions[name]))
+            if param.value != value:
+                given[name] = param.value
+        return tparams.apply_parameters(tset, given) if given else tset
+
+    def _validate_parameters(self, params):
+        """On-set callback: build the would-be configuration; refuse with the reason."""
+        if self._syncing:
+            return SetParametersResult(successful=True)
+        changes = {}
+        for p in params:
+            if p.name == STALE_TIMEOUT:
+                if not (p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value)
+                        and p.value > 0):
+                    return SetParametersResult(
+                        successful=False, reason=f'{STALE_TIMEOUT} must be > 0, got {p.value!r}')
+            elif tparams.split_parameter(p.name):
+                changes[p.name] = p.value
+        try:
+            self._pending = (tparams.apply_parameters(self._core.transmissions, changes)
+                             if changes else None)
+        except ConfigError as exc:
+            self._pending = None
+            return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params):
+        """Post-set callback: the validated configuration takes effect."""
+        if self._syncing:
+            return
+        for p in params:
+            if p.name == STALE_TIMEOUT:
+                self._stale_ns = seconds_to_ns(p.value)
+        if self._pending is not None:
+            self._core.set_transmissions(self._pending)
+            self._pending = None
+
+    def _set_offsets(self, offsets):
+        tset = self._core.transmissions
+        params = [Parameter(tparams.joint_parameter(j, 'offset'), Parameter.Type.DOUBLE,
+                            float(o)) for j, o in zip(tset.joint_names, offsets)]
+        result = self.set_parameters_atomically(params)
+        return result.successful, result.reason
+
+    # --- topics ------------------------------------------------------------------
+    def _on_actuator_state(self, source, msg):
+        core = self._core
+        out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort,
+                          stamp_to_ns(msg.header.stamp),
+                          self.get_clock().now().nanoseconds)
+        result = core.last_result
+        for name in result.new_unknown_names:
+            self.get_logger().warning(f'{source}: ignoring unknown actuator {name!r}')
+        for name in result.new_shared_actuators:
+            self.get_logger().warning(
+                f'actuator {name!r} is reported on more than one topic; the latest wins')
+        if out is None:
+            if result.reason.startswith('no transmission'):
+                return
+            self.get_logger().warning(f'{source}: rejected message: {result.reason}',
+                                      throttle_duration_sec=5.0)
+            return
+        js = JointState()
+        js.header = msg.header
+        js.name = list(out.names)
+        js.position = doubles(out.position)
+        js.velocity = doubles(out.velocity)
+        js.effort = doubles(out.effort)
+        self._joint_pub.publish(js)
+
+    def _on_trajectory(self, msg):
+        points = msg.points
+        try:
+            names, (pos, vel, acc, eff) = self._core.map_trajectory(
+                msg.joint_names, [p.positions for p in points], [p.velocities for p in points],
+                [p.accelerations for p in points], [p.effort for p in points])
+        except ConfigError as exc:
+            self.get_logger().error(f'joint_trajectory rejected: {exc}')
+            return
+        out = JointTrajectory()
+        out.header = msg.header
+        out.joint_names = list(names)
+        for k, p in enumerate(points):
+            q = JointTrajectoryPoint(time_from_start=p.time_from_start)
+            q.positions = doubles(None if pos is None else pos[k])
+            q.velocities = doubles(None if vel is None else vel[k])
+            q.accelerations = doubles(None if acc is None else acc[k])
+            q.effort = doubles(None if eff is None else eff[k])
+            out.points.append(q)
+        self._traj_pub.publish(out)
+
+    # --- services ----------------------------------------------------------------
+    def _calibrate(self, request, response):
+        tset = self._core.transmissions
+        try:
+            offsets = tset.calibrated_offsets(self._core.actuator_positions())
+        except ConfigError as exc:
+            response.success, response.message = False, f'cannot calibrate: {exc}'
+            return response
+        ok, reason = self._set_offsets(offsets)
+        response.success = ok
+        response.message = (', '.join(f'{j}={o!r}' for j, o in zip(tset.joint_names, offsets))
+                            if ok else f'refused: {reason}')
+        return response
+
+    def _reset_calibration(self, request, response):
+        tset = self._core.transmissions
+        try:
+            offsets = [self._file_set.joint(j).offset for j in tset.joint_names]
+        except ConfigError as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        ok, reason = self._set_offsets(offsets)
+        response.success = ok
+        response.message = ('offsets restored from ' + self._path) if ok else reason
+        return response
+
+    def _reload(self, request, response):
+        try:
+            new = self._load(self._path)
+        except ConfigError as exc:
+            response.success = False
+            response.message = f'kept the previous configuration: {exc}'
+            return response
+        old_names = set(tparams.parameter_values(self._core.transmissions))
+        values = tparams.parameter_values(new)
+        descriptions = tparams.parameter_descriptions(new)
+        self._syncing = True
+        try:
+            for name in old_names - set(values):
+                self.undeclare_parameter(name)
+            for name, value in values.items():
+                if name in old_names:
+                    self.set_parameters([Parameter(name, Parameter.Type.DOUBLE, value)])
+                else:
+                    self.declare_parameter(name, value, descriptor(float, descriptions[name]))
+        finally:
+            self._syncing = False
+        self._file_set = new
+        self._core.set_transmissions(new)
+        response.success = True
+        response.message = f'reloaded {len(new.specs)} transmissions from {self._path}'
+        return response
+
+    # --- diagnostics -------------------------------------------------------------
+    def _publish_diagnostics(self):
+        now = self.get_clock().now()
+        stale = self._core.stale_actuators(now.nanoseconds, self._stale_ns)
+        counters = self._core.counters.as_dict()
+        status = DiagnosticStatus(name=f'{self.get_name()}: actuator states',
+                                  hardware_id=self._path)
+        rejected = sum(v for k, v in counters.items() if k.startswith('rejected'))
+        if stale:
+            status.level = DiagnosticStatus.WARN
+            status.message = f'stale actuators: {", ".join(stale)}'
+        elif rejected:
+            status.level = DiagnosticStatus.WARN
+            status.message = f'{rejected} messages rejected'
+        else:
+            status.level = DiagnosticStatus.OK
+            status.message = 'all actuators reporting'
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in counters.items()]
+        status.values.append(KeyValue(key='stale_actuators', value=','.join(stale)))
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = now.to_msg()
+        self._diag_pub.publish(msg)
+
+
+def main(args=None):
+    """Entry point of the ``transmission_bridge`` executable."""
+    exit_with(run_node(TransmissionBridge, args))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,1 @@
+"""rclpy helpers shared by the nodes (message conversion, parameters, process entry)."""

@@ -1,0 +1,1 @@
+"""Command-line tools and small helper nodes shipped with the package."""
