@@ -322,3 +322,25 @@ def test_invalid_config_stops_startup_with_the_key(tmp_path):
     assert 'transmissions[3].actuators[1].mechanical_reduction' in out
     assert "actuator 'wrist_right_motor'" in out
     assert 'Traceback' not in out
+
+
+@pytest.mark.parametrize('sig', ['SIGINT', 'SIGTERM'])
+def test_signals_mid_stream_exit_cleanly(tmp_path, sig):
+    import signal
+    ns = unique_namespace('sig')
+    proc = NodeProcess('transmission_bridge.bridge_node',
+                       ['-p', f'transmissions_file:={EXAMPLE}', '-r', f'__ns:={ns}'],
+                       tmp_path / 'node.log')
+    g = Graph(ns)
+    try:
+        pub = g.node.create_publisher(JointState, 'actuator_states', 10)
+        got = g.collect(JointState, 'joint_states')
+        assert g.spin_until(lambda: len(got) > 20, timeout=15,
+                            action=lambda: pub.publish(_state()), period=0.002)
+        for _ in range(50):
+            pub.publish(_state())
+        rc = proc.stop(getattr(signal, sig))
+    finally:
+        g.close()
+    assert rc == 0, proc.output()
+    assert 'Traceback' not in proc.output()

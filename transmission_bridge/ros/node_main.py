@@ -4,38 +4,50 @@ import signal
 import sys
 
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
+
+# How often the spin loop looks at the stop flag, s. Signals only set the flag; the context
+# is shut down here, after spin_once returned, never under a running wait set.
+_POLL = 0.1
 
 
 class StartupError(Exception):
     """The node cannot start (invalid configuration); the message says why."""
 
 
-def run_node(node_class, args=None, executor_class=None):
+def run_node(node_class, args=None, executor_class=SingleThreadedExecutor):
     """
     Create ``node_class()``, spin it, and return a process exit code.
 
     A :class:`StartupError` is logged as one line and gives exit code 1, with no
-    traceback. SIGINT and SIGTERM shut down cleanly with exit code 0.
+    traceback. SIGINT and SIGTERM stop the spin loop and give exit code 0.
     """
-    rclpy.init(args=args)
-    signal.signal(signal.SIGTERM, lambda *_: rclpy.try_shutdown())
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: stop.append(signum))
     node = None
+    executor = None
+    code = 0
     try:
         node = node_class()
-        executor = executor_class() if executor_class else rclpy.executors.SingleThreadedExecutor()
+        executor = executor_class()
         executor.add_node(node)
-        executor.spin()
+        while not stop and rclpy.ok():
+            executor.spin_once(timeout_sec=_POLL)
     except StartupError as exc:
         rclpy.logging.get_logger(getattr(node_class, 'NODE_NAME', 'node')).fatal(str(exc))
-        return 1
+        code = 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        if executor is not None:
+            executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return code
 
 
 def exit_with(code):
