@@ -1,0 +1,25 @@
+"""
+Kinematics of trees of revolute, prismatic, fixed and screw joints (pure numpy).
+
+Forward kinematics, Jacobians, gravity generalized forces (Drake's sign), potential
+energy, damping and rational forward kinematics; models from YAML (bodies or DH
+rows) or built in code. No ROS import here or below. Conventions: NOTATION.md.
+"""
+
+from .body import Body, WORLD
+from .errors import ModelError
+from .fixed import FixedJoint
+from .inertial import Inertial
+from .joint import Joint
+from .loader import JOINT_TYPES, load_model, parse_model
+from .model import DEFAULT_GRAVITY, Model
+from .prismatic import PrismaticJoint
+from .rational import RationalForwardKinematics
+from .revolute import RevoluteJoint
+from .screw import ScrewJoint
+
+__all__ = [
+    'Body', 'DEFAULT_GRAVITY', 'FixedJoint', 'Inertial', 'JOINT_TYPES', 'Joint', 'Model',
+    'ModelError', 'PrismaticJoint', 'RationalForwardKinematics', 'RevoluteJoint', 'ScrewJoint',
+    'WORLD', 'load_model', 'parse_model',
+]

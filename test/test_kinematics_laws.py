@@ -1,0 +1,85 @@
+"""Physical laws over seeded random models mixing every joint type with tilted axes."""
+
+from kinematics_models import random_model, random_q
+import numpy as np
+import pytest
+from tolerances import FD_ATOL
+
+SEEDS = range(8)
+H = 1e-6
+
+
+@pytest.mark.parametrize('seed', SEEDS)
+def test_gravity_is_minus_gradient_of_potential_energy(seed):
+    model = random_model(seed)
+    rng = np.random.default_rng(100 + seed)
+    for q in random_q(model, rng, 5):
+        tau = model.gravity_generalized_forces(q)
+        grad = np.array([(model.potential_energy(q + H * e) - model.potential_energy(q - H * e))
+                         / (2 * H) for e in np.eye(model.num_positions)])
+        np.testing.assert_allclose(tau, -grad, rtol=0, atol=FD_ATOL)
+
+
+@pytest.mark.parametrize('seed', SEEDS)
+def test_jacobian_is_derivative_of_forward_kinematics(seed):
+    model = random_model(seed)
+    rng = np.random.default_rng(200 + seed)
+    q = random_q(model, rng)
+    for body in model.body_names:
+        point = rng.uniform(-0.2, 0.2, 3)
+        J = model.jacobian(q, body, point)
+        for k, e in enumerate(np.eye(model.num_positions)):
+            Xp = model.forward_kinematics(q + H * e)[body]
+            Xm = model.forward_kinematics(q - H * e)[body]
+            X = model.forward_kinematics(q)[body]
+            dp = ((Xp[:3, :3] @ point + Xp[:3, 3]) - (Xm[:3, :3] @ point + Xm[:3, 3])) / (2 * H)
+            dR = (Xp[:3, :3] - Xm[:3, :3]) / (2 * H)
+            W = dR @ X[:3, :3].T
+            w = np.array([W[2, 1], W[0, 2], W[1, 0]])
+            np.testing.assert_allclose(J[3:, k], dp, rtol=0, atol=FD_ATOL)
+            np.testing.assert_allclose(J[:3, k], w, rtol=0, atol=FD_ATOL)
+
+
+@pytest.mark.parametrize('seed', SEEDS)
+def test_conservative_power_is_minus_energy_rate(seed):
+    model = random_model(seed)
+    rng = np.random.default_rng(300 + seed)
+    q0, v = random_q(model, rng), rng.normal(size=model.num_positions)
+    for t in (0.0, 0.3):
+        q = q0 + v * t
+        dV = (model.potential_energy(q + v * H) - model.potential_energy(q - v * H)) / (2 * H)
+        assert model.conservative_power(q, v) == pytest.approx(-dV, abs=FD_ATOL)
+
+
+@pytest.mark.parametrize('seed', SEEDS[:3])
+def test_batch_equals_one_at_a_time(seed):
+    model = random_model(seed)
+    q = random_q(model, np.random.default_rng(seed), 40)
+    poses = model.body_poses(q)
+    tau = model.gravity_generalized_forces(q)
+    energy = model.potential_energy(q)
+    for i in range(len(q)):
+        np.testing.assert_allclose(poses[i], model.body_poses(q[i]), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(tau[i], model.gravity_generalized_forces(q[i]), atol=1e-13)
+        assert energy[i] == pytest.approx(model.potential_energy(q[i]), abs=1e-13)
+
+
+def test_large_batches_are_chunked_consistently():
+    from transmission_bridge.kinematics import algorithms
+    model = random_model(1)
+    q = random_q(model, np.random.default_rng(9), algorithms.CHUNK * 2 + 17)
+    tau = model.gravity_generalized_forces(q)
+    idx = [0, algorithms.CHUNK - 1, algorithms.CHUNK, len(q) - 1]
+    np.testing.assert_allclose(tau[idx], model.gravity_generalized_forces(q[idx]), atol=1e-13)
+
+
+def test_potential_energy_zero_at_origin_height_and_gravity_settable():
+    from transmission_bridge.kinematics import Body, Inertial, Model, PrismaticJoint
+    m = Model([Body('b', PrismaticJoint('z', axis=(0, 0, 1), lower=-5, upper=5),
+                    Inertial(2.0))])
+    assert m.potential_energy([0.0]) == 0.0
+    assert m.potential_energy([1.5]) == pytest.approx(2.0 * 9.81 * 1.5)
+    moon = m.with_gravity((0, 0, -1.62))
+    assert moon.gravity_generalized_forces([0.3])[0] == pytest.approx(-2.0 * 1.62)
+    assert m.gravity_generalized_forces([0.3])[0] == pytest.approx(-2.0 * 9.81)
+    assert m.damping_forces([1.0])[0] == 0.0

@@ -1,0 +1,111 @@
+"""Model validation, editing round trips, show_details, relative transforms."""
+
+from kinematics_models import random_model
+import numpy as np
+import pytest
+from transmission_bridge.kinematics import (
+    Body, FixedJoint, Inertial, Model, ModelError, PrismaticJoint, RevoluteJoint)
+
+
+def chain():
+    return Model([
+        Body('base', FixedJoint('mount')),
+        Body('upper', RevoluteJoint('shoulder', axis=(0, 1, 0)), Inertial(2.0, (0.2, 0, 0)),
+             'base'),
+        Body('lower', RevoluteJoint('elbow', axis=(0, 1, 0),
+                                    origin=np.array([[1, 0, 0, 0.4], [0, 1, 0, 0],
+                                                     [0, 0, 1, 0], [0, 0, 0, 1.0]])),
+             Inertial(1.0, (0.15, 0, 0)), 'upper'),
+        Body('tool', FixedJoint('flange'), Inertial(0.5), 'lower'),
+        Body('slider', PrismaticJoint('rail', axis=(1, 0, 0)), Inertial(1.0), 'base'),
+    ], 'demo')
+
+
+def test_names_and_order():
+    m = chain()
+    assert m.body_names == ('base', 'upper', 'lower', 'tool', 'slider')
+    assert m.joint_names == ('shoulder', 'elbow', 'rail')
+    assert m.num_positions == 3
+    assert m.children('base') == ('upper', 'slider')
+
+
+@pytest.mark.parametrize('bodies,match', [
+    ([Body('a', FixedJoint('j'), parent='ghost')], "body 'a': unknown parent 'ghost'"),
+    ([Body('a', FixedJoint('j1')), Body('a', FixedJoint('j2'))], "duplicate body name 'a'"),
+    ([Body('a', FixedJoint('j')), Body('b', FixedJoint('j'))], "duplicate joint name 'j'"),
+    ([Body('a', FixedJoint('j1'), parent='b'), Body('b', FixedJoint('j2'), parent='a')],
+     'cycle in the body tree: a -> b -> a'),
+    ([Body('a', FixedJoint('j1'), parent='b'), Body('b', FixedJoint('j2'))],
+     "body 'a' is listed before its parent 'b'"),
+])
+def test_tree_validation(bodies, match):
+    with pytest.raises(ModelError, match=match):
+        Model(bodies)
+
+
+def test_body_and_inertial_validation():
+    with pytest.raises(ModelError, match="body 'x': mass must be >= 0, got -1.0"):
+        Inertial(-1.0, owner="body 'x'")
+    with pytest.raises(ModelError, match='inertia is not physical'):
+        Inertial(1.0, ixx=1.0, iyy=1.0, izz=3.0)
+    with pytest.raises(ModelError, match='inertia is not physical'):
+        Inertial(1.0, ixx=-0.1, iyy=1.0, izz=1.0)
+    with pytest.raises(ModelError, match="'world' is reserved"):
+        Body('world', FixedJoint('j'))
+    with pytest.raises(ModelError, match='cannot be its own parent'):
+        Body('a', FixedJoint('j'), parent='a')
+
+
+def test_remove_and_attach_subtree_round_trip():
+    m = chain()
+    rest, sub = m.remove_body('upper')
+    assert rest.body_names == ('base', 'slider')
+    assert sub.body_names == ('upper', 'lower', 'tool')
+    assert sub.body('upper').parent == 'world'
+    back = rest.add_subtree('base', sub)
+    assert set(back.body_names) == set(m.body_names)
+    q = {'shoulder': 0.3, 'elbow': -0.8, 'rail': 0.1}
+    fk_back = back.forward_kinematics([q[j] for j in back.joint_names])
+    fk = m.forward_kinematics([q[j] for j in m.joint_names])
+    for name in m.body_names:
+        np.testing.assert_allclose(fk_back[name], fk[name], atol=1e-15)
+
+
+def test_add_body_replace_joint_with_joint():
+    m = chain().add_body(Body('camera', FixedJoint('cam_mount'), parent='tool'))
+    assert m.body_names[-1] == 'camera'
+    m2 = m.replace_joint('lower', PrismaticJoint('elbow', axis=(1, 0, 0)))
+    assert m2.joint('elbow').type_name == 'prismatic'
+    m3 = m.with_joint('elbow', damping=0.7)
+    assert m3.damping.tolist() == [0.0, 0.7, 0.0]
+    assert m.damping.tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(m3.damping_forces([1.0, 2.0, 3.0]), [0.0, -1.4, 0.0])
+    with pytest.raises(ModelError, match='default_position 5.0 is outside'):
+        m.with_default_positions([0.0, 5.0, 0.0])
+    with pytest.raises(ModelError, match='unknown parent'):
+        m.add_body(Body('x', FixedJoint('xj'), parent='nowhere'))
+
+
+def test_show_details_table():
+    text = chain().show_details()
+    lines = text.splitlines()
+    assert lines[0] == 'Robot: (5 bodies)'
+    assert lines[2].split() == ['Idx', 'Body', 'Name', 'Joint', 'Name', 'Joint', 'Type',
+                                'Parent', 'Name(Idx)', 'Children', 'Name(s)']
+    assert lines[4].split() == ['1', 'base', 'mount', 'fixed', 'world(0)', 'upper(2)',
+                                'slider(5)']
+    assert lines[6].split() == ['3', 'lower', 'elbow', 'revolute', 'upper(2)', 'tool(4)']
+
+
+def test_relative_transform():
+    m = random_model(4)
+    q = np.random.default_rng(4).uniform(-1, 1, m.num_positions)
+    fk = m.forward_kinematics(q)
+    a, b = m.body_names[1], m.body_names[-1]
+    X_AB = m.relative_transform(q, a, b)
+    np.testing.assert_allclose(fk[a] @ X_AB, fk[b], atol=1e-14)
+    np.testing.assert_allclose(m.relative_transform(q, 'world', b), fk[b], atol=1e-15)
+    with pytest.raises(ModelError, match="unknown body 'nope'"):
+        m.relative_transform(q, 'nope', b)
+    with pytest.raises(ModelError, match='expected q with last dimension'):
+        m.forward_kinematics(q[:-1])

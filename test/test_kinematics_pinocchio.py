@@ -1,0 +1,46 @@
+"""Cross-check against Pinocchio: poses and gravity on random models with every joint type."""
+
+from kinematics_models import random_model, random_q
+import numpy as np
+from pinocchio_bridge import pinocchio_poses_and_holding_torque, to_pinocchio
+import pytest
+from tolerances import PEER_ATOL
+
+
+@pytest.mark.parametrize('seed', range(12))
+def test_poses_and_gravity_agree_with_pinocchio(seed):
+    model = random_model(seed, num_bodies=8,
+                         gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    pm, frames = to_pinocchio(model)
+    assert pm.nq == model.num_positions
+    rng = np.random.default_rng(1000 + seed)
+    for q in random_q(model, rng, 6):
+        poses, holding = pinocchio_poses_and_holding_torque(pm, frames, model.body_names, q)
+        ours = model.forward_kinematics(q)
+        for name in model.body_names:
+            np.testing.assert_allclose(ours[name], poses[name], rtol=0, atol=PEER_ATOL)
+        # Pinocchio returns the holding torque: minus Drake's tau_g.
+        np.testing.assert_allclose(model.gravity_generalized_forces(q), -holding, rtol=0,
+                                   atol=PEER_ATOL)
+
+
+def test_serial_chain_with_screws_agrees_with_pinocchio():
+    model = random_model(77, num_bodies=7, kinds=('screw', 'revolute'), tree=False)
+    pm, frames = to_pinocchio(model)
+    q = random_q(model, np.random.default_rng(77), 10)
+    for qi in q:
+        _, holding = pinocchio_poses_and_holding_torque(pm, frames, model.body_names, qi)
+        np.testing.assert_allclose(model.gravity_generalized_forces(qi), -holding,
+                                   atol=PEER_ATOL)
+
+
+def test_dh_model_agrees_with_pinocchio():
+    from test_kinematics_dh import PUMA
+    from transmission_bridge.kinematics.loader import dh_table
+    model = dh_table(PUMA, 'modified')
+    pm, frames = to_pinocchio(model)
+    for q in np.random.default_rng(3).uniform(-3, 3, (5, 6)):
+        poses, _ = pinocchio_poses_and_holding_torque(pm, frames, model.body_names, q)
+        for name in model.body_names:
+            np.testing.assert_allclose(model.forward_kinematics(q)[name], poses[name],
+                                       atol=PEER_ATOL)

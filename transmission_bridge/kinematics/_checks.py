@@ -1,0 +1,84 @@
+"""Validation helpers of the kinematics library (no ROS, no I/O)."""
+
+import math
+import numbers
+
+import numpy as np
+
+from .errors import ModelError
+
+# Below this norm an axis has no direction (Drake's threshold for joint axes).
+AXIS_EPSILON = math.sqrt(np.finfo(float).eps)
+
+
+def number(value, what):
+    """Return ``value`` as a float; booleans and strings are errors, not numbers."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ModelError(f'{what} must be a number, got {value!r}')
+    return float(value)
+
+
+def finite(value, what):
+    """Return ``value`` as a finite float, or raise ModelError naming ``what``."""
+    x = number(value, what)
+    if not math.isfinite(x):
+        raise ModelError(f'{what} must be finite, got {x!r}')
+    return x
+
+
+def non_negative(value, what):
+    """Return a finite float >= 0, or raise ModelError."""
+    x = finite(value, what)
+    if x < 0.0:
+        raise ModelError(f'{what} must be >= 0, got {x!r}')
+    return x
+
+
+def vector(value, size, what):
+    """Return a finite float vector of ``size`` entries (read-only array)."""
+    try:
+        items = list(value)
+    except TypeError:
+        raise ModelError(f'{what} must be a list of {size} numbers, got {value!r}') from None
+    if len(items) != size:
+        raise ModelError(f'{what} must have {size} entries, got {len(items)}')
+    arr = np.array([finite(v, f'{what}[{i}]') for i, v in enumerate(items)])
+    arr.flags.writeable = False
+    return arr
+
+
+def unit_axis(value, what):
+    """Return ``value`` normalised; a norm below sqrt(machine epsilon) is an error."""
+    axis = vector(value, 3, what)
+    norm = float(np.linalg.norm(axis))
+    if norm < AXIS_EPSILON:
+        raise ModelError(f'{what} must have a direction (norm >= {AXIS_EPSILON:.3g}), '
+                         f'got {list(axis)} with norm {norm:.3g}')
+    out = axis / norm
+    out.flags.writeable = False
+    return out
+
+
+def transform(value, what):
+    """Return a read-only 4x4 homogeneous transform with a proper rotation."""
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f'{what} must be a 4x4 matrix, got {value!r}') from None
+    if arr.shape != (4, 4) or not np.isfinite(arr).all():
+        raise ModelError(f'{what} must be a finite 4x4 matrix, got shape {arr.shape}')
+    rot = arr[:3, :3]
+    if (not np.allclose(rot.T @ rot, np.eye(3), atol=1e-9)
+            or not np.isclose(np.linalg.det(rot), 1.0, atol=1e-9)
+            or not np.array_equal(arr[3], [0.0, 0.0, 0.0, 1.0])):
+        raise ModelError(f'{what} must be a rigid transform (orthonormal rotation, '
+                         f'last row 0 0 0 1)')
+    arr.flags.writeable = False
+    return arr
+
+
+def name(value, what):
+    """Return a non-empty name without white space."""
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+        raise ModelError(f'{what} must be a non-empty name without spaces, got {value!r}')
+    return value

@@ -1,0 +1,71 @@
+"""
+Mass properties of a body.
+
+Mass (kg), centre of mass ``p_BBcm`` (m, body frame), and the rotational inertia
+about the centre of mass in the body frame (kg·m²).
+
+The inertia must be physical: symmetric, positive semi-definite and obeying the
+triangle inequality of principal moments (``I1 + I2 >= I3`` for every ordering).
+
+>>> Inertial(2.0, (0, 0, 0.1), ixx=0.01, iyy=0.01, izz=0.005).mass
+2.0
+"""
+
+import numpy as np
+
+from . import _checks
+from .errors import ModelError
+
+# Relative slack for the physical-inertia checks (rounding in CAD exports).
+INERTIA_RTOL = 1e-9
+
+
+class Inertial:
+    """Immutable mass, centre of mass and inertia about it."""
+
+    __slots__ = ('_mass', '_com', '_inertia')
+
+    def __init__(self, mass=0.0, com=(0.0, 0.0, 0.0), ixx=0.0, iyy=0.0, izz=0.0, ixy=0.0,
+                 ixz=0.0, iyz=0.0, owner='body'):
+        self._mass = _checks.non_negative(mass, f'{owner}: mass')
+        self._com = _checks.vector(com, 3, f'{owner}: com')
+        vals = {k: _checks.finite(v, f'{owner}: inertia.{k}') for k, v in
+                (('ixx', ixx), ('iyy', iyy), ('izz', izz), ('ixy', ixy), ('ixz', ixz),
+                 ('iyz', iyz))}
+        inertia = np.array([[vals['ixx'], vals['ixy'], vals['ixz']],
+                            [vals['ixy'], vals['iyy'], vals['iyz']],
+                            [vals['ixz'], vals['iyz'], vals['izz']]])
+        moments = np.linalg.eigvalsh(inertia)
+        scale = max(1.0, float(np.abs(moments).max())) * INERTIA_RTOL
+        if moments[0] < -scale or moments[0] + moments[1] < moments[2] - scale:
+            raise ModelError(f'{owner}: inertia is not physical (principal moments '
+                             f'{[float(m) for m in moments]} must be >= 0 and satisfy '
+                             'I1 + I2 >= I3)')
+        inertia.flags.writeable = False
+        self._inertia = inertia
+
+    @property
+    def mass(self):
+        """Return the mass, kg."""
+        return self._mass
+
+    @property
+    def com(self):
+        """Return ``p_BBcm``: the centre of mass in the body frame, m (read-only)."""
+        return self._com
+
+    @property
+    def inertia(self):
+        """Return the 3x3 rotational inertia about the centre of mass, body frame, kg·m²."""
+        return self._inertia
+
+    def __eq__(self, other):
+        return (isinstance(other, Inertial) and self._mass == other._mass
+                and np.array_equal(self._com, other._com)
+                and np.array_equal(self._inertia, other._inertia))
+
+    def __hash__(self):
+        return hash(self._mass)
+
+    def __repr__(self):
+        return f'Inertial(mass={self._mass}, com={list(self._com)})'

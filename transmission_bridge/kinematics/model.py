@@ -1,0 +1,307 @@
+"""
+A robot model: a tree of bodies rooted at 'world', and what can be computed from it.
+
+Immutable like pinocchio's ``Model``: edits (``add_body``, ``replace_joint``,
+``remove_body``, ``add_subtree``, ``with_gravity``, ``with_joint``) return new
+models, validated on construction. Bodies are kept in model order (parents
+before children); movable joints give ``q`` in that order.
+
+>>> from transmission_bridge.kinematics import Body, Inertial, Model, RevoluteJoint
+>>> m = Model([Body('arm', RevoluteJoint('shoulder', axis=(0, 1, 0)),
+...                 Inertial(2.0, (0.5, 0.0, 0.0)))])
+>>> m.joint_names, m.num_positions
+(('shoulder',), 1)
+>>> # +q about +y lowers a link lying along +x, so gravity pushes toward +q: tau_g = m g x
+>>> float(m.gravity_generalized_forces([0.0])[0])
+9.81
+"""
+
+import numpy as np
+
+from . import _checks
+from .algorithms import ChainKinematics
+from .body import Body, WORLD
+from .errors import ModelError
+from .spatial import invert
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+class Model:
+    """A validated tree of :class:`Body`; see the module docstring."""
+
+    def __init__(self, bodies=(), name='robot', gravity=DEFAULT_GRAVITY):
+        self._name = _checks.name(name, 'model name')
+        self._gravity = _checks.vector(gravity, 3, 'gravity')
+        bodies = tuple(bodies)
+        for b in bodies:
+            if not isinstance(b, Body):
+                raise ModelError(f'bodies must be Body objects, got {b!r}')
+        _check_tree(bodies)
+        self._bodies = bodies
+        self._index = {b.name: i for i, b in enumerate(bodies)}
+        self._movable = tuple(b for b in bodies if b.joint.num_positions)
+        self._kin = ChainKinematics(bodies, self._gravity)
+
+    # --- description -------------------------------------------------------------
+    @property
+    def name(self):
+        """Return the model name."""
+        return self._name
+
+    @property
+    def bodies(self):
+        """Return the bodies in model order."""
+        return self._bodies
+
+    @property
+    def body_names(self):
+        """Return every body name except 'world', model order."""
+        return tuple(b.name for b in self._bodies)
+
+    @property
+    def joint_names(self):
+        """Return the movable joints' names, in q order."""
+        return tuple(b.joint.name for b in self._movable)
+
+    @property
+    def joints(self):
+        """Return the movable joints, in q order."""
+        return tuple(b.joint for b in self._movable)
+
+    @property
+    def num_positions(self):
+        """Return nq, the number of generalized coordinates."""
+        return len(self._movable)
+
+    @property
+    def gravity(self):
+        """Return the gravity vector in the world frame, m/s² (read-only)."""
+        return self._gravity
+
+    @property
+    def default_positions(self):
+        """Return the default (home) configuration, (nq,)."""
+        return np.array([j.default_position for j in self.joints])
+
+    @property
+    def damping(self):
+        """Return the viscous damping of each movable joint, (nq,)."""
+        return self._kin.damping.copy()
+
+    @property
+    def position_lower_limits(self):
+        """Return the lower position limits, (nq,)."""
+        return np.array([j.position_limits[0] for j in self.joints])
+
+    @property
+    def position_upper_limits(self):
+        """Return the upper position limits, (nq,)."""
+        return np.array([j.position_limits[1] for j in self.joints])
+
+    def body(self, name):
+        """Return the :class:`Body` called ``name``."""
+        try:
+            return self._bodies[self._index[name]]
+        except KeyError:
+            raise ModelError(f'unknown body {name!r}') from None
+
+    def joint(self, name):
+        """Return the joint called ``name`` (movable or fixed)."""
+        for b in self._bodies:
+            if b.joint.name == name:
+                return b.joint
+        raise ModelError(f'unknown joint {name!r}')
+
+    def children(self, name):
+        """Return the names of the bodies whose parent is ``name``."""
+        return tuple(b.name for b in self._bodies if b.parent == name)
+
+    # --- algorithms --------------------------------------------------------------
+    def _q(self, q):
+        arr = np.asarray(q, dtype=float)
+        if arr.ndim == 0 or arr.shape[-1] != self.num_positions:
+            raise ModelError(f'expected q with last dimension {self.num_positions}, '
+                             f'got shape {arr.shape}')
+        return arr
+
+    def body_poses(self, q):
+        """Return ``X_WB`` of every body as one array, (..., nb, 4, 4), model order."""
+        return self._kin.homogeneous(self._q(q))
+
+    def forward_kinematics(self, q):
+        """Return a dict body name -> ``X_WB`` (4x4; (N, 4, 4) for a batch q)."""
+        poses = self.body_poses(q)
+        return {name: poses[..., i, :, :] for i, name in enumerate(self.body_names)}
+
+    def _pose_of(self, poses, frame):
+        if frame == WORLD:
+            return np.broadcast_to(np.eye(4), poses.shape[:-3] + (4, 4))
+        return poses[..., self._index_of(frame), :, :]
+
+    def _index_of(self, name):
+        if name not in self._index:
+            raise ModelError(f'unknown body {name!r}')
+        return self._index[name]
+
+    def relative_transform(self, q, frame_A, frame_B):
+        """Return ``X_AB``: the pose of body B in body A's frame ('world' allowed)."""
+        poses = self.body_poses(q)
+        return invert(self._pose_of(poses, frame_A)) @ self._pose_of(poses, frame_B)
+
+    def jacobian(self, q, body, point=(0.0, 0.0, 0.0)):
+        """
+        Return the geometric Jacobian of a point fixed on ``body``, world frame.
+
+        ``point`` is ``p_BoBp_B`` (m, body frame). Rows are [angular; linear], so
+        ``J @ v`` gives ``(w_WB, v_WBp)``; shape (..., 6, nq).
+        """
+        p = _checks.vector(point, 3, 'point')
+        return self._kin.jacobian(self._q(q), self._index_of(body), p)
+
+    def gravity_generalized_forces(self, q):
+        """Return ``tau_g = -dV/dq`` (Drake's sign): (nq,) or (N, nq). Hold with ``-tau_g``."""
+        return self._kin.gravity_forces(self._q(q))
+
+    def potential_energy(self, q):
+        """Return the gravitational potential energy (J), zero at the world origin's height."""
+        out = self._kin.potential_energy(self._q(q))
+        return float(out) if np.ndim(out) == 0 else out
+
+    def conservative_power(self, q, v):
+        """Return the power of gravity, ``v . tau_g`` (W); equals ``-dV/dt``."""
+        v = self._q(v)
+        return np.einsum('...k,...k->...', v, self.gravity_generalized_forces(q))
+
+    def damping_forces(self, v):
+        """Return the viscous damping generalized forces ``-b v`` (N·m or N)."""
+        return -self._kin.damping * self._q(v)
+
+    # --- edits -------------------------------------------------------------------
+    def _rebuilt(self, bodies, gravity=None):
+        return Model(bodies, self._name, self._gravity if gravity is None else gravity)
+
+    def with_gravity(self, gravity):
+        """Return a copy with another gravity vector (Drake's ``set_gravity_vector``)."""
+        return self._rebuilt(self._bodies, gravity)
+
+    def add_body(self, body):
+        """Return a copy with ``body`` added under ``body.parent``."""
+        return self._rebuilt(self._bodies + (body,))
+
+    def replace_joint(self, body_name, joint):
+        """Return a copy where ``body_name`` hangs from its parent through ``joint``."""
+        i = self._index_of(body_name)
+        b = self._bodies[i]
+        bodies = list(self._bodies)
+        bodies[i] = Body(b.name, joint, b.inertial, b.parent)
+        return self._rebuilt(bodies)
+
+    def with_joint(self, joint_name, **changes):
+        """Return a copy with fields of joint ``joint_name`` changed (e.g. damping)."""
+        for b in self._bodies:
+            if b.joint.name == joint_name:
+                return self.replace_joint(b.name, b.joint.replace(**changes))
+        raise ModelError(f'unknown joint {joint_name!r}')
+
+    def with_default_positions(self, q):
+        """Return a copy whose default configuration is ``q`` (each within its limits)."""
+        q = self._q(q)
+        model = self
+        for joint, value in zip(self.joints, q):
+            model = model.with_joint(joint.name, default_position=float(value))
+        return model
+
+    def with_damping(self, damping):
+        """Return a copy with the damping of every movable joint set from ``damping``."""
+        b = self._q(damping)
+        model = self
+        for joint, value in zip(self.joints, b):
+            model = model.with_joint(joint.name, damping=float(value))
+        return model
+
+    def subtree_names(self, name):
+        """Return ``name`` and every body below it, model order."""
+        self._index_of(name)
+        inside = {name}
+        for b in self._bodies:
+            if b.parent in inside:
+                inside.add(b.name)
+        return tuple(b.name for b in self._bodies if b.name in inside)
+
+    def remove_body(self, name):
+        """
+        Return ``(model, subtree)``: this model without ``name`` and its descendants.
+
+        The subtree is a model of its own whose root body hangs from 'world'
+        through its original joint, like MATLAB's ``removeBody``.
+        """
+        inside = set(self.subtree_names(name))
+        rest = [b for b in self._bodies if b.name not in inside]
+        sub = [Body(b.name, b.joint, b.inertial, WORLD if b.name == name else b.parent)
+               for b in self._bodies if b.name in inside]
+        return self._rebuilt(rest), Model(sub, self._name, self._gravity)
+
+    def add_subtree(self, parent, subtree):
+        """Return a copy with ``subtree``'s 'world' children attached under ``parent``."""
+        if parent != WORLD:
+            self._index_of(parent)
+        moved = [Body(b.name, b.joint, b.inertial, parent if b.parent == WORLD else b.parent)
+                 for b in subtree.bodies]
+        return self._rebuilt(self._bodies + tuple(moved))
+
+    # --- display -----------------------------------------------------------------
+    def show_details(self):
+        """Return a table of the tree, like MATLAB's ``showdetails``."""
+        head = ('Idx', 'Body Name', 'Joint Name', 'Joint Type', 'Parent Name(Idx)',
+                'Children Name(s)')
+        rows = []
+        for i, b in enumerate(self._bodies, start=1):
+            parent = (f'{WORLD}(0)' if b.parent == WORLD
+                      else f'{b.parent}({self._index[b.parent] + 1})')
+            kids = ' '.join(f'{c}({self._index[c] + 1})' for c in self.children(b.name))
+            rows.append((str(i), b.name, b.joint.name, b.joint.type_name, parent, kids))
+        widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h)
+                  for k, h in enumerate(head)]
+        line = '-' * (sum(widths) + 3 * (len(widths) - 1))
+        out = [f'Robot: ({len(rows)} bodies)', line,
+               '   '.join(h.ljust(w) for h, w in zip(head, widths)), line]
+        out += ['   '.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        out.append(line)
+        return '\n'.join(out)
+
+    def __eq__(self, other):
+        return (isinstance(other, Model) and self._name == other._name
+                and np.array_equal(self._gravity, other._gravity)
+                and self._bodies == other._bodies)
+
+    def __hash__(self):
+        return hash((self._name, self.body_names))
+
+    def __repr__(self):
+        return f'Model({self._name!r}, bodies={list(self.body_names)})'
+
+
+def _check_tree(bodies):
+    seen = set()
+    joints = set()
+    names = {b.name for b in bodies}
+    for b in bodies:
+        if b.name in seen:
+            raise ModelError(f'duplicate body name {b.name!r}')
+        if b.joint.name in joints:
+            raise ModelError(f'duplicate joint name {b.joint.name!r}')
+        if b.parent != WORLD and b.parent not in names:
+            raise ModelError(f'body {b.name!r}: unknown parent {b.parent!r}')
+        if b.parent != WORLD and b.parent not in seen:
+            parents = {x.name: x.parent for x in bodies}
+            chain, cur = [b.name], b.parent
+            while cur != WORLD and cur not in chain:
+                chain.append(cur)
+                cur = parents.get(cur, WORLD)
+            if cur != WORLD:
+                raise ModelError('cycle in the body tree: ' + ' -> '.join(chain + [cur]))
+            raise ModelError(f'body {b.name!r} is listed before its parent {b.parent!r}; '
+                             'list parents first')
+        seen.add(b.name)
+        joints.add(b.joint.name)
