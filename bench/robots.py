@@ -26,3 +26,34 @@ def transmissions_24(seed=0):
                                       'mechanical_reduction': float(rng.uniform(0.5, 2)),
                                       'offset': float(rng.normal())} for r in (1, 2)]})
     return parse_transmissions({'transmissions': items})
+
+
+def arm7_with_screws(seed=0):
+    """Return a 7-DOF serial arm: 5 revolute and 2 screw joints, tilted axes, with masses."""
+    from transmission_bridge.kinematics import (
+        Body, Inertial, Model, RevoluteJoint, ScrewJoint)
+    from transmission_bridge.kinematics.spatial import origin_transform
+    rng = np.random.default_rng(seed)
+    bodies, parent = [], 'world'
+    for i in range(7):
+        origin = origin_transform(rng.uniform(-0.2, 0.2, 3) + [0, 0, 0.15],
+                                  rng.uniform(-0.5, 0.5, 3))
+        axis = rng.normal(size=3)
+        joint = (ScrewJoint(f'j{i}', axis=axis, origin=origin, pitch=0.05)
+                 if i in (2, 5) else RevoluteJoint(f'j{i}', axis=axis, origin=origin))
+        bodies.append(Body(f'l{i}', joint, Inertial(rng.uniform(0.5, 3.0),
+                                                    rng.uniform(-0.1, 0.1, 3), 0.01, 0.01,
+                                                    0.01), parent))
+        parent = f'l{i}'
+    return Model(bodies, 'arm7_screws')
+
+
+def puma560():
+    """Return MATLAB's Puma 560 example by standard DH parameters (unit masses)."""
+    from transmission_bridge.kinematics import parse_model
+    rows = [[0, np.pi / 2, 0, 0], [0.4318, 0, 0, 0], [0.0203, -np.pi / 2, 0.15005, 0],
+            [0, np.pi / 2, 0.4318, 0], [0, -np.pi / 2, 0, 0], [0, 0, 0, 0]]
+    return parse_model({'dh': {'convention': 'standard', 'rows': [
+        {'name': f'j{i + 1}', 'link': f'link{i + 1}', 'a': r[0], 'alpha': r[1], 'd': r[2],
+         'theta': r[3], 'inertial': {'mass': 1.0, 'com': [0.0, 0.0, 0.05]}}
+        for i, r in enumerate(rows)]}})

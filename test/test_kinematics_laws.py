@@ -83,3 +83,13 @@ def test_potential_energy_zero_at_origin_height_and_gravity_settable():
     assert moon.gravity_generalized_forces([0.3])[0] == pytest.approx(-2.0 * 1.62)
     assert m.gravity_generalized_forces([0.3])[0] == pytest.approx(-2.0 * 9.81)
     assert m.damping_forces([1.0])[0] == 0.0
+
+
+@pytest.mark.parametrize('seed', SEEDS[:3])
+def test_poses_and_gravity_in_one_pass_equal_the_separate_calls(seed):
+    model = random_model(seed)
+    rng = np.random.default_rng(seed)
+    for q in (random_q(model, rng), random_q(model, rng, 5)):
+        poses, tau = model.poses_and_gravity(q)
+        np.testing.assert_array_equal(poses, model.body_poses(q))
+        np.testing.assert_array_equal(tau, model.gravity_generalized_forces(q))

@@ -159,6 +159,18 @@ class Model:
         p = _checks.vector(point, 3, 'point')
         return self._kin.jacobian(self._q(q), self._index_of(body), p)
 
+    def poses_and_gravity(self, q):
+        """
+        Return ``(X_WB of every body, tau_g)`` from one kinematics pass.
+
+        Shapes (..., nb, 4, 4) and (..., nq): what :meth:`body_poses` and
+        :meth:`gravity_generalized_forces` return, for the price of one of them.
+        """
+        q = self._q(q)
+        if q.ndim == 1:
+            return self._kin.poses_and_gravity_one(q)
+        return self._kin.homogeneous(q), self._kin.gravity_forces(q)
+
     def gravity_generalized_forces(self, q):
         """Return ``tau_g = -dV/dq`` (Drake's sign): (nq,) or (N, nq). Hold with ``-tau_g``."""
         return self._kin.gravity_forces(self._q(q))

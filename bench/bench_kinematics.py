@@ -1,0 +1,85 @@
+"""
+Kinematics library: forward kinematics of all bodies plus gravity, one call and in batch.
+
+Against Pinocchio (C++, via its Python bindings) in the same process on the same
+robots. Pinocchio is timed twice: computing only, and with every body's 4x4 pose
+copied out to numpy (what our API returns), since materialising poses changes its
+figure several-fold. Batch: N configurations in one call against Pinocchio's
+per-configuration time in a Python loop.
+"""
+
+import argparse
+import sys
+
+from common import once, per_call, report
+import numpy as np
+from robots import arm7_with_screws, puma560
+
+
+def _pinocchio(model):
+    sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent.parent
+                           / 'test'))
+    from pinocchio_bridge import to_pinocchio
+    return to_pinocchio(model)
+
+
+def main(argv=None):
+    """Run the benchmark and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--batch', type=int, default=1_000_000, help='configurations in batch')
+    args = parser.parse_args(argv)
+    import pinocchio as pin
+    rows = []
+    robots = (('7-DOF arm, 2 screws', arm7_with_screws()), ('Puma 560 (DH)', puma560()))
+    for label, model in robots:
+        rng = np.random.default_rng(0)
+        q = rng.uniform(-1, 1, model.num_positions)
+        pm, frames = _pinocchio(model)
+        data = pm.createData()
+        jids = [frames[n][0] for n in model.body_names]
+
+        def ours():
+            model.poses_and_gravity(q)
+
+        def pin_compute():
+            pin.forwardKinematics(pm, data, q)
+            pin.computeGeneralizedGravity(pm, data, q)
+
+        def pin_with_poses():
+            pin.forwardKinematics(pm, data, q)
+            pin.computeGeneralizedGravity(pm, data, q)
+            [data.oMi[j].homogeneous for j in jids]
+
+        t_ours = per_call(ours, 2000)
+        t_pin = per_call(pin_compute, 2000)
+        t_pin_poses = per_call(pin_with_poses, 2000)
+        rows.append({'robot': label, 'what': 'one call: FK all bodies + gravity',
+                     'ours_us': t_ours * 1e6, 'pinocchio_us': t_pin_poses * 1e6,
+                     'ratio': t_ours / t_pin_poses, 'pinocchio_no_poses_us': t_pin * 1e6})
+        qs = rng.uniform(-1, 1, (args.batch, model.num_positions))
+        t_batch = once(lambda: model.gravity_generalized_forces(qs), repeat=3)
+        t_batch_fk = once(lambda: model.body_poses(qs), repeat=3)
+        n_loop = 20000
+
+        def pin_loop():
+            for qi in qs[:n_loop]:
+                pin.computeGeneralizedGravity(pm, data, qi)
+
+        t_pin_loop = once(pin_loop) / n_loop
+        rows.append({'robot': label, 'what': f'batch gravity, N={args.batch:,}',
+                     'ours_us': t_batch / args.batch * 1e6,
+                     'pinocchio_us': t_pin_loop * 1e6,
+                     'ratio': t_batch / args.batch / t_pin_loop,
+                     'pinocchio_no_poses_us': t_pin_loop * 1e6})
+        rows.append({'robot': label, 'what': f'batch FK (4x4 poses), N={args.batch:,}',
+                     'ours_us': t_batch_fk / args.batch * 1e6, 'pinocchio_us': float('nan'),
+                     'ratio': float('nan'), 'pinocchio_no_poses_us': float('nan')})
+        print(f'{label}: batch gravity of {args.batch:,} configurations in {t_batch:.2f} s; '
+              f'FK of all bodies (4x4 each) in {t_batch_fk:.2f} s')
+    report('kinematics', rows, ['robot', 'what', 'ours_us', 'pinocchio_us', 'ratio',
+                                'pinocchio_no_poses_us'])
+
+
+if __name__ == '__main__':
+    main()
