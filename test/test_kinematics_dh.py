@@ -68,3 +68,21 @@ def test_dh_yaml_with_inertials_and_errors():
         load_model({'dh': {'rows': [{'name': 'j1', 'link': 'l1', 'offset': 1.0}]}})
     with pytest.raises(ModelError, match=r"dh.convention must be 'standard' or 'modified'"):
         load_model({'dh': {'convention': 'craig', 'rows': []}})
+
+
+def test_joint_set_fixed_transform_like_matlab():
+    from transmission_bridge.kinematics import Body, Model, PrismaticJoint, RevoluteJoint
+    row = [0.3, 0.7, 0.2, 0.1]
+    for kind, matrix in (('dh', standard), ('mdh', modified)):
+        joint = RevoluteJoint('j', axis=(1, 0, 0)).with_fixed_transform(row, kind)
+        np.testing.assert_array_equal(joint.axis, [0, 0, 1])
+        model = Model([Body('b', joint)])
+        np.testing.assert_allclose(model.forward_kinematics([0.4])['b'],
+                                   matrix(0.3, 0.7, 0.2, 0.1 + 0.4), atol=POSE_ATOL)
+        slide = PrismaticJoint('p').with_fixed_transform(row, kind)
+        np.testing.assert_allclose(Model([Body('b', slide)]).forward_kinematics([0.25])['b'],
+                                   matrix(0.3, 0.7, 0.2 + 0.25, 0.1), atol=POSE_ATOL)
+    moved = RevoluteJoint('j').with_fixed_transform(([1, 2, 3], [0, 0, np.pi]), 'xyz_rpy')
+    np.testing.assert_allclose(moved.origin[:3, 3], [1, 2, 3])
+    with pytest.raises(ModelError, match="kind must be 'matrix'"):
+        RevoluteJoint('j').with_fixed_transform(row, 'craig')

@@ -169,6 +169,35 @@ class Joint:
         fields.update(changes)
         return type(self)(**fields)
 
+    def with_fixed_transform(self, value, kind='matrix'):
+        """
+        Return a copy with its fixed transforms set, like MATLAB's ``setFixedTransform``.
+
+        ``kind='matrix'``: ``value`` is the 4x4 ``X_PJ``. ``kind='dh'`` or ``'mdh'``:
+        ``value`` is ``[a, alpha, d, theta]`` (standard or modified DH); the joint
+        then moves about (or along) z, ``theta`` is a constant offset added to q and
+        ``X_JB`` takes what follows the motion. ``kind='xyz_rpy'``: ``value`` is
+        ``(xyz, rpy)``, a URDF origin.
+        """
+        from .spatial import dh_parts, origin_transform
+        if kind == 'matrix':
+            return self.replace(origin=value, child_transform=_IDENTITY)
+        if kind == 'xyz_rpy':
+            xyz, rpy = value
+            return self.replace(origin=origin_transform(
+                _checks.vector(xyz, 3, f'{self._who}: xyz'),
+                _checks.vector(rpy, 3, f'{self._who}: rpy')), child_transform=_IDENTITY)
+        if kind not in ('dh', 'mdh'):
+            raise ModelError(f"{self._who}: kind must be 'matrix', 'xyz_rpy', 'dh' or 'mdh', "
+                             f'got {kind!r}')
+        a, alpha, d, theta = _checks.vector(value, 4, f'{self._who}: DH parameters')
+        convention = 'standard' if kind == 'dh' else 'modified'
+        X_PJ, X_JB = dh_parts(a, alpha, d, theta, convention, self.TYPE)
+        changes = {'origin': X_PJ, 'child_transform': X_JB}
+        if self.NUM_POSITIONS:
+            changes['axis'] = (0.0, 0.0, 1.0)
+        return self.replace(**changes)
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
