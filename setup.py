@@ -27,6 +27,7 @@ setup(
     entry_points={
         'console_scripts': [
             'transmission_bridge = transmission_bridge.bridge_node:main',
+            'kinematics = transmission_bridge.kinematics_node:main',
             'actuator_simulator = transmission_bridge.tools.actuator_simulator:main',
         ],
     },

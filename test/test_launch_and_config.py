@@ -49,3 +49,21 @@ def test_shipped_bridge_params_are_accepted(tmp_path):
     finally:
         g.close()
         assert proc.stop() == 0, proc.output()
+
+
+def test_shipped_kinematics_params_are_accepted(tmp_path):
+    data = yaml.safe_load((CONFIG / 'kinematics.yaml').read_text())
+    (key, body), = data.items()
+    params = body['ros__parameters']
+    ns = unique_namespace('cfg')
+    proc = NodeProcess('transmission_bridge.kinematics_node',
+                       ['--params-file', str(CONFIG / 'kinematics.yaml'),
+                        '-p', f'model_file:={CONFIG / "example_arm_model.yaml"}',
+                        '-r', f'__ns:={ns}'], tmp_path / 'node.log')
+    g = Graph(ns)
+    try:
+        values = g.get_parameters('kinematics', list(params))
+        assert values == params
+    finally:
+        g.close()
+        assert proc.stop() == 0, proc.output()

@@ -10,7 +10,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.packaging
 
-EXECUTABLES = ['transmission_bridge', 'actuator_simulator']
+EXECUTABLES = ['transmission_bridge', 'kinematics', 'actuator_simulator']
 
 
 @pytest.fixture(scope='module')

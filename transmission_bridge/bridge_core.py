@@ -31,9 +31,8 @@ import math
 
 import numpy as np
 
+from .named_input import NamedInput
 from .transmissions import ConfigError
-
-_MAX_CACHED_LAYOUTS = 64
 
 
 @dataclasses.dataclass
@@ -81,7 +80,6 @@ class BridgeCore:
     def __init__(self, tset):
         self.counters = Counters()
         self.last_result = IngestResult()
-        self._unknown_seen = set()
         self._shared_seen = set()
         self._tset = None
         n = tset.num_actuators
@@ -90,7 +88,7 @@ class BridgeCore:
         self._last_seen_ns = np.full(n, -1, dtype=np.int64)
         self._owner = np.full(n, -1, dtype=np.intp)     # source id of the last writer
         self._source_ids = {}
-        self._last_stamp = {}
+        self._input = NamedInput(())
         self.set_transmissions(tset)
 
     # --- configuration -----------------------------------------------------------
@@ -119,7 +117,7 @@ class BridgeCore:
             self._last_seen_ns, self._owner = seen, owner
         self._tset = tset
         self._actuator_index = tset.actuator_index
-        self._layouts = {}
+        self._input = self._input.renamed(tset.actuator_names)
         self._complete_for = None
         # Transmission membership of each joint, as actuator index arrays.
         self._joint_actuators = []
@@ -139,36 +137,17 @@ class BridgeCore:
         """
         c = self.counters
         c.received += 1
-        names = tuple(names)
-        arrays = []
-        for values in (position, velocity, effort):
-            arr = np.asarray(values, dtype=float).reshape(-1) if len(values) else None
-            if arr is not None and arr.shape[0] != len(names):
-                c.rejected_length_mismatch += 1
-                return self._refuse(f'array of length {arr.shape[0]} for {len(names)} names')
-            arrays.append(arr)
-        layout = self._layout(names)
-        if layout is None:
-            if len(set(names)) != len(names):
-                c.rejected_duplicate_names += 1
-                return self._refuse('duplicate names')
-            layout = self._make_layout(names)
-        rows, cols, unknown = layout
-        for arr in arrays:
-            if arr is not None and np.isinf(arr).any():
-                c.rejected_non_finite += 1
-                return self._refuse('infinite value')
-        new_unknown = ()
-        if unknown:
-            c.unknown_names += len(unknown)
-            new_unknown = tuple(n for n in unknown if n not in self._unknown_seen)
-            self._unknown_seen.update(new_unknown)
+        checked = self._input.check(names, (position, velocity, effort))
+        if checked.rejected:
+            setattr(c, 'rejected_' + checked.rejected,
+                    getattr(c, 'rejected_' + checked.rejected) + 1)
+            return self._refuse(checked.reason)
+        cols, arrays, new_unknown = checked.cols, checked.arrays, checked.new_unknown
+        c.unknown_names += checked.num_unknown
         sid = self._source_ids.setdefault(source, len(self._source_ids))
-        last = self._last_stamp.get(sid)
-        if last is not None and stamp_ns < last:
+        if self._input.stamp_went_back(sid, stamp_ns):
             c.stamp_backwards += 1
             self._forget(sid)
-        self._last_stamp[sid] = stamp_ns
         owners = self._owner[cols]
         shared = ()
         if ((owners >= 0) & (owners != sid)).any():
@@ -179,7 +158,7 @@ class BridgeCore:
             self._shared_seen.update(shared)
         for k, arr in enumerate(arrays):
             if arr is not None:
-                self._values[k, cols] = arr[rows]
+                self._values[k, cols] = arr
         if len(cols) and not self._reported[cols].all():
             self._reported[cols] = True
             self._complete_for = None
@@ -191,24 +170,6 @@ class BridgeCore:
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
         return None
-
-    def _layout(self, names):
-        return self._layouts.get(names)
-
-    def _make_layout(self, names):
-        rows, cols, unknown = [], [], []
-        for row, name in enumerate(names):
-            col = self._actuator_index.get(name)
-            if col is None:
-                unknown.append(name)
-            else:
-                rows.append(row)
-                cols.append(col)
-        layout = (np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp), tuple(unknown))
-        if len(self._layouts) >= _MAX_CACHED_LAYOUTS:
-            self._layouts.clear()
-        self._layouts[names] = layout
-        return layout
 
     def _forget(self, sid):
         mask = self._owner == sid
@@ -249,7 +210,7 @@ class BridgeCore:
         self._reported[:] = False
         self._last_seen_ns[:] = -1
         self._owner[:] = -1
-        self._last_stamp.clear()
+        self._input.forget_stamps()
         self._complete_for = None
 
     def actuator_positions(self):

@@ -7,7 +7,7 @@ topics, parameters and services are listed in the README ("Bridge node").
 
 import math
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -18,6 +18,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
 from .ros.conversions import doubles, stamp_to_ns
+from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, descriptor
 from .transmissions import ConfigError, load_transmissions
@@ -248,24 +249,11 @@ class TransmissionBridge(Node):
     def _publish_diagnostics(self):
         now = self.get_clock().now()
         stale = self._core.stale_actuators(now.nanoseconds, self._stale_ns)
-        counters = self._core.counters.as_dict()
-        status = DiagnosticStatus(name=f'{self.get_name()}: actuator states',
-                                  hardware_id=self._path)
-        rejected = sum(v for k, v in counters.items() if k.startswith('rejected'))
-        if stale:
-            status.level = DiagnosticStatus.WARN
-            status.message = f'stale actuators: {", ".join(stale)}'
-        elif rejected:
-            status.level = DiagnosticStatus.WARN
-            status.message = f'{rejected} messages rejected'
-        else:
-            status.level = DiagnosticStatus.OK
-            status.message = 'all actuators reporting'
-        status.values = [KeyValue(key=k, value=str(v)) for k, v in counters.items()]
-        status.values.append(KeyValue(key='stale_actuators', value=','.join(stale)))
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = now.to_msg()
-        self._diag_pub.publish(msg)
+        self._diag_pub.publish(diagnostics(
+            now.to_msg(), f'{self.get_name()}: actuator states', self._path,
+            self._core.counters.as_dict(),
+            warning=f'stale actuators: {", ".join(stale)}' if stale else '',
+            extra={'stale_actuators': ','.join(stale)}))
 
 
 def main(args=None):

@@ -180,6 +180,13 @@ class Model:
         out = self._kin.potential_energy(self._q(q))
         return float(out) if np.ndim(out) == 0 else out
 
+    def potential_energy_from_poses(self, poses):
+        """Return the potential energy (J) from body poses (..., nb, 4, 4) computed already."""
+        poses = np.asarray(poses, dtype=float)
+        kin = self._kin
+        p_cm = (poses[..., :3, :] @ kin.com_h[..., None])[..., 0]
+        return -np.einsum('...bj,b,j->...', p_cm, kin.mass, kin.gravity)
+
     def conservative_power(self, q, v):
         """Return the power of gravity, ``v . tau_g`` (W); equals ``-dV/dt``."""
         v = self._q(v)

@@ -96,6 +96,39 @@ def dh_transform(a, alpha, d, theta, convention='standard'):
     return np.matmul(*dh_parts(a, alpha, d, theta, convention, 'fixed'))
 
 
+def rotation_to_quaternion(R):
+    """
+    Return unit quaternions ``(x, y, z, w)`` of rotations ``R`` (..., 3, 3), with ``w >= 0``.
+
+    Uses the largest of the four candidate components (Shepperd's method), so it is
+    accurate for every rotation.
+
+    >>> rotation_to_quaternion(rot_z(np.pi / 2)).round(12).tolist()
+    [0.0, 0.0, 0.707106781187, 0.707106781187]
+    """
+    R = np.asarray(R, dtype=float)
+    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    cand = np.stack([1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22,
+                     1 + m00 + m11 + m22], axis=-1)
+    k = np.argmax(cand, axis=-1)
+    t = np.take_along_axis(cand, k[..., None], axis=-1)[..., 0]
+    s = 0.5 / np.sqrt(t)
+    x = np.where(k == 0, 0.25 / s, np.where(k == 1, (R[..., 0, 1] + R[..., 1, 0]) * s,
+                 np.where(k == 2, (R[..., 0, 2] + R[..., 2, 0]) * s,
+                          (R[..., 2, 1] - R[..., 1, 2]) * s)))
+    y = np.where(k == 0, (R[..., 0, 1] + R[..., 1, 0]) * s, np.where(
+        k == 1, 0.25 / s, np.where(k == 2, (R[..., 1, 2] + R[..., 2, 1]) * s,
+                                   (R[..., 0, 2] - R[..., 2, 0]) * s)))
+    z = np.where(k == 0, (R[..., 0, 2] + R[..., 2, 0]) * s, np.where(
+        k == 1, (R[..., 1, 2] + R[..., 2, 1]) * s, np.where(
+            k == 2, 0.25 / s, (R[..., 1, 0] - R[..., 0, 1]) * s)))
+    w = np.where(k == 0, (R[..., 2, 1] - R[..., 1, 2]) * s, np.where(
+        k == 1, (R[..., 0, 2] - R[..., 2, 0]) * s, np.where(
+            k == 2, (R[..., 1, 0] - R[..., 0, 1]) * s, 0.25 / s)))
+    q = np.stack([x, y, z, w], axis=-1)
+    return q * np.where(q[..., 3:] < 0, -1.0, 1.0)
+
+
 def invert(X):
     """Return the inverse of rigid transforms ``X`` (..., 4, 4)."""
     X = np.asarray(X, dtype=float)

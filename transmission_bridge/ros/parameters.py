@@ -19,10 +19,17 @@ def descriptor(kind, description, read_only=False, constraints=''):
 
 
 def declare(node, name, default, kind, description, read_only=False, constraints=''):
-    """Declare one parameter and return its value (the override if one was given)."""
-    param = node.declare_parameter(
-        name, default, descriptor(kind, description, read_only, constraints))
-    return param.value
+    """
+    Declare one parameter and return its value (the override if one was given).
+
+    An empty list default declares a statically typed parameter with no value (rclpy
+    cannot infer a type from ``[]``); it reads back as ``[]`` until set.
+    """
+    desc = descriptor(kind, description, read_only, constraints)
+    if isinstance(default, list) and not default:
+        param = node.declare_parameter(name, _TYPES[kind][1], desc)
+        return [] if param.value is None else list(param.value)
+    return node.declare_parameter(name, default, desc).value
 
 
 def reason_list(reasons):

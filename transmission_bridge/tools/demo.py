@@ -1,8 +1,10 @@
 """
-``make demo``: the bridge on the example robot, fed by the actuator simulator.
+``make demo``: the example robot end to end, with no robot and no ROS install.
 
-Starts both nodes as processes in a private DDS domain on loopback, listens to
-``joint_states`` for a few seconds and prints what a person wants to see.
+Starts the actuator simulator (motor states of the example arm moving slowly),
+the bridge (motors -> joint_states) and the kinematics node (joint_states ->
+gravity torques) as processes in a private DDS domain on loopback, listens for a
+few seconds and prints joint positions next to the torques that hold the arm.
 """
 
 import argparse
@@ -13,8 +15,7 @@ import subprocess
 import sys
 import time
 
-HERE = pathlib.Path(__file__).resolve().parent
-CONFIG = HERE.parent.parent / 'config'
+CONFIG = pathlib.Path(__file__).resolve().parent.parent.parent / 'config'
 
 
 def _config_dir():
@@ -25,18 +26,22 @@ def _config_dir():
 
 
 def main(argv=None):
-    """Run the demo; return 0 on success."""
-    parser = argparse.ArgumentParser(description=__doc__)
+    """Run the demo; return 0 when both nodes answered."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--seconds', type=float, default=3.0, help='how long to listen')
     args = parser.parse_args(argv)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
-    tfile = _config_dir() / 'example_robot_transmissions.yaml'
-    procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args',
-                               '-p', f'transmissions_file:={tfile}', *extra])
-             for module, extra in [('transmission_bridge.bridge_node', []),
-                                   ('transmission_bridge.tools.actuator_simulator',
-                                    ['-p', 'rate:=50.0'])]]
+    config = _config_dir()
+    tfile = config / 'example_robot_transmissions.yaml'
+    nodes = [('transmission_bridge.tools.actuator_simulator',
+              ['-p', f'transmissions_file:={tfile}', '-p', 'rate:=50.0']),
+             ('transmission_bridge.bridge_node', ['-p', f'transmissions_file:={tfile}']),
+             ('transmission_bridge.kinematics_node',
+              ['-p', f'model_file:={config / "example_arm_model.yaml"}'])]
+    procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args', *extra])
+             for module, extra in nodes]
     try:
         return _listen(args.seconds)
     finally:
@@ -52,28 +57,36 @@ def _listen(seconds):
 
     rclpy.init()
     node = rclpy.create_node('demo_listener')
-    received = []
-    node.create_subscription(JointState, 'joint_states', received.append, 10)
-    end = time.monotonic() + seconds + 10.0
-    shown = 0
-    while time.monotonic() < end and shown < 8:
+    joints, torques = [], []
+    node.create_subscription(JointState, 'joint_states', joints.append, 10)
+    node.create_subscription(JointState, 'kinematics/gravity_torques', torques.append, 10)
+    deadline = time.monotonic() + 15.0
+    while time.monotonic() < deadline and not torques:
         rclpy.spin_once(node, timeout_sec=0.05)
-        if received and len(received) >= (shown + 1) * max(1, int(50 * seconds / 8)):
-            _print(received[-1], header=shown == 0)
+    end = time.monotonic() + seconds
+    next_print = 0.0
+    shown = 0
+    while time.monotonic() < end and torques:
+        rclpy.spin_once(node, timeout_sec=0.05)
+        if time.monotonic() >= next_print:
+            _print(torques[-1], header=shown == 0)
             shown += 1
+            next_print = time.monotonic() + seconds / 6
     node.destroy_node()
     rclpy.shutdown()
-    print(f'\n{len(received)} joint_states messages received from the bridge.')
-    return 0 if received else 1
+    print(f'\n{len(joints)} joint_states from transmission_bridge, {len(torques)} '
+          'gravity_torques from kinematics.')
+    print('effort = torque that holds the arm against gravity (N*m), i.e. -tau_g.')
+    return 0 if joints and torques else 1
 
 
 def _print(msg, header):
     if header:
-        print('joint_states from transmission_bridge (position rad, velocity rad/s):')
-        print('  t [s]      ' + ' '.join(f'{n:>16}' for n in msg.name))
+        print('example arm: joint position (rad) / holding torque (N*m)')
+        print('  t [s]     ' + ' '.join(f'{n:>15}' for n in msg.name))
     stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    print(f'  {stamp % 1000:8.3f} p ' + ' '.join(f'{v:16.4f}' for v in msg.position))
-    print('           v ' + ' '.join(f'{v:16.4f}' for v in msg.velocity))
+    print(f'  {stamp % 1000:8.3f} q ' + ' '.join(f'{v:15.4f}' for v in msg.position))
+    print('         tau ' + ' '.join(f'{v:15.4f}' for v in msg.effort))
 
 
 if __name__ == '__main__':

@@ -1,0 +1,212 @@
+"""
+What the kinematics node does, without ROS: joint-state cache, checks, and the outputs.
+
+Joints a message does not carry keep their last reported value, or the default
+position (and zero velocity) until first reported. Input checks are
+:class:`~transmission_bridge.named_input.NamedInput`'s; in addition a NaN position
+or velocity leaves that joint's previous value in place (counted as
+``unknown_values``). A stamp older than the previous one (a looping bag) forgets
+every reported value. Outputs, all for the same configuration::
+
+    holding = -tau_g                 torque that holds the pose against gravity
+    passive = -tau_g + b v           holding plus damping compensation (feed-forward)
+
+>>> from transmission_bridge.kinematics import load_model
+>>> core = KinematicsCore(load_model({'bodies': [{'name': 'b', 'joint': {
+...     'name': 's', 'type': 'screw', 'axis': [0, 0, 1], 'pitch': 0.02},
+...     'inertial': {'mass': 1.0}}]}))
+>>> out = core.ingest(['s'], [1.0], [], stamp_ns=1)
+>>> round(float(out.holding[0]), 6)      # m g pitch / 2 pi
+0.031226
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .kinematics import ModelError
+from .kinematics.spatial import invert
+from .named_input import NamedInput
+
+
+@dataclasses.dataclass
+class Counters:
+    """Running totals of what the node received and refused (reported on /diagnostics)."""
+
+    received: int = 0
+    published: int = 0
+    rejected_length_mismatch: int = 0
+    rejected_duplicate_names: int = 0
+    rejected_non_finite: int = 0
+    unknown_names: int = 0
+    unknown_values: int = 0
+    stamp_backwards: int = 0
+    trajectories_mapped: int = 0
+    trajectories_rejected: int = 0
+
+    def as_dict(self):
+        """Return the counters as an ordered dict (name -> int)."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class KinematicsOutput:
+    """Everything published for one joint_states message (base-frame poses)."""
+
+    q: object
+    v: object
+    poses: object
+    holding: object
+    passive: object
+    potential_energy: float
+
+
+class KinematicsCore:
+    """Latest joint state, and gravity, damping and poses computed from it."""
+
+    def __init__(self, model, base_frame='world'):
+        self.counters = Counters()
+        self.last_reason = ''
+        self.last_new_unknown = ()
+        self._model = None
+        self._q = np.zeros(0)
+        self._v = np.zeros(0)
+        self._reported = np.zeros(0, dtype=bool)
+        self._input = NamedInput(())
+        self.received_any = False
+        self.set_model(model, base_frame)
+
+    @property
+    def model(self):
+        """Return the :class:`~transmission_bridge.kinematics.Model` in force."""
+        return self._model
+
+    @property
+    def base_frame(self):
+        """Return the frame poses are expressed in ('world' or a body name)."""
+        return self._base
+
+    def set_model(self, model, base_frame=None):
+        """Switch to ``model``; reported joints that keep their name keep their values."""
+        base = self._base if base_frame is None else base_frame
+        if base != 'world' and base not in model.body_names:
+            raise ModelError(f'base_frame {base!r} is neither world nor a body of the model')
+        old = self._model
+        q = model.default_positions.copy()
+        v = np.zeros(model.num_positions)
+        reported = np.zeros(model.num_positions, dtype=bool)
+        if old is not None:
+            index = {n: i for i, n in enumerate(old.joint_names)}
+            for k, name in enumerate(model.joint_names):
+                i = index.get(name)
+                if i is not None and self._reported[i]:
+                    q[k], v[k], reported[k] = self._q[i], self._v[i], True
+        self._model, self._base = model, base
+        self._base_index = None if base == 'world' else model.body_names.index(base)
+        self._q, self._v, self._reported = q, v, reported
+        self._input = self._input.renamed(model.joint_names)
+
+    def reset(self):
+        """Forget every reported value: joints go back to their defaults."""
+        self._q = self._model.default_positions.copy()
+        self._v = np.zeros(self._model.num_positions)
+        self._reported[:] = False
+        self._input.forget_stamps()
+
+    @property
+    def configuration(self):
+        """Return copies of the current ``(q, v)``."""
+        return self._q.copy(), self._v.copy()
+
+    def ingest(self, names, position, velocity, stamp_ns):
+        """Take one joint_states message; return a :class:`KinematicsOutput` or ``None``."""
+        c = self.counters
+        c.received += 1
+        checked = self._input.check(names, (position, velocity))
+        self.last_new_unknown = checked.new_unknown
+        if checked.rejected:
+            setattr(c, 'rejected_' + checked.rejected,
+                    getattr(c, 'rejected_' + checked.rejected) + 1)
+            self.last_reason = checked.reason
+            return None
+        c.unknown_names += checked.num_unknown
+        if self._input.stamp_went_back('joint_states', stamp_ns):
+            c.stamp_backwards += 1
+            self._q = self._model.default_positions.copy()
+            self._v[:] = 0.0
+            self._reported[:] = False
+        cols = checked.cols
+        pos, vel = checked.arrays
+        if pos is not None:
+            known = ~np.isnan(pos)
+            if not known.all():
+                c.unknown_values += int((~known).sum())
+            self._q[cols[known]] = pos[known]
+            self._reported[cols[known]] = True
+        if vel is not None:
+            known = ~np.isnan(vel)
+            if not known.all():
+                c.unknown_values += int((~known).sum())
+            self._v[cols[known]] = vel[known]
+        self.received_any = True
+        c.published += 1
+        return self.evaluate(self._q, self._v)
+
+    def evaluate(self, q, v):
+        """Return the :class:`KinematicsOutput` for configuration ``(q, v)``."""
+        model = self._model
+        poses, tau_g = model.poses_and_gravity(q)
+        energy = float(model.potential_energy_from_poses(poses))
+        if self._base_index is not None:
+            poses = invert(poses[self._base_index]) @ poses
+        holding = -tau_g
+        return KinematicsOutput(q.copy(), v.copy(), poses, holding,
+                                holding + model.damping * v, energy)
+
+    def feed_forward(self, joint_names, positions, velocities):
+        """
+        Return the gravity plus damping compensation of every trajectory point.
+
+        ``positions`` and ``velocities`` hold one sequence per point (velocities may
+        all be empty: zero). Joints not named stay at their default position with
+        zero velocity. Returns (points, len(joint_names)) efforts in the order of
+        ``joint_names``; raises ModelError with the reason if the trajectory is
+        invalid.
+        """
+        try:
+            out = self._feed_forward(joint_names, positions, velocities)
+        except ModelError:
+            self.counters.trajectories_rejected += 1
+            raise
+        self.counters.trajectories_mapped += 1
+        return out
+
+    def _feed_forward(self, joint_names, positions, velocities):
+        model = self._model
+        index = {n: i for i, n in enumerate(model.joint_names)}
+        names = list(joint_names)
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            raise ModelError(f'unknown joints {unknown}')
+        if len(set(names)) != len(names):
+            raise ModelError('duplicate joint names')
+        cols = np.array([index[n] for n in names], dtype=np.intp)
+        n_points = len(positions)
+        Q = np.tile(model.default_positions, (n_points, 1))
+        V = np.zeros((n_points, model.num_positions))
+        for label, rows, target, required in (('positions', positions, Q, True),
+                                              ('velocities', velocities, V, False)):
+            lengths = {len(r) for r in rows}
+            if not required and lengths <= {0}:
+                continue
+            if lengths != {len(names)}:
+                raise ModelError(f'points[*].{label} must have {len(names)} values in every '
+                                 f'point, got lengths {sorted(lengths)}')
+            values = np.array([np.asarray(r, dtype=float) for r in rows])
+            if not np.isfinite(values).all():
+                raise ModelError(f'points[*].{label} contains a non-finite value')
+            target[:, cols] = values
+        if n_points == 0:
+            return np.zeros((0, len(names)))
+        effort = -model.gravity_generalized_forces(Q) + model.damping * V
+        return effort[:, cols]

@@ -1,0 +1,256 @@
+"""
+The ``kinematics`` node: joint states in; gravity and damping torques, poses and energy out.
+
+A thin rclpy shell around :class:`~transmission_bridge.kinematics_core.KinematicsCore`;
+topics, parameters and services are listed in the README ("Kinematics node").
+Efforts published here are torques a controller **applies**: ``~/gravity_torques``
+holds the pose against gravity (``-tau_g``), ``~/passive_torques`` adds damping
+compensation (``-tau_g + b v``).
+"""
+
+import math
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseArray, PoseStamped
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .kinematics import load_model, ModelError
+from .kinematics import parameters as kparams
+from .kinematics_core import KinematicsCore
+from .ros.conversions import doubles, poses_to_msgs, stamp_to_ns
+from .ros.diagnostics import diagnostics
+from .ros.node_main import exit_with, run_node, StartupError
+from .ros.parameters import declare, descriptor
+
+MODEL_FILE = 'model_file'
+BASE_FRAME = 'base_frame'
+TIP_LINKS = 'tip_links'
+DIAGNOSTICS_PERIOD = 'diagnostics_period'
+
+RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class KinematicsNode(Node):
+    """Publishes gravity/damping compensation, poses and energy for each joint_states."""
+
+    NODE_NAME = 'kinematics'
+
+    def __init__(self, **kwargs):
+        super().__init__(self.NODE_NAME, **kwargs)
+        self._path = declare(self, MODEL_FILE, '', str,
+                             'path of the robot model YAML (README "Robot model YAML")',
+                             read_only=True)
+        base = declare(self, BASE_FRAME, 'world', str,
+                       "frame_id of the outputs: 'world' or a body of the model",
+                       read_only=True)
+        tips = declare(self, TIP_LINKS, [], 'string_array',
+                       'bodies whose pose is also published on ~/<body>/pose',
+                       read_only=True)
+        period = declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
+                         'period of /diagnostics messages, s', read_only=True, constraints='> 0')
+        if not (math.isfinite(period) and period > 0):
+            raise StartupError(f'{DIAGNOSTICS_PERIOD} must be > 0, got {period!r}')
+        if not self._path:
+            raise StartupError(f'parameter {MODEL_FILE!r} is required')
+        try:
+            self._file_model = load_model(self._path)
+            model = self._declare_model_parameters(self._file_model)
+            self._core = KinematicsCore(model, base)
+        except ModelError as exc:
+            raise StartupError(str(exc)) from None
+        unknown = [t for t in tips if t not in model.body_names]
+        if unknown:
+            raise StartupError(f'{TIP_LINKS}: unknown bodies {unknown}')
+        self._base = base
+        self._tips = [(t, model.body_names.index(t)) for t in tips]
+        self._pending = None
+        self._syncing = False
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', RELIABLE_10)
+        self._passive_pub = self.create_publisher(JointState, '~/passive_torques', RELIABLE_10)
+        self._poses_pub = self.create_publisher(PoseArray, '~/body_poses', RELIABLE_10)
+        self._tip_pubs = [self.create_publisher(PoseStamped, f'~/{t}/pose', RELIABLE_10)
+                          for t, _ in self._tips]
+        self._energy_pub = self.create_publisher(Float64, '~/potential_energy', RELIABLE_10)
+        self._traj_pub = self.create_publisher(JointTrajectory, '~/trajectory_out', RELIABLE_10)
+        self._default_pub = self.create_publisher(JointState, '~/default_joint_states',
+                                                  RELIABLE_10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
+                                 qos_profile_sensor_data)
+        self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
+                                 RELIABLE_10)
+        self.create_service(Trigger, '~/set_default_pose_from_current', self._set_default)
+        self.create_service(Trigger, '~/reset_default_pose', self._reset_default)
+        self.create_service(Trigger, '~/reset_damping', self._reset_damping)
+        self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
+        self.create_timer(period, self._publish_diagnostics)
+        self.get_logger().info(
+            f'model {model.name!r}: {len(model.body_names)} bodies, {model.num_positions} '
+            f'joints from {self._path}; outputs in {base!r}')
+
+    # --- configuration -----------------------------------------------------------
+    def _declare_model_parameters(self, model):
+        descriptions = kparams.parameter_descriptions(model)
+        given = {}
+        for name, value in kparams.parameter_values(model).items():
+            kind = 'double_array' if name == kparams.GRAVITY else float
+            param = self.declare_parameter(name, value, descriptor(kind, descriptions[name]))
+            if list(param.value) != value if kind != float else param.value != value:
+                given[name] = list(param.value) if kind != float else param.value
+        if not given:
+            return model
+        translations = {k for k in given if k.endswith('.' + kparams.DEFAULT_TRANSLATION)}
+        for name in translations:      # an override of either coupled value wins over the file
+            given.pop(name[:-len(kparams.DEFAULT_TRANSLATION)] + kparams.DEFAULT_POSITION, None)
+        new = kparams.apply_parameters(model, given)
+        self._sync_coupled(new)
+        return new
+
+    def _validate_parameters(self, params):
+        """On-set callback: build the would-be model; refuse with the reason."""
+        if self._syncing:
+            return SetParametersResult(successful=True)
+        changes = {}
+        for p in params:
+            if kparams.split_parameter(p.name):
+                value = p.value
+                if p.type_ == Parameter.Type.DOUBLE_ARRAY:
+                    value = list(value)
+                changes[p.name] = value
+        try:
+            self._pending = (kparams.apply_parameters(self._core.model, changes)
+                             if changes else None)
+        except ModelError as exc:
+            self._pending = None
+            return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params):
+        """Post-set callback: the validated model takes effect; coupled values follow."""
+        if self._syncing or self._pending is None:
+            return
+        model, self._pending = self._pending, None
+        self._core.set_model(model)
+        self._sync_coupled(model)
+
+    def _sync_coupled(self, model):
+        """Make every declared parameter show the model's value (screw rotation/translation)."""
+        stale = []
+        for name, value in kparams.parameter_values(model).items():
+            if self.has_parameter(name):
+                current = self.get_parameter(name).value
+                if (list(current) if name == kparams.GRAVITY else current) != value:
+                    stale.append(Parameter(name, value=value))
+        if stale:
+            self._syncing = True
+            try:
+                self.set_parameters(stale)
+            finally:
+                self._syncing = False
+
+    def _set_joint_parameters(self, field, values):
+        params = [Parameter(kparams.joint_parameter(j, field), Parameter.Type.DOUBLE, float(v))
+                  for j, v in zip(self._core.model.joint_names, values)]
+        result = self.set_parameters_atomically(params)
+        return result.successful, result.reason
+
+    # --- topics ------------------------------------------------------------------
+    def _on_joint_states(self, msg):
+        core = self._core
+        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp))
+        for name in core.last_new_unknown:
+            self.get_logger().warning(f'joint_states: ignoring unknown joint {name!r}')
+        if out is None:
+            self.get_logger().warning(f'joint_states rejected: {core.last_reason}',
+                                      throttle_duration_sec=5.0)
+            return
+        header = msg.header
+        header.frame_id = self._base
+        names = list(core.model.joint_names)
+        q = doubles(out.q)
+        self._gravity_pub.publish(JointState(header=header, name=names, position=q,
+                                             effort=doubles(out.holding)))
+        self._passive_pub.publish(JointState(header=header, name=names, position=q,
+                                             velocity=doubles(out.v),
+                                             effort=doubles(out.passive)))
+        poses = poses_to_msgs(out.poses)
+        self._poses_pub.publish(PoseArray(header=header, poses=poses))
+        for (_, i), pub in zip(self._tips, self._tip_pubs):
+            pub.publish(PoseStamped(header=header, pose=poses[i]))
+        self._energy_pub.publish(Float64(data=out.potential_energy))
+
+    def _on_trajectory(self, msg):
+        points = msg.points
+        try:
+            effort = self._core.feed_forward(msg.joint_names, [p.positions for p in points],
+                                             [p.velocities for p in points])
+        except ModelError as exc:
+            self.get_logger().error(f'trajectory_in rejected: {exc}')
+            return
+        out = JointTrajectory(header=msg.header, joint_names=list(msg.joint_names))
+        for p, e in zip(points, effort):
+            out.points.append(JointTrajectoryPoint(
+                positions=p.positions, velocities=p.velocities, accelerations=p.accelerations,
+                effort=doubles(e), time_from_start=p.time_from_start))
+        self._traj_pub.publish(out)
+
+    # --- services ----------------------------------------------------------------
+    def _set_default(self, request, response):
+        if not self._core.received_any:
+            response.success = False
+            response.message = 'no joint_states received yet'
+            return response
+        q, _ = self._core.configuration
+        ok, reason = self._set_joint_parameters(kparams.DEFAULT_POSITION, q)
+        response.success = ok
+        response.message = (', '.join(f'{j}={v!r}' for j, v in zip(
+            self._core.model.joint_names, q)) if ok else f'refused: {reason}')
+        return response
+
+    def _reset_default(self, request, response):
+        ok, reason = self._set_joint_parameters(kparams.DEFAULT_POSITION,
+                                                self._file_model.default_positions)
+        response.success = ok
+        response.message = f'default pose restored from {self._path}' if ok else reason
+        return response
+
+    def _reset_damping(self, request, response):
+        ok, reason = self._set_joint_parameters(kparams.DAMPING, self._file_model.damping)
+        response.success = ok
+        response.message = f'damping restored from {self._path}' if ok else reason
+        return response
+
+    def _go_to_default(self, request, response):
+        model = self._core.model
+        msg = JointState(name=list(model.joint_names), position=doubles(model.default_positions))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = self._base
+        self._default_pub.publish(msg)
+        response.success = True
+        response.message = 'published the default pose on ~/default_joint_states'
+        return response
+
+    # --- diagnostics -------------------------------------------------------------
+    def _publish_diagnostics(self):
+        self._diag_pub.publish(diagnostics(
+            self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._path,
+            self._core.counters.as_dict()))
+
+
+def main(args=None):
+    """Entry point of the ``kinematics`` executable."""
+    exit_with(run_node(KinematicsNode, args))
+
+
+if __name__ == '__main__':
+    main()

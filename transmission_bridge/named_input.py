@@ -1,0 +1,107 @@
+"""
+Checks shared by every node that takes values by name (sensor_msgs/JointState and the like).
+
+A message is rejected whole when a non-empty value array's length differs from the
+number of names (``length_mismatch``), when a name repeats (``duplicate_names``) or
+when a value is infinite (``non_finite``); NaN is kept (it means unknown). Names
+the receiver does not know are skipped and reported once each. Index maps are
+cached per name tuple (bounded), so a steady stream costs one dict lookup.
+
+>>> checker = NamedInput(['a', 'b'])
+>>> checked = checker.check(('b', 'x'), [[2.0, 9.0], []])
+>>> checked.cols.tolist(), checked.arrays[0].tolist(), checked.arrays[1], checked.new_unknown
+([1], [2.0], None, ('x',))
+>>> checker.check(('a', 'a'), [[1.0, 2.0]]).rejected
+'duplicate_names'
+"""
+
+import dataclasses
+
+import numpy as np
+
+_MAX_CACHED_LAYOUTS = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """A checked message: known rows/columns, one array per field (None if empty)."""
+
+    rejected: str = ''
+    reason: str = ''
+    cols: object = None
+    arrays: tuple = ()
+    new_unknown: tuple = ()
+    num_unknown: int = 0
+
+
+class NamedInput:
+    """Validates named-value messages against a fixed list of known names."""
+
+    def __init__(self, known_names):
+        self._index = {n: i for i, n in enumerate(known_names)}
+        self._layouts = {}
+        self._unknown_seen = set()
+        self._last_stamp = {}
+
+    def check(self, names, fields):
+        """Check one message; ``fields`` are its value arrays (each empty or one per name)."""
+        names = tuple(names)
+        arrays = []
+        for values in fields:
+            if len(values) == 0:
+                arrays.append(None)
+                continue
+            arr = np.asarray(values, dtype=float).reshape(-1)
+            if arr.shape[0] != len(names):
+                return Checked('length_mismatch',
+                               f'array of length {arr.shape[0]} for {len(names)} names')
+            arrays.append(arr)
+        layout = self._layouts.get(names)
+        if layout is None:
+            if len(set(names)) != len(names):
+                return Checked('duplicate_names', 'duplicate names')
+            layout = self._make_layout(names)
+        rows, cols, unknown = layout
+        for arr in arrays:
+            if arr is not None and np.isinf(arr).any():
+                return Checked('non_finite', 'infinite value')
+        new_unknown = ()
+        if unknown:
+            new_unknown = tuple(n for n in unknown if n not in self._unknown_seen)
+            self._unknown_seen.update(new_unknown)
+        selected = tuple(None if arr is None else (arr if rows is None else arr[rows])
+                         for arr in arrays)
+        return Checked('', '', cols, selected, new_unknown, len(unknown))
+
+    def _make_layout(self, names):
+        rows, cols, unknown = [], [], []
+        for row, name in enumerate(names):
+            col = self._index.get(name)
+            if col is None:
+                unknown.append(name)
+            else:
+                rows.append(row)
+                cols.append(col)
+        rows_arr = None if len(rows) == len(names) else np.array(rows, dtype=np.intp)
+        layout = (rows_arr, np.array(cols, dtype=np.intp), tuple(unknown))
+        if len(self._layouts) >= _MAX_CACHED_LAYOUTS:
+            self._layouts.clear()
+        self._layouts[names] = layout
+        return layout
+
+    def renamed(self, known_names):
+        """Return a checker for other known names that keeps the stamps and warnings so far."""
+        new = NamedInput(known_names)
+        new._last_stamp = self._last_stamp
+        new._unknown_seen = self._unknown_seen
+        return new
+
+    def stamp_went_back(self, source, stamp_ns):
+        """Record ``stamp_ns`` for ``source``; return True if it is older than the last one."""
+        last = self._last_stamp.get(source)
+        self._last_stamp[source] = stamp_ns
+        return last is not None and stamp_ns < last
+
+    def forget_stamps(self):
+        """Forget every source's last stamp."""
+        self._last_stamp.clear()
