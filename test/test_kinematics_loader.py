@@ -1,6 +1,5 @@
 """load_model: the shipped examples, and errors that name the exact key."""
 
-import copy
 import math
 
 from conftest import CONFIG
@@ -9,6 +8,7 @@ import pytest
 from transmission_bridge.kinematics import load_model, ModelError
 from transmission_bridge.transmissions import load_transmissions
 import yaml
+from yaml_cases import broken
 
 GOOD = {'name': 'two', 'bodies': [
     {'name': 'l1', 'parent': 'world',
@@ -24,15 +24,7 @@ GOOD = {'name': 'two', 'bodies': [
 
 
 def _broken(path, value):
-    data = copy.deepcopy(GOOD)
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return data
+    return broken(GOOD, path, value)
 
 
 def test_good_and_shipped_models():

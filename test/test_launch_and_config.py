@@ -33,37 +33,22 @@ def test_launch_file_names_resolve(path):
         assert (CONFIG / name).is_file(), name
 
 
-def test_shipped_bridge_params_are_accepted(tmp_path):
-    data = yaml.safe_load((CONFIG / 'bridge.yaml').read_text())
+@pytest.mark.parametrize('module,node,params_file,extra', [
+    ('transmission_bridge.bridge_node', 'transmission_bridge', 'bridge.yaml',
+     f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}'),
+    ('transmission_bridge.kinematics_node', 'kinematics', 'kinematics.yaml',
+     f'model_file:={CONFIG / "example_arm_model.yaml"}'),
+])
+def test_shipped_params_are_accepted(tmp_path, module, node, params_file, extra):
+    data = yaml.safe_load((CONFIG / params_file).read_text())
     (key, body), = data.items()
     params = body['ros__parameters']
     ns = unique_namespace('cfg')
-    proc = NodeProcess('transmission_bridge.bridge_node',
-                       ['--params-file', str(CONFIG / 'bridge.yaml'),
-                        '-p', f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}',
-                        '-r', f'__ns:={ns}'], tmp_path / 'node.log')
+    proc = NodeProcess(module, ['--params-file', str(CONFIG / params_file), '-p', extra,
+                                '-r', f'__ns:={ns}'], tmp_path / 'node.log')
     g = Graph(ns)
     try:
-        values = g.get_parameters('transmission_bridge', list(params))
-        assert values == params
-    finally:
-        g.close()
-        assert proc.stop() == 0, proc.output()
-
-
-def test_shipped_kinematics_params_are_accepted(tmp_path):
-    data = yaml.safe_load((CONFIG / 'kinematics.yaml').read_text())
-    (key, body), = data.items()
-    params = body['ros__parameters']
-    ns = unique_namespace('cfg')
-    proc = NodeProcess('transmission_bridge.kinematics_node',
-                       ['--params-file', str(CONFIG / 'kinematics.yaml'),
-                        '-p', f'model_file:={CONFIG / "example_arm_model.yaml"}',
-                        '-r', f'__ns:={ns}'], tmp_path / 'node.log')
-    g = Graph(ns)
-    try:
-        values = g.get_parameters('kinematics', list(params))
-        assert values == params
+        assert g.get_parameters(node, list(params)) == params
     finally:
         g.close()
         assert proc.stop() == 0, proc.output()

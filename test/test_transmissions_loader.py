@@ -1,11 +1,11 @@
 """load_transmissions: the YAML format, and errors that name the exact key."""
 
-import copy
 
 from conftest import CONFIG
 import pytest
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 import yaml
+from yaml_cases import broken
 
 GOOD = {'transmissions': [
     {'name': 'wrist', 'type': 'differential',
@@ -20,15 +20,7 @@ GOOD = {'transmissions': [
 
 
 def _broken(path, value):
-    data = copy.deepcopy(GOOD)
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return data
+    return broken(GOOD, path, value)
 
 
 def test_good_mapping_and_file(tmp_path):

@@ -31,28 +31,16 @@ import math
 
 import numpy as np
 
+from . import named_input
 from .named_input import NamedInput
 from .transmissions import ConfigError
 
 
 @dataclasses.dataclass
-class Counters:
-    """Running totals of what the bridge received and refused (reported on /diagnostics)."""
+class Counters(named_input.Counters):
+    """The shared counters plus actuators reported on more than one topic."""
 
-    received: int = 0
-    published: int = 0
-    rejected_length_mismatch: int = 0
-    rejected_duplicate_names: int = 0
-    rejected_non_finite: int = 0
-    unknown_names: int = 0
-    stamp_backwards: int = 0
     shared_actuators: int = 0
-    trajectories_mapped: int = 0
-    trajectories_rejected: int = 0
-
-    def as_dict(self):
-        """Return the counters as an ordered dict (name -> int)."""
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,14 +124,10 @@ class BridgeCore:
         :attr:`last_result` says why.
         """
         c = self.counters
-        c.received += 1
         checked = self._input.check(names, (position, velocity, effort))
-        if checked.rejected:
-            setattr(c, 'rejected_' + checked.rejected,
-                    getattr(c, 'rejected_' + checked.rejected) + 1)
+        if c.count(checked):
             return self._refuse(checked.reason)
         cols, arrays, new_unknown = checked.cols, checked.arrays, checked.new_unknown
-        c.unknown_names += checked.num_unknown
         sid = self._source_ids.setdefault(source, len(self._source_ids))
         if self._input.stamp_went_back(sid, stamp_ns):
             c.stamp_backwards += 1

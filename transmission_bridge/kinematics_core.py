@@ -24,29 +24,17 @@ import dataclasses
 
 import numpy as np
 
+from . import named_input
 from .kinematics import ModelError
 from .kinematics.spatial import invert
 from .named_input import NamedInput
 
 
 @dataclasses.dataclass
-class Counters:
-    """Running totals of what the node received and refused (reported on /diagnostics)."""
+class Counters(named_input.Counters):
+    """The shared counters plus NaN values that left a joint's previous value in place."""
 
-    received: int = 0
-    published: int = 0
-    rejected_length_mismatch: int = 0
-    rejected_duplicate_names: int = 0
-    rejected_non_finite: int = 0
-    unknown_names: int = 0
     unknown_values: int = 0
-    stamp_backwards: int = 0
-    trajectories_mapped: int = 0
-    trajectories_rejected: int = 0
-
-    def as_dict(self):
-        """Return the counters as an ordered dict (name -> int)."""
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,15 +109,11 @@ class KinematicsCore:
     def ingest(self, names, position, velocity, stamp_ns):
         """Take one joint_states message; return a :class:`KinematicsOutput` or ``None``."""
         c = self.counters
-        c.received += 1
         checked = self._input.check(names, (position, velocity))
         self.last_new_unknown = checked.new_unknown
-        if checked.rejected:
-            setattr(c, 'rejected_' + checked.rejected,
-                    getattr(c, 'rejected_' + checked.rejected) + 1)
+        if c.count(checked):
             self.last_reason = checked.reason
             return None
-        c.unknown_names += checked.num_unknown
         if self._input.stamp_went_back('joint_states', stamp_ns):
             c.stamp_backwards += 1
             self._q = self._model.default_positions.copy()

@@ -22,6 +22,35 @@ import numpy as np
 _MAX_CACHED_LAYOUTS = 64
 
 
+@dataclasses.dataclass
+class Counters:
+    """Running totals every input-taking core keeps (reported on /diagnostics)."""
+
+    received: int = 0
+    published: int = 0
+    rejected_length_mismatch: int = 0
+    rejected_duplicate_names: int = 0
+    rejected_non_finite: int = 0
+    unknown_names: int = 0
+    stamp_backwards: int = 0
+    trajectories_mapped: int = 0
+    trajectories_rejected: int = 0
+
+    def count(self, checked):
+        """Count one message's :class:`Checked` outcome; return True if it was rejected."""
+        self.received += 1
+        if checked.rejected:
+            field = 'rejected_' + checked.rejected
+            setattr(self, field, getattr(self, field) + 1)
+            return True
+        self.unknown_names += checked.num_unknown
+        return False
+
+    def as_dict(self):
+        """Return the counters as an ordered dict (name -> int)."""
+        return dataclasses.asdict(self)
+
+
 @dataclasses.dataclass(frozen=True)
 class Checked:
     """A checked message: known rows/columns, one array per field (None if empty)."""

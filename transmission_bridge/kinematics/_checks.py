@@ -1,37 +1,20 @@
 """Validation helpers of the kinematics library (no ROS, no I/O)."""
 
+import functools
 import math
-import numbers
 
 import numpy as np
 
 from .errors import ModelError
+from .. import _validate
+
+number = functools.partial(_validate.number, error=ModelError)
+finite = functools.partial(_validate.finite, error=ModelError)
+non_negative = functools.partial(_validate.non_negative, error=ModelError)
+name = functools.partial(_validate.name, error=ModelError)
 
 # Below this norm an axis has no direction (Drake's threshold for joint axes).
 AXIS_EPSILON = math.sqrt(np.finfo(float).eps)
-
-
-def number(value, what):
-    """Return ``value`` as a float; booleans and strings are errors, not numbers."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ModelError(f'{what} must be a number, got {value!r}')
-    return float(value)
-
-
-def finite(value, what):
-    """Return ``value`` as a finite float, or raise ModelError naming ``what``."""
-    x = number(value, what)
-    if not math.isfinite(x):
-        raise ModelError(f'{what} must be finite, got {x!r}')
-    return x
-
-
-def non_negative(value, what):
-    """Return a finite float >= 0, or raise ModelError."""
-    x = finite(value, what)
-    if x < 0.0:
-        raise ModelError(f'{what} must be >= 0, got {x!r}')
-    return x
 
 
 def vector(value, size, what):
@@ -75,10 +58,3 @@ def transform(value, what):
                          f'last row 0 0 0 1)')
     arr.flags.writeable = False
     return arr
-
-
-def name(value, what):
-    """Return a non-empty name without white space."""
-    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
-        raise ModelError(f'{what} must be a non-empty name without spaces, got {value!r}')
-    return value

@@ -225,18 +225,16 @@ class Model:
 
     def with_default_positions(self, q):
         """Return a copy whose default configuration is ``q`` (each within its limits)."""
-        q = self._q(q)
-        model = self
-        for joint, value in zip(self.joints, q):
-            model = model.with_joint(joint.name, default_position=float(value))
-        return model
+        return self._with_joint_values('default_position', q)
 
     def with_damping(self, damping):
         """Return a copy with the damping of every movable joint set from ``damping``."""
-        b = self._q(damping)
+        return self._with_joint_values('damping', damping)
+
+    def _with_joint_values(self, field, values):
         model = self
-        for joint, value in zip(self.joints, b):
-            model = model.with_joint(joint.name, damping=float(value))
+        for joint, value in zip(self.joints, self._q(values)):
+            model = model.with_joint(joint.name, **{field: float(value)})
         return model
 
     def subtree_names(self, name):

@@ -1,29 +1,15 @@
-"""Validation helpers shared by the transmissions library (no ROS, no I/O)."""
+"""Validation helpers of the transmissions library: shared checks raising ConfigError."""
 
+import functools
 import math
-import numbers
 
 from .errors import ConfigError
+from .. import _validate
 
-
-def as_number(value, what):
-    """
-    Return ``value`` as a float, or raise ConfigError naming ``what``.
-
-    Booleans and strings are refused rather than converted: a YAML ``"50"`` or
-    ``yes`` is a mistake, not a reduction.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(f'{what} must be a number, got {value!r}')
-    return float(value)
-
-
-def finite(value, what):
-    """Return ``value`` as a finite float, or raise ConfigError naming ``what``."""
-    number = as_number(value, what)
-    if not math.isfinite(number):
-        raise ConfigError(f'{what} must be finite, got {number!r}')
-    return number
+as_number = functools.partial(_validate.number, error=ConfigError)
+finite = functools.partial(_validate.finite, error=ConfigError)
+non_negative = functools.partial(_validate.non_negative, error=ConfigError)
+name = functools.partial(_validate.name, error=ConfigError)
 
 
 def reduction(value, what):
@@ -32,18 +18,3 @@ def reduction(value, what):
     if not math.isfinite(number) or number == 0.0:
         raise ConfigError(f'{what} must be finite and non-zero, got {number!r}')
     return number
-
-
-def non_negative(value, what):
-    """Return a finite float >= 0 (a damping coefficient), or raise ConfigError."""
-    number = finite(value, what)
-    if number < 0.0:
-        raise ConfigError(f'{what} must be >= 0, got {number!r}')
-    return number
-
-
-def name(value, what):
-    """Return a non-empty name without white space, or raise ConfigError."""
-    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
-        raise ConfigError(f'{what} must be a non-empty name without spaces, got {value!r}')
-    return value
