@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-REQS := requirements/build.txt requirements/ros.txt requirements/test.txt
+REQS := requirements/build.txt requirements/ros.txt requirements/tools.txt requirements/test.txt
 # The environment is rebuilt whenever a requirement or the package metadata changes.
 STAMP := $(VENV)/.ready-$(shell cat $(REQS) setup.py setup.cfg | sha1sum | cut -c1-12)
 # A per-run DDS domain (0-100) and loopback-only discovery: runs never see each other.

@@ -29,6 +29,9 @@ setup(
             'transmission_bridge = transmission_bridge.bridge_node:main',
             'kinematics = transmission_bridge.kinematics_node:main',
             'actuator_simulator = transmission_bridge.tools.actuator_simulator:main',
+            'transmission_bridge_replay = transmission_bridge.tools.replay:console',
+            'transmission_bridge_record = transmission_bridge.tools.record:console',
+            'transmission_bridge_convert = transmission_bridge.tools.convert:console',
         ],
     },
 )

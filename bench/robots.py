@@ -57,3 +57,13 @@ def puma560():
         {'name': f'j{i + 1}', 'link': f'link{i + 1}', 'a': r[0], 'alpha': r[1], 'd': r[2],
          'theta': r[3], 'inertial': {'mass': 1.0, 'com': [0.0, 0.0, 0.05]}}
         for i, r in enumerate(rows)]}})
+
+
+def transmissions_12(seed=0):
+    """Return a 12-actuator robot: 4 simple, 2 differential and 2 four-bar transmissions."""
+    full = transmissions_24(seed)
+    from transmission_bridge.transmissions import TransmissionSet
+    specs = [s for s in full.specs if s.type == 'simple'][:4]
+    specs += [s for s in full.specs if s.type == 'differential'][:2]
+    specs += [s for s in full.specs if s.type == 'four_bar_linkage'][:2]
+    return TransmissionSet(specs)

@@ -10,7 +10,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.packaging
 
-EXECUTABLES = ['transmission_bridge', 'kinematics', 'actuator_simulator']
+EXECUTABLES = ['transmission_bridge', 'kinematics', 'actuator_simulator',
+               'transmission_bridge_replay', 'transmission_bridge_record',
+               'transmission_bridge_convert']
 
 
 @pytest.fixture(scope='module')

@@ -21,6 +21,7 @@ from .ros.conversions import doubles, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, descriptor
+from .ros.time_jumps import on_backward_jump
 from .transmissions import ConfigError, load_transmissions
 from .transmissions import parameters as tparams
 
@@ -78,6 +79,7 @@ class TransmissionBridge(Node):
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)
         self.create_timer(period, self._publish_diagnostics)
+        self._jump_handler = on_backward_jump(self, self._core.reset)
         self.get_logger().info(
             f'{len(tset.specs)} transmissions, {tset.num_joints} joints from {self._path}; '
             f'listening on {", ".join(topics)}')

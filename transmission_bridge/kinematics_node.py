@@ -28,6 +28,7 @@ from .ros.conversions import doubles, poses_to_msgs, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, descriptor
+from .ros.time_jumps import on_backward_jump
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
@@ -94,6 +95,7 @@ class KinematicsNode(Node):
         self.create_service(Trigger, '~/reset_damping', self._reset_damping)
         self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
+        self._jump_handler = on_backward_jump(self, self._core.reset)
         self.get_logger().info(
             f'model {model.name!r}: {len(model.body_names)} bodies, {model.num_positions} '
             f'joints from {self._path}; outputs in {base!r}')

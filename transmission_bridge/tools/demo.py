@@ -1,83 +1,84 @@
 """
 ``make demo``: the example robot end to end, with no robot and no ROS install.
 
-Starts the actuator simulator (motor states of the example arm moving slowly),
-the bridge (motors -> joint_states) and the kinematics node (joint_states ->
-gravity torques) as processes in a private DDS domain on loopback, listens for a
-few seconds and prints joint positions next to the torques that hold the arm.
+Replays the bundled bag of the example arm's actuator states
+(``examples/example_robot_bag``) with ``/clock`` into the bridge and the
+kinematics node (both on sim time), prints the joint positions next to the
+torques that hold the arm against gravity, then converts the same bag offline
+and draws actuator and joint signals to ``demo_output/example_robot.png``.
 """
 
 import argparse
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
-CONFIG = pathlib.Path(__file__).resolve().parent.parent.parent / 'config'
-
-
-def _config_dir():
-    if (CONFIG / 'example_robot_transmissions.yaml').exists():
-        return CONFIG
-    from ament_index_python.packages import get_package_share_directory
-    return pathlib.Path(get_package_share_directory('transmission_bridge')) / 'config'
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 
 
 def main(argv=None):
-    """Run the demo; return 0 when both nodes answered."""
+    """Run the demo; return 0 when both nodes answered and the conversion worked."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--seconds', type=float, default=3.0, help='how long to listen')
+    parser.add_argument('--output', default=ROOT / 'demo_output', type=pathlib.Path,
+                        help='folder for the converted bag and the plot')
     args = parser.parse_args(argv)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
-    config = _config_dir()
-    tfile = config / 'example_robot_transmissions.yaml'
-    nodes = [('transmission_bridge.tools.actuator_simulator',
-              ['-p', f'transmissions_file:={tfile}', '-p', 'rate:=50.0']),
-             ('transmission_bridge.bridge_node', ['-p', f'transmissions_file:={tfile}']),
-             ('transmission_bridge.kinematics_node',
-              ['-p', f'model_file:={config / "example_arm_model.yaml"}'])]
-    procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args', *extra])
-             for module, extra in nodes]
+    config, bag = ROOT / 'config', ROOT / 'examples' / 'example_robot_bag'
+    tfile, model = config / 'example_robot_transmissions.yaml', config / 'example_arm_model.yaml'
+    sim = ['-p', 'use_sim_time:=true']
+    procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args', *extra, *sim])
+             for module, extra in [
+                 ('transmission_bridge.bridge_node', ['-p', f'transmissions_file:={tfile}']),
+                 ('transmission_bridge.kinematics_node', ['-p', f'model_file:={model}'])]]
     try:
-        return _listen(args.seconds)
+        ok = _replay_and_listen(bag)
     finally:
         for p in procs:
             p.send_signal(signal.SIGINT)
         for p in procs:
             p.wait(10)
+    print('\nOffline, without a ROS graph:')
+    args.output.mkdir(exist_ok=True)
+    shutil.rmtree(args.output / 'converted_bag', ignore_errors=True)
+    plot = args.output / 'example_robot.png'
+    from . import convert
+    code = convert.main([str(bag), str(args.output / 'converted_bag'), '--transmissions',
+                         str(tfile), '--model', str(model), '--plot', str(plot)])
+    if code == 0:
+        print(f'plot of actuator and joint signals: {plot}')
+    return 0 if ok and code == 0 else 1
 
 
-def _listen(seconds):
+def _replay_and_listen(bag):
     import rclpy
     from sensor_msgs.msg import JointState
 
-    rclpy.init()
+    rclpy.init(args=[])
     node = rclpy.create_node('demo_listener')
     joints, torques = [], []
-    node.create_subscription(JointState, 'joint_states', joints.append, 10)
-    node.create_subscription(JointState, 'kinematics/gravity_torques', torques.append, 10)
-    deadline = time.monotonic() + 15.0
-    while time.monotonic() < deadline and not torques:
+    node.create_subscription(JointState, 'joint_states', joints.append, 1000)
+    node.create_subscription(JointState, 'kinematics/gravity_torques', torques.append, 1000)
+    player = subprocess.Popen([sys.executable, '-m', 'transmission_bridge.tools.replay',
+                               str(bag), '--clock', '--wait-for-subscribers'])
+    while player.poll() is None:
         rclpy.spin_once(node, timeout_sec=0.05)
-    end = time.monotonic() + seconds
-    next_print = 0.0
-    shown = 0
-    while time.monotonic() < end and torques:
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
         rclpy.spin_once(node, timeout_sec=0.05)
-        if time.monotonic() >= next_print:
-            _print(torques[-1], header=shown == 0)
-            shown += 1
-            next_print = time.monotonic() + seconds / 6
     node.destroy_node()
     rclpy.shutdown()
+    for k, msg in enumerate(torques[::max(1, len(torques) // 6)]):
+        _print(msg, header=k == 0)
     print(f'\n{len(joints)} joint_states from transmission_bridge, {len(torques)} '
-          'gravity_torques from kinematics.')
-    print('effort = torque that holds the arm against gravity (N*m), i.e. -tau_g.')
-    return 0 if joints and torques else 1
+          'gravity_torques from kinematics, stamped with the bag time.')
+    print('tau = torque that holds the arm against gravity (N*m), i.e. -tau_g.')
+    return bool(joints and torques)
 
 
 def _print(msg, header):

@@ -1,0 +1,312 @@
+"""Rosbag replay testing: replay through the live nodes, record, and compare with the converter."""
+
+import os
+import shutil
+import signal
+import time
+
+from bag_harness import joint_states, start_tool, tool, topics
+from conftest import CONFIG
+from diagnostic_msgs.msg import DiagnosticArray
+import numpy as np
+import pytest
+from ros_harness import Graph, NodeProcess, unique_namespace
+from sensor_msgs.msg import JointState
+from tolerances import PEER_ATOL
+from transmission_bridge.bag.example import write_actuator_bag
+from transmission_bridge.transmissions import load_transmissions
+
+pytestmark = pytest.mark.ros
+
+TRANSMISSIONS = CONFIG / 'example_robot_transmissions.yaml'
+MODEL = CONFIG / 'example_arm_model.yaml'
+RATE_HZ = 50.0
+
+
+class LiveRobot:
+    """Bridge and kinematics on sim time in a private namespace, plus a test node."""
+
+    def __init__(self, tmp_path):
+        self.ns = ns = unique_namespace('bag')
+        common = ['-r', f'__ns:={ns}', '-r', f'/clock:={ns}/clock', '-r',
+                  f'/diagnostics:={ns}/diagnostics', '-p', 'use_sim_time:=true']
+        self.bridge = NodeProcess('transmission_bridge.bridge_node',
+                                  ['-p', f'transmissions_file:={TRANSMISSIONS}',
+                                   '-p', 'diagnostics_period:=0.2', *common],
+                                  tmp_path / 'bridge.log')
+        self.kin = NodeProcess('transmission_bridge.kinematics_node',
+                               ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
+        self.graph = Graph(ns)
+        assert self.graph.spin_until(
+            lambda: self.graph.node.count_publishers('joint_states') > 0
+            and self.graph.node.count_publishers('kinematics/gravity_torques') > 0, 20), \
+            self.bridge.output() + self.kin.output()
+
+    def replay_args(self):
+        return ['--clock', '--wait-for-subscribers', '--remap',
+                f'/actuator_states:={self.ns}/actuator_states', f'/clock:={self.ns}/clock']
+
+    def close(self):
+        self.graph.close()
+        for proc in (self.bridge, self.kin):
+            assert proc.stop() == 0, proc.output()
+            assert 'Traceback' not in proc.output()
+
+
+@pytest.fixture
+def robot(tmp_path):
+    r = LiveRobot(tmp_path)
+    yield r
+    r.close()
+
+
+def _record(robot, out, tmp_path):
+    rec = start_tool('record', out, '--topics', f'{robot.ns}/joint_states',
+                     f'{robot.ns}/kinematics/gravity_torques', '--use-sim-time',
+                     log=tmp_path / 'record.log')
+    g = robot.graph
+    assert g.spin_until(lambda: g.node.count_subscribers('joint_states') >= 2
+                        and g.node.count_subscribers('kinematics/gravity_torques') >= 1, 20), \
+        (tmp_path / 'record.log').read_text()
+    time.sleep(1.0)          # let both ends of the new subscriptions match
+    return rec
+
+
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in'
+    n = write_actuator_bag(bag, ts, seconds=1.0, rate=RATE_HZ, storage=storage)
+    rec = _record(robot, tmp_path / 'recorded', tmp_path)
+    played = tool('replay', bag, *robot.replay_args())
+    assert played.returncode == 0, played.stderr
+    assert f'played {n} messages' in played.stdout
+    time.sleep(1.0)
+    rec.send_signal(signal.SIGINT)
+    assert rec.wait(20) == 0, (tmp_path / 'record.log').read_text()
+    converted = tool('convert', bag, tmp_path / 'converted', '--transmissions', TRANSMISSIONS,
+                     '--model', MODEL, '--keep-input')
+    assert converted.returncode == 0, converted.stderr
+    assert topics(tmp_path / 'converted') == {'/actuator_states': n, '/joint_states': n,
+                                              '/kinematics/gravity_torques': n}
+    live = joint_states(tmp_path / 'recorded', f'{robot.ns}/joint_states')
+    offline = joint_states(tmp_path / 'converted', '/joint_states')
+    assert sorted(live) == sorted(offline) and len(live) == n
+    for stamp, [(frame, names, pos, vel, eff)] in offline.items():
+        [(lframe, lnames, lpos, lvel, leff)] = live[stamp]
+        assert (lframe, lnames) == (frame, names)
+        # Same code, same inputs: equal to the last bit.
+        assert np.array_equal(lpos, pos) and np.array_equal(lvel, vel)
+        assert np.array_equal(leff, eff)
+    live_g = joint_states(tmp_path / 'recorded', f'{robot.ns}/kinematics/gravity_torques')
+    offline_g = joint_states(tmp_path / 'converted', '/kinematics/gravity_torques')
+    assert sorted(live_g) == sorted(offline_g)
+    for stamp, [(frame, names, pos, _, eff)] in offline_g.items():
+        [(lframe, lnames, lpos, _, leff)] = live_g[stamp]
+        assert (lframe, lnames) == (frame, names)
+        assert np.array_equal(lpos, pos)
+        # The node computes one configuration at a time, the converter in batch.
+        np.testing.assert_allclose(leff, eff, rtol=0, atol=PEER_ATOL * 1e-3)
+
+
+def test_rate_five_with_sim_time_keeps_bag_stamps(robot, tmp_path):
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in'
+    n = write_actuator_bag(bag, ts, seconds=2.0, rate=RATE_HZ)
+    got = robot.graph.collect(JointState, 'joint_states', qos=1000)
+    player = start_tool('replay', bag, '--rate', 5, *robot.replay_args(),
+                        log=tmp_path / 'replay.log')
+    assert robot.graph.spin_until(lambda: len(got) >= n and player.poll() is not None, 30), \
+        (len(got), (tmp_path / 'replay.log').read_text())
+    assert player.returncode == 0
+    assert len(got) == n
+    # 2 s of bag (last message at 1.98 s) at rate 5 plays in 0.396 s; sleeps only overshoot.
+    played = float((tmp_path / 'replay.log').read_text().split(' in ')[-1].split(' s')[0])
+    assert 0.396 <= played < 0.396 + 0.5
+    stamps = sorted(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in got)
+    assert stamps[0] == 1_700_000_000_000_000_000
+    assert stamps[-1] - stamps[0] == round(2.0e9 - 1e9 / RATE_HZ)
+
+
+def test_loop_across_the_time_jump(robot, tmp_path):
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in'
+    n = write_actuator_bag(bag, ts, seconds=0.5, rate=RATE_HZ)
+    got = robot.graph.collect(JointState, 'joint_states', qos=1000)
+    diag = robot.graph.collect(DiagnosticArray, 'diagnostics')
+    player = start_tool('replay', bag, '--loop', *robot.replay_args(),
+                        log=tmp_path / 'replay.log')
+    first_stamp = 1_700_000_000_000_000_000
+
+    def looped():
+        stamps = [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in got]
+        return stamps.count(first_stamp) >= 2 and len(stamps) > 2 * n - 4
+
+    assert robot.graph.spin_until(looped, 20), (tmp_path / 'replay.log').read_text()
+    player.send_signal(signal.SIGINT)
+    assert player.wait(20) == 0
+    assert 'loops' in (tmp_path / 'replay.log').read_text()
+
+    def counted():
+        return diag and any(kv.key == 'stamp_backwards' and int(kv.value) >= 1
+                            for kv in diag[-1].status[0].values)
+
+    assert robot.graph.spin_until(counted, 5)
+    # After the jump the outputs start again from the bag's first stamp, values intact.
+    after = [m for m in got if m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+             == first_stamp]
+    np.testing.assert_array_equal(after[0].position, after[-1].position)
+    assert robot.bridge.alive() and robot.kin.alive()
+
+
+def _assert_clean_failure(result, words, out=None):
+    assert result.returncode != 0
+    assert words in result.stderr, result.stderr
+    assert 'Traceback' not in result.stderr + result.stdout
+    if out is not None:
+        assert not out.exists()
+        assert not [p for p in out.parent.iterdir() if '.partial' in p.name]
+
+
+def test_bad_bags_fail_cleanly(tmp_path):
+    ts = load_transmissions(TRANSMISSIONS)
+    args = ('--transmissions', TRANSMISSIONS)
+    out = tmp_path / 'out'
+    _assert_clean_failure(tool('convert', tmp_path / 'missing', out, *args), 'no bag at', out)
+    _assert_clean_failure(tool('replay', tmp_path / 'missing'), 'no bag at')
+    other = tmp_path / 'other'
+    write_actuator_bag(other, ts, seconds=0.2, topic='/motor_states')
+    _assert_clean_failure(tool('convert', other, out, *args),
+                          "topic '/actuator_states' is not in bag", out)
+    _assert_clean_failure(tool('replay', other, '--topics', '/nothing'),
+                          "topic '/nothing' is not in bag")
+    wrong = tmp_path / 'wrong'
+    _write_wrong_type(wrong)
+    _assert_clean_failure(tool('convert', wrong, out, *args),
+                          'has type std_msgs/msg/Float64, expected sensor_msgs/msg/JointState',
+                          out)
+    for storage, suffix in (('mcap', '.mcap'), ('sqlite3', '.db3')):
+        bad = tmp_path / f'corrupt_{storage}'
+        write_actuator_bag(bad, ts, seconds=1.0, storage=storage)
+        data = next(bad.glob('*' + suffix))
+        raw = data.read_bytes()
+        data.write_bytes(raw[:len(raw) // 2] + b'\x00garbage' * 64)
+        _assert_clean_failure(tool('convert', bad, out, *args), 'cannot read bag', out)
+    file_not_bag = tmp_path / 'plain.txt'
+    file_not_bag.write_text('hello')
+    _assert_clean_failure(tool('convert', file_not_bag, out, *args), 'is a file', out)
+    good = tmp_path / 'good'
+    write_actuator_bag(good, ts, seconds=0.2)
+    existing = tmp_path / 'existing'
+    existing.mkdir()
+    _assert_clean_failure(tool('convert', good, existing, *args), 'already exists')
+    _assert_clean_failure(tool('convert', good, out, '--transmissions', tmp_path / 'no.yaml'),
+                          'cannot read', out)
+
+
+def _write_wrong_type(path):
+    from transmission_bridge.bag import io
+    store = io.typestore()
+    with io.atomic_writer(path) as w:
+        c = w.add_connection('/actuator_states', 'std_msgs/msg/Float64', typestore=store)
+        w.write(c, 1, store.serialize_cdr(store.types['std_msgs/msg/Float64'](data=1.0),
+                                          'std_msgs/msg/Float64'))
+
+
+def test_convert_interrupted_leaves_nothing(tmp_path):
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'big'
+    write_actuator_bag(bag, ts, seconds=400.0, rate=500.0)      # 200,000 messages
+    out = tmp_path / 'out'
+    proc = start_tool('convert', bag, out, '--transmissions', TRANSMISSIONS, '--model', MODEL,
+                      log=tmp_path / 'convert.log')
+    time.sleep(2.0)
+    assert proc.poll() is None, 'conversion finished before the interrupt; make the bag larger'
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(60) == 130
+    log = (tmp_path / 'convert.log').read_text()
+    assert 'interrupted; no output written' in log and 'Traceback' not in log
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if '.partial' in p.name]
+
+
+def test_record_stopped_with_ctrl_c_leaves_a_complete_bag(robot, tmp_path):
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in'
+    write_actuator_bag(bag, ts, seconds=1.0, rate=RATE_HZ)
+    rec = _record(robot, tmp_path / 'rec', tmp_path)
+    seen = robot.graph.collect(JointState, 'joint_states', qos=1000)
+    player = start_tool('replay', bag, '--loop', *robot.replay_args(),
+                        log=tmp_path / 'replay.log')
+    assert robot.graph.spin_until(lambda: len(seen) > 30, 20)
+    rec.send_signal(signal.SIGINT)          # mid-stream
+    assert rec.wait(20) == 0
+    player.send_signal(signal.SIGINT)
+    assert player.wait(20) == 0
+    counts = topics(tmp_path / 'rec')
+    assert counts[f'{robot.ns}/joint_states'] > 10
+    assert not [p for p in tmp_path.iterdir() if '.partial' in p.name]
+
+
+def test_tools_have_help():
+    for name in ('replay', 'record', 'convert'):
+        result = tool(name, '--help')
+        assert result.returncode == 0 and 'usage:' in result.stdout
+
+
+def test_exact_path_equals_vectorised_path(tmp_path):
+    """The message-by-message path (irregular bags) gives what the vectorised path gives."""
+    from transmission_bridge.bag.convert import convert_bag
+    from transmission_bridge.kinematics import load_model
+    ts = load_transmissions(TRANSMISSIONS)
+    model = load_model(MODEL)
+    bag = tmp_path / 'in'
+    write_actuator_bag(bag, ts, seconds=0.5, rate=RATE_HZ)
+    fast = convert_bag(bag, tmp_path / 'fast', ts, model)
+    assert fast.vectorised
+    import transmission_bridge.bag.convert as conv
+    original = conv._vectorised_joint_states
+    conv._vectorised_joint_states = lambda *a: None
+    try:
+        slow = convert_bag(bag, tmp_path / 'slow', ts, model)
+    finally:
+        conv._vectorised_joint_states = original
+    assert not slow.vectorised
+    a = joint_states(tmp_path / 'fast', '/joint_states')
+    b = joint_states(tmp_path / 'slow', '/joint_states')
+    assert sorted(a) == sorted(b)
+    for stamp in a:
+        for x, y in zip(a[stamp][0][2:], b[stamp][0][2:]):
+            assert np.array_equal(x, y)
+    ga = joint_states(tmp_path / 'fast', '/kinematics/gravity_torques')
+    gb = joint_states(tmp_path / 'slow', '/kinematics/gravity_torques')
+    for stamp in ga:
+        np.testing.assert_allclose(ga[stamp][0][4], gb[stamp][0][4], rtol=0, atol=1e-12)
+    shutil.rmtree(tmp_path / 'fast')
+    assert os.listdir(tmp_path)
+
+
+def test_other_topics_are_copied_and_input_replaced_by_default(tmp_path):
+    from transmission_bridge.bag import io
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in'
+    write_actuator_bag(bag, ts, seconds=0.2, rate=RATE_HZ)
+    mixed = tmp_path / 'mixed'
+    store = io.typestore()
+    reader = io.open_reader(bag)
+    with io.atomic_writer(mixed) as w:
+        act = w.add_connection('/actuator_states', 'sensor_msgs/msg/JointState', typestore=store)
+        temp = w.add_connection('/temperature', 'std_msgs/msg/Float64', typestore=store)
+        for k, (_, stamp, raw) in enumerate(io.iter_messages(reader)):
+            w.write(act, stamp, raw)
+            w.write(temp, stamp, store.serialize_cdr(
+                store.types['std_msgs/msg/Float64'](data=float(k)), 'std_msgs/msg/Float64'))
+    reader.close()
+    out = tool('convert', mixed, tmp_path / 'out', '--transmissions', TRANSMISSIONS)
+    assert out.returncode == 0, out.stderr
+    assert topics(tmp_path / 'out') == {'/temperature': 10, '/joint_states': 10}
+    r = io.open_reader(tmp_path / 'out')
+    values = [store.deserialize_cdr(raw, 'std_msgs/msg/Float64').data
+              for c, _, raw in io.iter_messages(r) if c.topic == '/temperature']
+    r.close()
+    assert values == [float(k) for k in range(10)]

@@ -1,0 +1,301 @@
+"""
+Offline conversion: apply the transmissions (and a model) to every actuator state in a bag.
+
+The output bag holds every message of the other topics unchanged and, for each
+actuator-state message the live bridge would have answered, the ``joint_states``
+it would have published (same header stamp, same log time) and, with a model,
+the kinematics node's ``gravity_torques``. The actuator states themselves are
+kept only with ``keep_input=True``. Two paths give those results:
+
+* **exact**: each message goes through :class:`~transmission_bridge.bridge_core.BridgeCore`
+  and :class:`~transmission_bridge.kinematics_core.KinematicsCore`, the very code
+  the nodes run;
+* **vectorised** (used when every actuator message has the same names, frame and
+  arrays, no infinite value, and stamps never go back): the whole bag is decoded
+  into arrays (:mod:`.joint_state_cdr`) and mapped in one call. The transmission
+  maps are element-wise, so joint states are bit-identical to the exact path;
+  gravity uses the batch kinematics and agrees to 1e-12.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from . import io
+from .errors import BagError
+from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
+from ..bridge_core import BridgeCore
+from ..kinematics_core import KinematicsCore
+
+
+@dataclasses.dataclass
+class Conversion:
+    """What a conversion read and wrote."""
+
+    messages_in: int = 0
+    actuator_messages: int = 0
+    joint_states: int = 0
+    gravity_torques: int = 0
+    vectorised: bool = False
+    times: object = None              # stamps (s) of the joint states written
+    actuator_names: tuple = ()
+    actuator_positions: object = None
+    joint_names: tuple = ()
+    joint_positions: object = None
+
+
+def _topic(name):
+    return name if name.startswith('/') else '/' + name
+
+
+def convert_bag(in_bag, out_bag, tset, model=None, topic='/actuator_states',
+                joint_states_topic='/joint_states',
+                gravity_topic='/kinematics/gravity_torques', storage='mcap', progress=None,
+                keep_input=False):
+    """Convert ``in_bag`` into ``out_bag``; return a :class:`Conversion`. Errors: BagError."""
+    topic, joint_states_topic, gravity_topic = map(_topic, (topic, joint_states_topic,
+                                                            gravity_topic))
+    ts = io.typestore()
+    reader = io.open_reader(in_bag)
+    try:
+        conns = [c for c in reader.connections if c.topic == topic]
+        if not conns:
+            topics = sorted({c.topic for c in reader.connections})
+            raise BagError(f'topic {topic!r} is not in bag {str(in_bag)!r} (it has: '
+                           f'{", ".join(topics) or "no topics"})')
+        wrong = [c.msgtype for c in conns if c.msgtype != MSGTYPE]
+        if wrong:
+            raise BagError(f'topic {topic!r} in {str(in_bag)!r} has type {wrong[0]}, '
+                           f'expected {MSGTYPE}')
+        taken = {c.topic for c in reader.connections} & {joint_states_topic, gravity_topic}
+        if taken:
+            raise BagError(f'the input already has {sorted(taken)[0]!r}; choose another '
+                           'output topic')
+        entries = []
+        total = reader.message_count
+        for k, entry in enumerate(io.iter_messages(reader)):
+            entries.append(entry)
+            if progress and k % 20000 == 0:
+                progress('reading', k, total)
+    finally:
+        reader.close()
+    result = Conversion(messages_in=len(entries))
+    act_pos = [i for i, (c, _, _) in enumerate(entries) if c.topic == topic]
+    result.actuator_messages = len(act_pos)
+    raws = [entries[i][2] for i in act_pos]
+    joint = _vectorised_joint_states(ts, tset, raws) if raws else None
+    result.vectorised = joint is not None
+    if joint is None:
+        joint = _exact_joint_states(ts, tset, topic, raws)
+    gravity = None
+    if model is not None:
+        gravity = (_vectorised_gravity(model, joint) if result.vectorised else None) or \
+            _exact_gravity(model, joint)
+    _record_for_plot(result, tset, joint)
+    _write(out_bag, storage, ts, entries, act_pos, joint, gravity, joint_states_topic,
+           gravity_topic, result, progress, keep_input)
+    return result
+
+
+# --- joint states ---------------------------------------------------------------------
+@dataclasses.dataclass
+class _Outputs:
+    """Per actuator message: index of the output row (or -1), and the output rows."""
+
+    row_of: object
+    stamps: object
+    frame_ids: list
+    names: list
+    arrays: list          # per output row: (position, velocity, effort) each array or None
+    actuator_positions: object     # per output row: the actuator positions used (for plots)
+    layout_arrays: object = None   # vectorised: [position, velocity, effort] (M, n) or None
+    layout_names: tuple = ()
+    frame_id: str = ''
+
+
+def _vectorised_joint_states(ts, tset, raws):
+    first = ts.deserialize_cdr(raws[0], MSGTYPE)
+    names = tuple(first.name)
+    if len(set(names)) != len(names):
+        return None
+    try:
+        layout = JointStateLayout.of_message(ts, first)
+    except ValueError:
+        return None
+    if any(len(r) != layout.length for r in raws):
+        return None
+    data = np.frombuffer(b''.join(raws), dtype=np.uint8)
+    data = data.reshape(len(raws), layout.length)
+    if not layout.matches(data).all():
+        return None
+    stamps, arrays = layout.decode(data)
+    if (np.diff(stamps) < 0).any():
+        return None
+    if any(a is not None and np.isinf(a).any() for a in arrays):
+        return None
+    index = tset.actuator_index
+    rows = [k for k, name in enumerate(names) if name in index]
+    cols = [index[names[k]] for k in rows]
+    n = len(raws)
+    values = []
+    for a in arrays:
+        full = np.full((n, tset.num_actuators), np.nan)
+        if a is not None:
+            full[:, cols] = a[:, rows]
+        values.append(full)
+    reported = np.zeros(tset.num_actuators, dtype=bool)
+    reported[cols] = True
+    complete = [bool(reported[[index[a.name] for a in spec.actuators]].all())
+                for spec in tset.specs for _ in spec.joints]
+    idx = np.flatnonzero(complete)
+    if not len(idx):
+        return _Outputs(np.full(n, -1), stamps[:0], [], [], [], values[0][:0])
+    present = [a is not None for a in arrays]
+    # The same element-wise operations, in the same order, as BridgeCore._joint_output.
+    moved_pos = tset.actuator_to_joint('velocity', values[0])
+    moved_vel = tset.actuator_to_joint('velocity', values[1])
+    pos = (moved_pos + tset.joint_offsets)[:, idx] if present[0] else None
+    vel = moved_vel[:, idx] if present[1] else None
+    eff = None
+    if present[2]:
+        eff = tset.damped_joint_effort(tset.actuator_to_joint('effort', values[2]),
+                                       moved_vel)[:, idx]
+    joint_names = tuple(tset.joint_names[i] for i in idx)
+    return _Outputs(np.arange(n), stamps, [first.header.frame_id] * n, [joint_names] * n, None,
+                    values[0], [pos, vel, eff], joint_names, first.header.frame_id)
+
+
+def _exact_joint_states(ts, tset, topic, raws):
+    core = BridgeCore(tset)
+    row_of = np.full(len(raws), -1)
+    stamps, frame_ids, names, arrays, motors = [], [], [], [], []
+    for k, raw in enumerate(raws):
+        msg = ts.deserialize_cdr(raw, MSGTYPE)
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        out = core.ingest(topic, msg.name, msg.position, msg.velocity, msg.effort, stamp)
+        if out is None:
+            continue
+        row_of[k] = len(stamps)
+        stamps.append(stamp)
+        frame_ids.append(msg.header.frame_id)
+        names.append(out.names)
+        arrays.append((out.position, out.velocity, out.effort))
+        motors.append(core.actuator_positions())
+    return _Outputs(row_of, np.array(stamps, dtype=np.int64), frame_ids, names, arrays,
+                    np.array(motors).reshape(-1, tset.num_actuators))
+
+
+# --- gravity --------------------------------------------------------------------------
+def _vectorised_gravity(model, joint):
+    pos = joint.layout_arrays[0] if joint.layout_arrays else None
+    if pos is not None and np.isnan(pos).any():
+        return None
+    index = {n: i for i, n in enumerate(model.joint_names)}
+    cols = [(k, index[n]) for k, n in enumerate(joint.layout_names) if n in index]
+    m = len(joint.stamps)
+    Q = np.tile(model.default_positions, (m, 1))
+    if pos is not None and cols:
+        src, dst = zip(*cols)
+        Q[:, list(dst)] = pos[:, list(src)]
+    holding = -model.gravity_generalized_forces(Q) if m else np.zeros((0, model.num_positions))
+    return Q, holding, model.joint_names
+
+
+def _exact_gravity(model, joint):
+    core = KinematicsCore(model)
+    qs, holding = [], []
+    for k in range(len(joint.stamps)):
+        names, (pos, vel, _) = _row(joint, k)
+        out = core.ingest(names, [] if pos is None else pos, [] if vel is None else vel,
+                          int(joint.stamps[k]))
+        qs.append(out.q)
+        holding.append(out.holding)
+    n = model.num_positions
+    return (np.array(qs).reshape(-1, n), np.array(holding).reshape(-1, n), model.joint_names)
+
+
+def _row(joint, k):
+    if joint.layout_arrays is not None:
+        return joint.layout_names, [None if a is None else a[k] for a in joint.layout_arrays]
+    return joint.names[k], joint.arrays[k]
+
+
+# --- output -----------------------------------------------------------------------------
+def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, js_topic, grav_topic,
+           result, progress, keep_input):
+    js_rows = _encode_joint_states(ts, joint)
+    grav_rows = _encode_gravity(ts, gravity, joint) if gravity is not None else None
+    with io.atomic_writer(out_bag, storage) as writer:
+        copies = {}
+        converted = {entries[i][0].id for i in act_pos}
+        for c, _, _ in entries:
+            if c.id not in copies and (keep_input or c.id not in converted):
+                copies[c.id] = writer.add_connection(
+                    c.topic, c.msgtype, msgdef=c.msgdef.data, rihs01=c.digest,
+                    serialization_format=c.ext.serialization_format,
+                    offered_qos_profiles=c.ext.offered_qos_profiles)
+        js_conn = writer.add_connection(js_topic, MSGTYPE, typestore=ts)
+        grav_conn = (writer.add_connection(grav_topic, MSGTYPE, typestore=ts)
+                     if grav_rows is not None else None)
+        # Per input entry: -2 not an actuator state, -1 no output, else the output row.
+        out_row = np.full(len(entries), -2, dtype=np.int64)
+        out_row[np.asarray(act_pos, dtype=np.int64)] = joint.row_of
+        write = writer.write
+        for i, ((c, stamp, raw), row) in enumerate(zip(entries, out_row.tolist())):
+            if row == -2 or keep_input:
+                write(copies[c.id], stamp, raw)
+            if row >= 0:
+                write(js_conn, stamp, js_rows[row])
+                result.joint_states += 1
+                if grav_conn is not None:
+                    writer.write(grav_conn, stamp, grav_rows[row])
+                    result.gravity_torques += 1
+            if progress and i % 20000 == 0:
+                progress('writing', i, len(entries))
+
+
+def _encode_joint_states(ts, joint):
+    if joint.layout_arrays is not None:
+        if not len(joint.stamps):
+            return []
+        sizes = [0 if a is None else a.shape[1] for a in joint.layout_arrays]
+        layout = JointStateLayout(ts, joint.layout_names, joint.frame_id, sizes)
+        return [r.tobytes() for r in layout.encode(joint.stamps, [
+            a if a is not None else np.zeros((len(joint.stamps), 0))
+            for a in joint.layout_arrays])]
+    return [_serialize(ts, joint.names[k], joint.frame_ids[k], joint.stamps[k],
+                       [np.zeros(0) if a is None else a for a in joint.arrays[k]])
+            for k in range(len(joint.stamps))]
+
+
+def _encode_gravity(ts, gravity, joint):
+    Q, holding, names = gravity
+    if not len(joint.stamps):
+        return []
+    layout = JointStateLayout(ts, names, 'world', [len(names), 0, len(names)])
+    return [r.tobytes() for r in layout.encode(joint.stamps, [Q, None, holding])]
+
+
+def _serialize(ts, names, frame_id, stamp, arrays):
+    sec, nanosec = divmod(int(stamp), 1_000_000_000)
+    return bytes(ts.serialize_cdr(build(ts, names, frame_id, sec, nanosec, arrays), MSGTYPE))
+
+
+def _record_for_plot(result, tset, joint):
+    """Keep actuator and joint positions over time for the plot (stamps in seconds)."""
+    result.times = joint.stamps * 1e-9
+    result.actuator_names = tset.actuator_names
+    result.actuator_positions = joint.actuator_positions
+    if joint.layout_arrays is not None:
+        result.joint_names = joint.layout_names
+        result.joint_positions = joint.layout_arrays[0]
+        return
+    if joint.names:
+        result.joint_names = joint.names[-1]
+        width = len(result.joint_names)
+        result.joint_positions = np.array([
+            a[0] if a[0] is not None and len(a[0]) == width else np.full(width, np.nan)
+            for a in joint.arrays])
+
+
+__all__ = ['Conversion', 'convert_bag', 'FIELDS']

@@ -1,0 +1,105 @@
+"""
+Decode and encode many sensor_msgs/JointState at once when they share one byte layout.
+
+A JointState's CDR bytes have a fixed layout once its names, frame_id and array
+lengths are fixed: only the stamp and the doubles change from message to message.
+:class:`JointStateLayout` finds where those numbers sit by serialising a probe
+message through the rosbags serializer (sentinel values, then verified by decoding
+the probe back), so nothing here re-implements CDR rules. Then a whole bag of
+same-layout messages becomes numpy slices of one ``(N, length)`` byte array.
+"""
+
+import numpy as np
+
+MSGTYPE = 'sensor_msgs/msg/JointState'
+FIELDS = ('position', 'velocity', 'effort')
+_SEC, _NANOSEC = 0x5EC05EC0 - 2 ** 31, 0x0A050A05
+
+
+class JointStateLayout:
+    """Where the stamp and the three arrays live in messages of one shape."""
+
+    def __init__(self, typestore, names, frame_id, sizes):
+        self.names = tuple(names)
+        self.frame_id = frame_id
+        self.sizes = tuple(sizes)
+        rng = np.random.default_rng(len(self.names) * 7919 + sum(self.sizes))
+        probes = [rng.uniform(1e3, 1e6, n) + np.pi for n in self.sizes]
+        msg = build(typestore, names, frame_id, _SEC, _NANOSEC, probes)
+        raw = np.frombuffer(bytes(typestore.serialize_cdr(msg, MSGTYPE)), dtype=np.uint8)
+        self.length = raw.shape[0]
+        self.template = raw.copy()
+        self.stamp_offset = _find(raw, np.array([_SEC], '<i4').view(np.uint8))
+        self.offsets = []
+        for values in probes:
+            if len(values) == 0:
+                self.offsets.append(None)
+                continue
+            start = _find(raw, values[:1].astype('<f8').view(np.uint8))
+            self.offsets.append(start)
+        variable = np.zeros(self.length, dtype=bool)
+        variable[self.stamp_offset:self.stamp_offset + 8] = True
+        for start, n in zip(self.offsets, self.sizes):
+            if start is not None:
+                variable[start:start + 8 * n] = True
+        self.constant = ~variable
+        decoded = self.decode(raw[None, :])
+        if not (decoded[0][0] == _SEC * 1_000_000_000 + _NANOSEC and all(
+                np.array_equal(d[0], p) for d, p in zip(decoded[1], probes) if len(p))):
+            raise ValueError('JointState layout probe did not decode back')
+
+    @classmethod
+    def of_message(cls, typestore, msg):
+        """Return the layout of a deserialised JointState ``msg``."""
+        return cls(typestore, msg.name, msg.header.frame_id,
+                   [len(getattr(msg, f)) for f in FIELDS])
+
+    def matches(self, raws):
+        """Return a bool per row of ``raws`` (N, length): same names, frame and sizes."""
+        return (raws[:, self.constant] == self.template[self.constant]).all(axis=1)
+
+    def decode(self, raws):
+        """Return ``(stamps_ns (N,), [position, velocity, effort])``; arrays (N, n) or None."""
+        o = self.stamp_offset
+        stamp = np.ascontiguousarray(raws[:, o:o + 8]).view('<i4')
+        stamps = stamp[:, 0].astype(np.int64) * 1_000_000_000 + \
+            stamp[:, 1].view('<u4').astype(np.int64)
+        arrays = []
+        for start, n in zip(self.offsets, self.sizes):
+            if start is None:
+                arrays.append(None)
+            else:
+                arrays.append(np.ascontiguousarray(raws[:, start:start + 8 * n]).view('<f8'))
+        return stamps, arrays
+
+    def encode(self, stamps_ns, arrays):
+        """Return (N, length) bytes: the template with ``stamps_ns`` and ``arrays`` filled in."""
+        n = len(stamps_ns)
+        out = np.tile(self.template, (n, 1))
+        sec, nanosec = np.divmod(np.asarray(stamps_ns, dtype=np.int64), 1_000_000_000)
+        stamp = np.stack([sec.astype('<i4'), nanosec.astype('<u4').view('<i4')], axis=1)
+        o = self.stamp_offset
+        out[:, o:o + 8] = stamp.view(np.uint8).reshape(n, 8)
+        for start, size, values in zip(self.offsets, self.sizes, arrays):
+            if start is not None:
+                out[:, start:start + 8 * size] = np.ascontiguousarray(
+                    values, dtype='<f8').view(np.uint8).reshape(n, 8 * size)
+        return out
+
+
+def build(typestore, names, frame_id, sec, nanosec, arrays):
+    """Return a rosbags JointState message."""
+    js = typestore.types[MSGTYPE]
+    header = typestore.types['std_msgs/msg/Header']
+    time = typestore.types['builtin_interfaces/msg/Time']
+    return js(header=header(stamp=time(sec=int(sec), nanosec=int(nanosec)), frame_id=frame_id),
+              name=list(names), **{f: np.asarray(a, dtype=np.float64)
+                                   for f, a in zip(FIELDS, arrays)})
+
+
+def _find(haystack, needle):
+    hits = np.flatnonzero(np.lib.stride_tricks.sliding_window_view(haystack, len(needle))
+                          .__eq__(needle).all(axis=1))
+    if len(hits) != 1:
+        raise ValueError('JointState layout probe is ambiguous')
+    return int(hits[0])

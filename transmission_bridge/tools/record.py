@@ -1,0 +1,120 @@
+"""
+transmission_bridge_record: record live topics into a rosbag2 bag (MCAP by default).
+
+Waits until every topic has a publisher (to learn its type), subscribes with a
+QoS that matches the publishers, and stores each message's serialized bytes with
+its receive time (the node's clock: the bag time under --use-sim-time). Stop with
+Ctrl-C (the bag is closed properly), --duration or --max-messages. The bag
+appears at OUT_BAG only once it is complete.
+"""
+
+import argparse
+import signal
+import sys
+import time
+
+from . import cli
+
+PROG = 'transmission_bridge_record'
+
+
+def parser():
+    """Return the argument parser."""
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('out_bag', help='output bag folder (must not exist)')
+    p.add_argument('--topics', nargs='+', required=True, help='topics to record')
+    p.add_argument('--storage', choices=('mcap', 'sqlite3'), default='mcap')
+    p.add_argument('--duration', type=float, help='stop after this many seconds (wall time)')
+    p.add_argument('--max-messages', type=int, help='stop after this many messages')
+    p.add_argument('--wait-timeout', type=float, default=30.0,
+                   help='seconds to wait for every topic to have a publisher')
+    p.add_argument('--use-sim-time', action='store_true', help='stamp with /clock time')
+    return p
+
+
+def main(argv=None):
+    """Run the tool; return the exit code."""
+    args = parser().parse_args(argv)
+    from ..bag import io
+    from ..bag.errors import BagError
+    import rclpy
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile
+    from rclpy.signals import SignalHandlerOptions
+
+    from .ros_types import message_class
+    stop = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: stop.append(signum))
+    topics = [t if t.startswith('/') else '/' + t for t in args.topics]
+    rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node('transmission_bridge_record', parameter_overrides=[
+        Parameter('use_sim_time', value=args.use_sim_time)])
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(node)
+    count = [0]
+    try:
+        types = _wait_for_types(node, topics, args.wait_timeout, stop)
+        if types is None:
+            return cli.fail(PROG, 'interrupted before recording started; no output written',
+                            130)
+        ts = io.typestore()
+        with io.atomic_writer(args.out_bag, args.storage) as writer:
+            for topic, msgtype in types.items():
+                if msgtype not in ts.types:
+                    raise BagError(f'cannot record {topic!r}: type {msgtype} is unknown to '
+                                   'the rosbags ROS 2 Jazzy type store')
+                conn = writer.add_connection(topic, msgtype, typestore=ts)
+                qos = QoSProfile(depth=1000, reliability=_reliability(node, topic))
+
+                def store(raw, conn=conn):
+                    writer.write(conn, node.get_clock().now().nanoseconds, raw)
+                    count[0] += 1
+
+                node.create_subscription(message_class(msgtype), topic, store, qos, raw=True)
+            print(f'recording {", ".join(topics)} to {args.out_bag}', flush=True)
+            end = None if args.duration is None else time.monotonic() + args.duration
+            while not stop and (end is None or time.monotonic() < end) and (
+                    args.max_messages is None or count[0] < args.max_messages):
+                executor.spin_once(timeout_sec=0.05)
+    except (BagError, LookupError) as exc:
+        return cli.fail(PROG, exc)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    print(f'recorded {count[0]} messages to {args.out_bag}', flush=True)
+    return 0
+
+
+def _wait_for_types(node, topics, timeout, stop):
+    from ..bag.errors import BagError
+    deadline = time.monotonic() + timeout
+    while not stop:
+        known = dict(node.get_topic_names_and_types())
+        types = {t: known[t][0] for t in topics if known.get(t)}
+        if len(types) == len(topics):
+            return types
+        if time.monotonic() > deadline:
+            missing = [t for t in topics if t not in types]
+            raise BagError(f'no publisher on {", ".join(missing)} after {timeout} s')
+        time.sleep(0.05)
+    return None
+
+
+def _reliability(node, topic):
+    from rclpy.qos import ReliabilityPolicy
+    infos = node.get_publishers_info_by_topic(topic)
+    if infos and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos):
+        return ReliabilityPolicy.RELIABLE
+    return ReliabilityPolicy.BEST_EFFORT
+
+
+def console():
+    """Console-script entry point: exit with :func:`main`'s code."""
+    sys.exit(main())
+
+
+if __name__ == '__main__':
+    sys.exit(main())
