@@ -15,7 +15,8 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
-        (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
+        (os.path.join('share', package_name, 'config'), glob('config/*.yaml')
+         + glob('config/*.urdf')),
     ],
     install_requires=['setuptools', 'numpy', 'PyYAML'],
     zip_safe=True,

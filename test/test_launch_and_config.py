@@ -28,8 +28,12 @@ def test_launch_file_names_resolve(path):
     assert calls
     for call in calls:
         assert ast.literal_eval(call['package']) == 'transmission_bridge'
-        assert f"'{ast.literal_eval(call['executable'])} = " in setup
-    for name in re.findall(r"'([\w.]+\.yaml)'", source):
+        executable = call['executable']
+        names = ([ast.literal_eval(executable)] if isinstance(executable, ast.Constant)
+                 else ['transmission_bridge', 'kinematics'])
+        for name in names:
+            assert f"'{name} = " in setup
+    for name in re.findall(r"'([\w.]+\.(?:yaml|urdf))'", source):
         assert (CONFIG / name).is_file(), name
 
 

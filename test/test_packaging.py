@@ -43,7 +43,7 @@ def test_share_files_and_ament_index(install):
     assert (share / 'package.xml').is_file()
     for path in (ROOT / 'launch').glob('*.launch.py'):
         assert (share / 'launch' / path.name).is_file()
-    for path in (ROOT / 'config').glob('*.yaml'):
+    for path in [*(ROOT / 'config').glob('*.yaml'), *(ROOT / 'config').glob('*.urdf')]:
         assert (share / 'config' / path.name).is_file()
     marker = install / 'share' / 'ament_index' / 'resource_index' / 'packages'
     assert (marker / 'transmission_bridge').is_file()

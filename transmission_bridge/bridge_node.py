@@ -11,8 +11,10 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (DurabilityPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -26,11 +28,16 @@ from .transmissions import ConfigError, load_transmissions
 from .transmissions import parameters as tparams
 
 TRANSMISSIONS_FILE = 'transmissions_file'
+ROBOT_DESCRIPTION = 'robot_description'
+USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
 STALE_TIMEOUT = 'stale_timeout'
 DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
 RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# What robot_state_publisher offers on robot_description: the latest description, kept.
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class TransmissionBridge(Node):
@@ -41,8 +48,15 @@ class TransmissionBridge(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         self._path = declare(self, TRANSMISSIONS_FILE, '', str,
-                             'path of the transmissions YAML (README "Transmissions YAML")',
-                             read_only=True)
+                             'path of the transmissions YAML or URDF (README "Transmissions '
+                             'YAML"); or give robot_description', read_only=True)
+        description = declare(self, ROBOT_DESCRIPTION, '', str,
+                              'URDF with ros2_control <transmission> elements, instead of '
+                              'transmissions_file', read_only=True)
+        use_topic = declare(self, USE_DESCRIPTION_TOPIC, False, bool,
+                            'also follow the robot_description topic (std_msgs/String, '
+                            'transient local): each valid description reconfigures the node',
+                            read_only=True)
         topics = declare(self, ACTUATOR_STATE_TOPICS, ['actuator_states'], 'string_array',
                          'topics of sensor_msgs/JointState carrying actuator names',
                          read_only=True)
@@ -52,14 +66,22 @@ class TransmissionBridge(Node):
         period = self._positive(declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
                                         'period of /diagnostics messages, s', read_only=True,
                                         constraints='> 0'))
-        if not self._path:
-            raise StartupError(f'parameter {TRANSMISSIONS_FILE!r} is required')
-        try:
-            self._file_set = self._load(self._path)
-            tset = self._declare_transmission_parameters(self._file_set)
-        except ConfigError as exc:
-            raise StartupError(str(exc)) from None
-        self._core = BridgeCore(tset)
+        if self._path and description:
+            raise StartupError(f'give {TRANSMISSIONS_FILE!r} or {ROBOT_DESCRIPTION!r}, not both')
+        if not (self._path or description or use_topic):
+            raise StartupError(f'parameter {TRANSMISSIONS_FILE!r} or {ROBOT_DESCRIPTION!r} is '
+                               f'required (or {USE_DESCRIPTION_TOPIC}:=true)')
+        self._source = self._path or ('parameter robot_description' if description else
+                                      'topic robot_description')
+        self._core = None
+        self._source_set = None
+        if self._path or description:
+            try:
+                self._source_set = self._load(self._path or description)
+                tset = self._declare_transmission_parameters(self._source_set)
+            except ConfigError as exc:
+                raise StartupError(str(exc)) from None
+            self._core = BridgeCore(tset)
         self._pending = None
         self._syncing = False
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -79,10 +101,15 @@ class TransmissionBridge(Node):
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)
         self.create_timer(period, self._publish_diagnostics)
-        self._jump_handler = on_backward_jump(self, self._core.reset)
-        self.get_logger().info(
-            f'{len(tset.specs)} transmissions, {tset.num_joints} joints from {self._path}; '
-            f'listening on {", ".join(topics)}')
+        self._jump_handler = on_backward_jump(self, self._reset_core)
+        if use_topic:
+            self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
+        if self._core is None:
+            self.get_logger().info('waiting for a robot_description')
+        else:
+            self.get_logger().info(
+                f'{len(tset.specs)} transmissions, {tset.num_joints} joints from '
+                f'{self._source}; listening on {", ".join(topics)}')
 
     # --- configuration -----------------------------------------------------------
     @staticmethod
@@ -92,10 +119,48 @@ class TransmissionBridge(Node):
         return value
 
     @staticmethod
-    def _load(path):
-        tset = load_transmissions(path)
+    def _load(source):
+        tset = load_transmissions(source)
         tparams.check_parameter_names(tset)
         return tset
+
+    def _reset_core(self):
+        if self._core is not None:
+            self._core.reset()
+
+    def _adopt(self, new):
+        """Make ``new`` (a validated set) the configuration; parameters follow it."""
+        old_names = (set(tparams.parameter_values(self._core.transmissions))
+                     if self._core is not None else set())
+        values = tparams.parameter_values(new)
+        descriptions = tparams.parameter_descriptions(new)
+        self._syncing = True
+        try:
+            for name in old_names - set(values):
+                self.undeclare_parameter(name)
+            for name, value in values.items():
+                if name in old_names:
+                    self.set_parameters([Parameter(name, Parameter.Type.DOUBLE, value)])
+                else:
+                    self.declare_parameter(name, value, descriptor(float, descriptions[name]))
+        finally:
+            self._syncing = False
+        self._source_set = new
+        if self._core is None:
+            self._core = BridgeCore(new)
+        else:
+            self._core.set_transmissions(new)
+
+    def _on_description(self, msg):
+        try:
+            new = self._load(msg.data)
+        except ConfigError as exc:
+            self.get_logger().error(f'robot_description refused, keeping the previous '
+                                    f'configuration: {exc}')
+            return
+        self._adopt(new)
+        self.get_logger().info(f'reconfigured from robot_description: {len(new.specs)} '
+                               f'transmissions, {new.num_joints} joints')
 
     def _declare_transmission_parameters(self, tset):
         """Declare one parameter per tunable number; overrides apply on top of the file."""
@@ -114,6 +179,8 @@ class TransmissionBridge(Node):
             return SetParametersResult(successful=True)
         changes = {}
         for p in params:
+            if tparams.split_parameter(p.name) and self._core is None:
+                return SetParametersResult(successful=False, reason='no configuration yet')
             if p.name == STALE_TIMEOUT:
                 if not (p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value)
                         and p.value > 0):
@@ -150,6 +217,8 @@ class TransmissionBridge(Node):
     # --- topics ------------------------------------------------------------------
     def _on_actuator_state(self, source, msg):
         core = self._core
+        if core is None:
+            return
         out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort,
                           stamp_to_ns(msg.header.stamp),
                           self.get_clock().now().nanoseconds)
@@ -175,6 +244,9 @@ class TransmissionBridge(Node):
 
     def _on_trajectory(self, msg):
         points = msg.points
+        if self._core is None:
+            self.get_logger().error('joint_trajectory rejected: no configuration yet')
+            return
         try:
             names, (pos, vel, acc, eff) = self._core.map_trajectory(
                 msg.joint_names, [p.positions for p in points], [p.velocities for p in points],
@@ -196,6 +268,9 @@ class TransmissionBridge(Node):
 
     # --- services ----------------------------------------------------------------
     def _calibrate(self, request, response):
+        if self._core is None:
+            response.success, response.message = False, 'no configuration yet'
+            return response
         tset = self._core.transmissions
         try:
             offsets = tset.calibrated_offsets(self._core.actuator_positions())
@@ -209,40 +284,32 @@ class TransmissionBridge(Node):
         return response
 
     def _reset_calibration(self, request, response):
+        if self._core is None:
+            response.success, response.message = False, 'no configuration yet'
+            return response
         tset = self._core.transmissions
         try:
-            offsets = [self._file_set.joint(j).offset for j in tset.joint_names]
+            offsets = [self._source_set.joint(j).offset for j in tset.joint_names]
         except ConfigError as exc:
             response.success, response.message = False, str(exc)
             return response
         ok, reason = self._set_offsets(offsets)
         response.success = ok
-        response.message = ('offsets restored from ' + self._path) if ok else reason
+        response.message = ('offsets restored from ' + self._source) if ok else reason
         return response
 
     def _reload(self, request, response):
+        if not self._path:
+            response.success = False
+            response.message = f'nothing to reload: configured from {self._source}'
+            return response
         try:
             new = self._load(self._path)
         except ConfigError as exc:
             response.success = False
             response.message = f'kept the previous configuration: {exc}'
             return response
-        old_names = set(tparams.parameter_values(self._core.transmissions))
-        values = tparams.parameter_values(new)
-        descriptions = tparams.parameter_descriptions(new)
-        self._syncing = True
-        try:
-            for name in old_names - set(values):
-                self.undeclare_parameter(name)
-            for name, value in values.items():
-                if name in old_names:
-                    self.set_parameters([Parameter(name, Parameter.Type.DOUBLE, value)])
-                else:
-                    self.declare_parameter(name, value, descriptor(float, descriptions[name]))
-        finally:
-            self._syncing = False
-        self._file_set = new
-        self._core.set_transmissions(new)
+        self._adopt(new)
         response.success = True
         response.message = f'reloaded {len(new.specs)} transmissions from {self._path}'
         return response
@@ -250,9 +317,14 @@ class TransmissionBridge(Node):
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):
         now = self.get_clock().now()
+        if self._core is None:
+            self._diag_pub.publish(diagnostics(
+                now.to_msg(), f'{self.get_name()}: actuator states', self._source, {},
+                warning='waiting for a robot_description'))
+            return
         stale = self._core.stale_actuators(now.nanoseconds, self._stale_ns)
         self._diag_pub.publish(diagnostics(
-            now.to_msg(), f'{self.get_name()}: actuator states', self._path,
+            now.to_msg(), f'{self.get_name()}: actuator states', self._source,
             self._core.counters.as_dict(),
             warning=f'stale actuators: {", ".join(stale)}' if stale else '',
             extra={'stale_actuators': ','.join(stale)}))

@@ -15,9 +15,10 @@ from geometry_msgs.msg import PoseArray, PoseStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (DurabilityPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64
+from std_msgs.msg import Float64, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -31,11 +32,15 @@ from .ros.parameters import declare, descriptor
 from .ros.time_jumps import on_backward_jump
 
 MODEL_FILE = 'model_file'
+ROBOT_DESCRIPTION = 'robot_description'
+USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
 DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
 RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class KinematicsNode(Node):
@@ -46,8 +51,14 @@ class KinematicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         self._path = declare(self, MODEL_FILE, '', str,
-                             'path of the robot model YAML (README "Robot model YAML")',
-                             read_only=True)
+                             'path of the robot model YAML or URDF (README "Robot model '
+                             'YAML"); or give robot_description', read_only=True)
+        description = declare(self, ROBOT_DESCRIPTION, '', str,
+                              'URDF of the robot, instead of model_file', read_only=True)
+        use_topic = declare(self, USE_DESCRIPTION_TOPIC, False, bool,
+                            'also follow the robot_description topic (std_msgs/String, '
+                            'transient local): each valid description reconfigures the node',
+                            read_only=True)
         base = declare(self, BASE_FRAME, 'world', str,
                        "frame_id of the outputs: 'world' or a body of the model",
                        read_only=True)
@@ -58,19 +69,26 @@ class KinematicsNode(Node):
                          'period of /diagnostics messages, s', read_only=True, constraints='> 0')
         if not (math.isfinite(period) and period > 0):
             raise StartupError(f'{DIAGNOSTICS_PERIOD} must be > 0, got {period!r}')
-        if not self._path:
-            raise StartupError(f'parameter {MODEL_FILE!r} is required')
-        try:
-            self._file_model = load_model(self._path)
-            model = self._declare_model_parameters(self._file_model)
-            self._core = KinematicsCore(model, base)
-        except ModelError as exc:
-            raise StartupError(str(exc)) from None
-        unknown = [t for t in tips if t not in model.body_names]
-        if unknown:
-            raise StartupError(f'{TIP_LINKS}: unknown bodies {unknown}')
+        if self._path and description:
+            raise StartupError(f'give {MODEL_FILE!r} or {ROBOT_DESCRIPTION!r}, not both')
+        if not (self._path or description or use_topic):
+            raise StartupError(f'parameter {MODEL_FILE!r} or {ROBOT_DESCRIPTION!r} is required '
+                               f'(or {USE_DESCRIPTION_TOPIC}:=true)')
+        self._source = self._path or ('parameter robot_description' if description else
+                                      'topic robot_description')
         self._base = base
-        self._tips = [(t, model.body_names.index(t)) for t in tips]
+        self._tip_names = tips
+        self._core = None
+        self._file_model = None
+        self._tips = []
+        if self._path or description:
+            try:
+                self._file_model = self._checked(load_model(self._path or description))
+                model = self._declare_model_parameters(self._file_model)
+                self._core = KinematicsCore(model, base)
+            except ModelError as exc:
+                raise StartupError(str(exc)) from None
+            self._tips = [(t, model.body_names.index(t)) for t in tips]
         self._pending = None
         self._syncing = False
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -80,7 +98,7 @@ class KinematicsNode(Node):
         self._passive_pub = self.create_publisher(JointState, '~/passive_torques', RELIABLE_10)
         self._poses_pub = self.create_publisher(PoseArray, '~/body_poses', RELIABLE_10)
         self._tip_pubs = [self.create_publisher(PoseStamped, f'~/{t}/pose', RELIABLE_10)
-                          for t, _ in self._tips]
+                          for t in self._tip_names]
         self._energy_pub = self.create_publisher(Float64, '~/potential_energy', RELIABLE_10)
         self._traj_pub = self.create_publisher(JointTrajectory, '~/trajectory_out', RELIABLE_10)
         self._default_pub = self.create_publisher(JointState, '~/default_joint_states',
@@ -95,12 +113,61 @@ class KinematicsNode(Node):
         self.create_service(Trigger, '~/reset_damping', self._reset_damping)
         self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
-        self._jump_handler = on_backward_jump(self, self._core.reset)
-        self.get_logger().info(
-            f'model {model.name!r}: {len(model.body_names)} bodies, {model.num_positions} '
-            f'joints from {self._path}; outputs in {base!r}')
+        self._jump_handler = on_backward_jump(self, self._reset_core)
+        if use_topic:
+            self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
+        if self._core is None:
+            self.get_logger().info('waiting for a robot_description')
+        else:
+            self.get_logger().info(
+                f'model {model.name!r}: {len(model.body_names)} bodies, '
+                f'{model.num_positions} joints from {self._source}; outputs in {base!r}')
 
     # --- configuration -----------------------------------------------------------
+    def _checked(self, model):
+        """Return ``model`` if base_frame and tip_links are bodies of it, else raise."""
+        if self._base != 'world' and self._base not in model.body_names:
+            raise ModelError(f'{BASE_FRAME} {self._base!r} is not a body of the model')
+        unknown = [t for t in self._tip_names if t not in model.body_names]
+        if unknown:
+            raise ModelError(f'{TIP_LINKS}: unknown bodies {unknown}')
+        return model
+
+    def _reset_core(self):
+        if self._core is not None:
+            self._core.reset()
+
+    def _on_description(self, msg):
+        try:
+            model = self._checked(load_model(msg.data))
+        except ModelError as exc:
+            self.get_logger().error(f'robot_description refused, keeping the previous model: '
+                                    f'{exc}')
+            return
+        old = set(kparams.parameter_values(self._core.model)) if self._core else set()
+        values = kparams.parameter_values(model)
+        descriptions = kparams.parameter_descriptions(model)
+        self._syncing = True
+        try:
+            for name in old - set(values):
+                self.undeclare_parameter(name)
+            for name, value in values.items():
+                if name in old:
+                    self.set_parameters([Parameter(name, value=value)])
+                else:
+                    kind = 'double_array' if name == kparams.GRAVITY else float
+                    self.declare_parameter(name, value, descriptor(kind, descriptions[name]))
+        finally:
+            self._syncing = False
+        self._file_model = model
+        if self._core is None:
+            self._core = KinematicsCore(model, self._base)
+        else:
+            self._core.set_model(model)
+        self._tips = [(t, model.body_names.index(t)) for t in self._tip_names]
+        self.get_logger().info(f'reconfigured from robot_description: model {model.name!r}, '
+                               f'{model.num_positions} joints')
+
     def _declare_model_parameters(self, model):
         descriptions = kparams.parameter_descriptions(model)
         given = {}
@@ -124,6 +191,8 @@ class KinematicsNode(Node):
             return SetParametersResult(successful=True)
         changes = {}
         for p in params:
+            if kparams.split_parameter(p.name) and self._core is None:
+                return SetParametersResult(successful=False, reason='no model yet')
             if kparams.split_parameter(p.name):
                 value = p.value
                 if p.type_ == Parameter.Type.DOUBLE_ARRAY:
@@ -169,6 +238,8 @@ class KinematicsNode(Node):
     # --- topics ------------------------------------------------------------------
     def _on_joint_states(self, msg):
         core = self._core
+        if core is None:
+            return
         out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp))
         for name in core.last_new_unknown:
             self.get_logger().warning(f'joint_states: ignoring unknown joint {name!r}')
@@ -193,6 +264,9 @@ class KinematicsNode(Node):
 
     def _on_trajectory(self, msg):
         points = msg.points
+        if self._core is None:
+            self.get_logger().error('trajectory_in rejected: no model yet')
+            return
         try:
             effort = self._core.feed_forward(msg.joint_names, [p.positions for p in points],
                                              [p.velocities for p in points])
@@ -208,6 +282,9 @@ class KinematicsNode(Node):
 
     # --- services ----------------------------------------------------------------
     def _set_default(self, request, response):
+        if self._core is None:
+            response.success, response.message = False, 'no model yet'
+            return response
         if not self._core.received_any:
             response.success = False
             response.message = 'no joint_states received yet'
@@ -220,19 +297,28 @@ class KinematicsNode(Node):
         return response
 
     def _reset_default(self, request, response):
+        if self._core is None:
+            response.success, response.message = False, 'no model yet'
+            return response
         ok, reason = self._set_joint_parameters(kparams.DEFAULT_POSITION,
                                                 self._file_model.default_positions)
         response.success = ok
-        response.message = f'default pose restored from {self._path}' if ok else reason
+        response.message = f'default pose restored from {self._source}' if ok else reason
         return response
 
     def _reset_damping(self, request, response):
+        if self._core is None:
+            response.success, response.message = False, 'no model yet'
+            return response
         ok, reason = self._set_joint_parameters(kparams.DAMPING, self._file_model.damping)
         response.success = ok
-        response.message = f'damping restored from {self._path}' if ok else reason
+        response.message = f'damping restored from {self._source}' if ok else reason
         return response
 
     def _go_to_default(self, request, response):
+        if self._core is None:
+            response.success, response.message = False, 'no model yet'
+            return response
         model = self._core.model
         msg = JointState(name=list(model.joint_names), position=doubles(model.default_positions))
         msg.header.stamp = self.get_clock().now().to_msg()
@@ -244,9 +330,10 @@ class KinematicsNode(Node):
 
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):
+        counters = self._core.counters.as_dict() if self._core else {}
         self._diag_pub.publish(diagnostics(
-            self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._path,
-            self._core.counters.as_dict()))
+            self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._source,
+            counters, warning='' if self._core else 'waiting for a robot_description'))
 
 
 def main(args=None):

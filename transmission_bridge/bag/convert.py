@@ -17,7 +17,9 @@ kept only with ``keep_input=True``. Two paths give those results:
   gravity uses the batch kinematics and agrees to 1e-12.
 """
 
+import contextlib
 import dataclasses
+import gc
 
 import numpy as np
 
@@ -53,6 +55,25 @@ def convert_bag(in_bag, out_bag, tset, model=None, topic='/actuator_states',
                 gravity_topic='/kinematics/gravity_torques', storage='mcap', progress=None,
                 keep_input=False):
     """Convert ``in_bag`` into ``out_bag``; return a :class:`Conversion`. Errors: BagError."""
+    with _collector_paused():
+        return _convert(in_bag, out_bag, tset, model, topic, joint_states_topic, gravity_topic,
+                        storage, progress, keep_input)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector: a bag's millions of tuples hold no cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _convert(in_bag, out_bag, tset, model, topic, joint_states_topic, gravity_topic, storage,
+             progress, keep_input):
     topic, joint_states_topic, gravity_topic = map(_topic, (topic, joint_states_topic,
                                                             gravity_topic))
     ts = io.typestore()
@@ -122,7 +143,7 @@ def _vectorised_joint_states(ts, tset, raws):
         layout = JointStateLayout.of_message(ts, first)
     except ValueError:
         return None
-    if any(len(r) != layout.length for r in raws):
+    if set(map(len, raws)) != {layout.length}:
         return None
     data = np.frombuffer(b''.join(raws), dtype=np.uint8)
     data = data.reshape(len(raws), layout.length)

@@ -43,6 +43,9 @@ class JointStateLayout:
             if start is not None:
                 variable[start:start + 8 * n] = True
         self.constant = ~variable
+        # The constant bytes as contiguous runs [start, end): compared as views, no copies.
+        edges = np.flatnonzero(np.diff(np.r_[0, self.constant.astype(np.int8), 0]))
+        self.constant_runs = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
         decoded = self.decode(raw[None, :])
         if not (decoded[0][0] == _SEC * 1_000_000_000 + _NANOSEC and all(
                 np.array_equal(d[0], p) for d, p in zip(decoded[1], probes) if len(p))):
@@ -56,7 +59,10 @@ class JointStateLayout:
 
     def matches(self, raws):
         """Return a bool per row of ``raws`` (N, length): same names, frame and sizes."""
-        return (raws[:, self.constant] == self.template[self.constant]).all(axis=1)
+        ok = np.ones(raws.shape[0], dtype=bool)
+        for start, end in self.constant_runs:
+            ok &= (raws[:, start:end] == self.template[start:end]).all(axis=1)
+        return ok
 
     def decode(self, raws):
         """Return ``(stamps_ns (N,), [position, velocity, effort])``; arrays (N, n) or None."""

@@ -39,7 +39,18 @@ _DH_ROW_KEYS = ('name', 'link', 'a', 'alpha', 'd', 'theta', 'type', 'inertial', 
 
 
 def load_model(source):
-    """Return the :class:`Model` described by ``source`` (a YAML path or a parsed mapping)."""
+    """
+    Return the :class:`Model` described by ``source``.
+
+    ``source`` is a path to a YAML or URDF file (``.urdf``, ``.xml``), URDF text
+    (a ``robot_description``), or an already parsed YAML mapping.
+    """
+    from .. import _xml
+    from .urdf import model_from_urdf
+    if _xml.looks_like_xml(source):
+        return model_from_urdf(source)
+    if isinstance(source, (str, os.PathLike)) and str(source).endswith(('.urdf', '.xml')):
+        return model_from_urdf(_xml.read_text(source, ModelError))
     if isinstance(source, (str, os.PathLike)):
         try:
             with open(source, 'r', encoding='utf-8') as stream:

@@ -44,8 +44,15 @@ def load_transmissions(source):
     """
     Return the :class:`TransmissionSet` described by ``source``.
 
-    ``source`` is a path to a YAML file or an already parsed mapping.
+    ``source`` is a path to a YAML or URDF file (``.urdf``, ``.xml``), URDF text
+    (a ``robot_description``), or an already parsed YAML mapping.
     """
+    from .. import _xml
+    from .urdf import transmissions_from_urdf
+    if _xml.looks_like_xml(source):
+        return transmissions_from_urdf(source)
+    if isinstance(source, (str, os.PathLike)) and str(source).endswith(('.urdf', '.xml')):
+        return transmissions_from_urdf(_xml.read_text(source, ConfigError))
     if isinstance(source, (str, os.PathLike)):
         data = read_yaml(source)
         where = f'{os.fspath(source)}: '

@@ -1,0 +1,184 @@
+"""
+The kinematic model from URDF: links, joints, inertials, limits, damping, screws.
+
+Joint types: ``revolute``, ``continuous`` (revolute without limits),
+``prismatic``, ``fixed``, and ``screw`` as Drake's URDF extension writes it::
+
+    <robot name="r" xmlns:drake="http://drake.mit.edu">
+      <joint name="lead" type="screw">
+        <parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
+        <drake:screw_thread_pitch value="0.02"/>     <!-- m per revolution -->
+      </joint>
+
+``<origin>`` is the joint frame in the parent link (``R = Rz(yaw) Ry(pitch)
+Rx(roll)``), the joint frame is the child link's frame, ``<axis>`` defaults to
+(1, 0, 0) as in URDF, ``<limit lower upper velocity>`` is required for revolute
+and prismatic joints (lower and upper default to 0), ``<dynamics damping>`` is
+the viscous damping. ``<inertial><origin>`` places the centre of mass and
+rotates the inertia into the link frame. The root link becomes the world frame
+(its own inertial is fixed to the world and ignored). Mimic, floating and planar
+joints are refused with a clear error.
+"""
+
+import math
+
+import numpy as np
+
+from .body import Body, WORLD
+from .errors import ModelError
+from .fixed import FixedJoint
+from .inertial import Inertial
+from .model import Model
+from .prismatic import PrismaticJoint
+from .revolute import RevoluteJoint
+from .screw import ScrewJoint
+from .spatial import origin_transform, rpy_to_rotation
+from .. import _xml
+
+DRAKE_NS = 'http://drake.mit.edu'
+
+
+def model_from_urdf(text):
+    """Return the :class:`Model` of URDF ``text``."""
+    root = _xml.parse(text, ModelError)
+    if root.tag != 'robot':
+        raise ModelError(f'the robot description must have <robot> at its root, got <{root.tag}>')
+    name = root.get('name') or 'robot'
+    links = {}
+    for link in root.findall('link'):
+        lname = link.get('name')
+        if not lname:
+            raise ModelError('a <link> has no name attribute')
+        if lname in links:
+            raise ModelError(f'duplicate link name {lname!r}')
+        links[lname] = link
+    joints = []
+    for joint in root.findall('joint'):
+        jname = joint.get('name')
+        if not jname:
+            raise ModelError('a <joint> has no name attribute')
+        parent, child = _link_of(joint, 'parent', jname), _link_of(joint, 'child', jname)
+        for link in (parent, child):
+            if link not in links:
+                raise ModelError(f'joint {jname!r}: unknown link {link!r}')
+        joints.append((jname, joint, parent, child))
+    children = [c for _, _, _, c in joints]
+    roots = [n for n in links if n not in children]
+    if len(roots) != 1:
+        raise ModelError(f'the links must form one tree; roots found: {roots}')
+    if len(set(children)) != len(children):
+        dup = sorted({c for c in children if children.count(c) > 1})[0]
+        raise ModelError(f'link {dup!r} is the child of more than one joint')
+    base = roots[0]
+    # Stable: a document that already lists parents first keeps its order (model order).
+    placed, order, pending = {base}, [], list(joints)
+    while pending:
+        progressed = False
+        for item in list(pending):
+            if item[2] in placed:
+                placed.add(item[3])
+                order.append(item)
+                pending.remove(item)
+                progressed = True
+        if not progressed:
+            raise ModelError('the joints form a cycle')
+    bodies = []
+    for jname, element, parent, child in order:
+        bodies.append(Body(child, _joint(jname, element), _inertial(links[child], child),
+                           WORLD if parent == base else parent))
+    return Model(bodies, name)
+
+
+def _link_of(joint, tag, jname):
+    element = joint.find(tag)
+    if element is None or not element.get('link'):
+        raise ModelError(f'joint {jname!r}: missing <{tag} link="...">')
+    return element.get('link')
+
+
+def _numbers(element, attribute, count, default, where):
+    text = element.get(attribute) if element is not None else None
+    if text is None:
+        return default
+    try:
+        values = [float(v) for v in text.split()]
+    except ValueError:
+        raise ModelError(f'{where}: {attribute}={text!r} is not {count} numbers') from None
+    if len(values) != count or not all(math.isfinite(v) for v in values):
+        raise ModelError(f'{where}: {attribute}={text!r} must be {count} finite numbers')
+    return values
+
+
+def _joint(name, element):
+    where = f'joint {name!r}'
+    kind = element.get('type')
+    if element.find('mimic') is not None:
+        raise ModelError(f'{where}: mimic joints are not supported')
+    origin = element.find('origin')
+    X = origin_transform(_numbers(origin, 'xyz', 3, (0.0, 0.0, 0.0), where),
+                         _numbers(origin, 'rpy', 3, (0.0, 0.0, 0.0), where))
+    if kind == 'fixed':
+        return FixedJoint(name, origin=X)
+    if kind not in ('revolute', 'continuous', 'prismatic', 'screw'):
+        raise ModelError(f'{where}: joint type {kind!r} is not supported (revolute, continuous, '
+                         'prismatic, fixed, screw)')
+    fields = {'origin': X, 'axis': _numbers(element.find('axis'), 'xyz', 3, (1.0, 0.0, 0.0),
+                                            f'{where} <axis>')}
+    limit = element.find('limit')
+    if kind in ('revolute', 'prismatic') and limit is None:
+        raise ModelError(f'{where}: {kind} joints need a <limit>')
+    if kind == 'continuous':
+        fields.update(lower=-math.inf, upper=math.inf)
+    elif limit is not None:
+        default = 0.0 if kind != 'screw' else None
+        lower = _numbers(limit, 'lower', 1, [default], f'{where} <limit>')[0]
+        upper = _numbers(limit, 'upper', 1, [default], f'{where} <limit>')[0]
+        if lower is not None:
+            fields['lower'] = lower
+        if upper is not None:
+            fields['upper'] = upper
+    if limit is not None and limit.get('velocity') is not None:
+        velocity = _numbers(limit, 'velocity', 1, [None], f'{where} <limit>')[0]
+        if velocity > 0:
+            fields['velocity_limit'] = velocity
+    dynamics = element.find('dynamics')
+    if dynamics is not None:
+        fields['damping'] = _numbers(dynamics, 'damping', 1, [0.0], f'{where} <dynamics>')[0]
+    if kind == 'screw':
+        pitch = element.find(f'{{{DRAKE_NS}}}screw_thread_pitch')
+        if pitch is None:
+            raise ModelError(f'{where}: screw joints need <drake:screw_thread_pitch value="..."/> '
+                             f'(xmlns:drake="{DRAKE_NS}")')
+        value = _numbers(pitch, 'value', 1, None, f'{where} <screw_thread_pitch>')
+        if value is None:
+            raise ModelError(f'{where}: <drake:screw_thread_pitch> needs a value attribute')
+        fields['pitch'] = value[0]
+        return ScrewJoint(name, **fields)
+    cls = PrismaticJoint if kind == 'prismatic' else RevoluteJoint
+    return cls(name, **fields)
+
+
+def _inertial(link, name):
+    where = f'link {name!r} <inertial>'
+    element = link.find('inertial')
+    if element is None:
+        return Inertial(owner=f'body {name!r}')
+    origin = element.find('origin')
+    com = _numbers(origin, 'xyz', 3, (0.0, 0.0, 0.0), where)
+    R = rpy_to_rotation(_numbers(origin, 'rpy', 3, (0.0, 0.0, 0.0), where))
+    mass_el = element.find('mass')
+    if mass_el is None:
+        raise ModelError(f'{where}: missing <mass value="...">')
+    mass = _numbers(mass_el, 'value', 1, None, where)
+    if mass is None:
+        raise ModelError(f'{where}: missing <mass value="...">')
+    inertia = element.find('inertia')
+    keys = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
+    vals = {k: _numbers(inertia, k, 1, [0.0], where)[0] for k in keys}
+    matrix = np.array([[vals['ixx'], vals['ixy'], vals['ixz']],
+                       [vals['ixy'], vals['iyy'], vals['iyz']],
+                       [vals['ixz'], vals['iyz'], vals['izz']]])
+    rotated = R @ matrix @ R.T
+    return Inertial(mass[0], com, ixx=rotated[0, 0], iyy=rotated[1, 1], izz=rotated[2, 2],
+                    ixy=rotated[0, 1], ixz=rotated[0, 2], iyz=rotated[1, 2],
+                    owner=f'body {name!r}')
