@@ -29,7 +29,11 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m transmission_bridge.tools.demo
 
-bench: $(STAMP)
+$(VENV)/.bench-ready: requirements/bench.txt $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements/bench.txt
+	touch $@
+
+bench: $(VENV)/.bench-ready
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -109,3 +109,24 @@ def test_relative_transform():
         m.relative_transform(q, 'nope', b)
     with pytest.raises(ModelError, match='expected q with last dimension'):
         m.forward_kinematics(q[:-1])
+
+
+def test_quaternions_few_and_many_paths_agree_and_invert():
+    from transmission_bridge.kinematics.spatial import rotation_to_quaternion
+    rng = np.random.default_rng(21)
+    # Random rotations, plus the awkward ones: identity and half-turns about each axis.
+    q = rng.normal(size=(60, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    x, y, z, w = q.T
+    rows = ([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)])
+    R = np.stack([np.stack(r, -1) for r in rows], -2)
+    R = np.concatenate([R, np.eye(3)[None], np.diag([1.0, -1, -1])[None],
+                        np.diag([-1.0, 1, -1])[None], np.diag([-1.0, -1, 1])[None]])
+    many = rotation_to_quaternion(R)                      # vectorised path
+    few = np.concatenate([rotation_to_quaternion(R[i:i + 4]) for i in range(0, len(R), 4)])
+    np.testing.assert_allclose(few, many, rtol=0, atol=1e-15)
+    expected = np.where(q[:, 3:] < 0, -q, q)
+    np.testing.assert_allclose(many[:60], expected, rtol=0, atol=1e-14)
+    assert (many[:, 3] >= 0).all()

@@ -120,3 +120,15 @@ def test_position_is_velocity_map_plus_offsets_bit_for_bit(ts):
     a = rng.normal(size=(100, ts.num_actuators)) * 50
     assert np.array_equal(ts.actuator_to_joint('position', a),
                           ts.actuator_to_joint('velocity', a) + ts.joint_offsets)
+
+
+def test_one_pass_state_map_equals_the_three_maps_bit_for_bit(ts):
+    # BridgeCore's per-message path; the offline converter uses the three maps.
+    rng = np.random.default_rng(12)
+    a = rng.normal(size=(50, 3, ts.num_actuators)) * 40
+    a[3, 1, 2] = np.nan
+    out = ts.actuator_state_to_joint(a)
+    positions = ts.actuator_to_joint('position', a[:, 0])
+    assert np.array_equal(out[:, 0] + ts.joint_offsets, positions, equal_nan=True)
+    assert np.array_equal(out[:, 1], ts.actuator_to_joint('velocity', a[:, 1]), equal_nan=True)
+    assert np.array_equal(out[:, 2], ts.actuator_to_joint('effort', a[:, 2]), equal_nan=True)

@@ -76,6 +76,7 @@ class BridgeCore:
         self._last_seen_ns = np.full(n, -1, dtype=np.int64)
         self._owner = np.full(n, -1, dtype=np.intp)     # source id of the last writer
         self._source_ids = {}
+        self._all_reported = False
         self._input = NamedInput(())
         self.set_transmissions(tset)
 
@@ -102,6 +103,7 @@ class BridgeCore:
                     seen[new_i] = self._last_seen_ns[old_i]
                     owner[new_i] = self._owner[old_i]
             self._values, self._reported = values, reported
+            self._all_reported = False
             self._last_seen_ns, self._owner = seen, owner
         self._tset = tset
         self._actuator_index = tset.actuator_index
@@ -132,9 +134,9 @@ class BridgeCore:
         if self._input.stamp_went_back(sid, stamp_ns):
             c.stamp_backwards += 1
             self._forget(sid)
-        owners = self._owner[cols]
         shared = ()
-        if ((owners >= 0) & (owners != sid)).any():
+        owners = self._owner[cols] if len(self._source_ids) > 1 else None
+        if owners is not None and ((owners >= 0) & (owners != sid)).any():
             names_a = self._tset.actuator_names
             shared = tuple(names_a[i] for i in cols[(owners >= 0) & (owners != sid)]
                            if names_a[i] not in self._shared_seen)
@@ -143,9 +145,10 @@ class BridgeCore:
         for k, arr in enumerate(arrays):
             if arr is not None:
                 self._values[k, cols] = arr
-        if len(cols) and not self._reported[cols].all():
+        if not self._all_reported and len(cols) and not self._reported[cols].all():
             self._reported[cols] = True
             self._complete_for = None
+            self._all_reported = bool(self._reported.all())
         self._last_seen_ns[cols] = stamp_ns if now_ns is None else now_ns
         self._owner[cols] = sid
         self.last_result = IngestResult('', new_unknown, shared)
@@ -156,6 +159,7 @@ class BridgeCore:
         return None
 
     def _forget(self, sid):
+        self._all_reported = False
         mask = self._owner == sid
         self._values[:, mask] = np.nan
         self._reported[mask] = False
@@ -167,7 +171,9 @@ class BridgeCore:
         if self._complete_for is None:
             joints = np.array([bool(self._reported[m].all()) for m in self._joint_actuators])
             idx = np.flatnonzero(joints)
-            self._complete_for = (idx, tuple(self._tset.joint_names[i] for i in idx))
+            names = tuple(self._tset.joint_names[i] for i in idx)
+            # All joints complete (the steady state): no output indexing at all.
+            self._complete_for = (None if len(idx) == len(joints) else idx, names)
         return self._complete_for
 
     def _joint_output(self, present):
@@ -176,20 +182,19 @@ class BridgeCore:
             return self._refuse('no transmission has all its actuators reported yet')
         tset = self._tset
         # Position is the velocity map plus the offsets, in the same order of operations as
-        # the 'position' formulas (bit-identical), so both rows are mapped in one call.
-        moved = tset.actuator_to_joint('velocity', self._values[:2])
-        pos = (moved[0] + tset.joint_offsets)[idx] if present[0] else None
-        vel = moved[1][idx] if present[1] else None
-        eff = None
-        if present[2]:
-            eff_all = tset.damped_joint_effort(tset.actuator_to_joint('effort', self._values[2]),
-                                               moved[1])
-            eff = eff_all[idx]
+        # the 'position' formulas (bit-identical); all three interfaces go in one pass.
+        moved = tset.actuator_state_to_joint(self._values)
+        pos = moved[0] + tset.joint_offsets if present[0] else None
+        vel = moved[1] if present[1] else None
+        eff = tset.damped_joint_effort(moved[2], moved[1]) if present[2] else None
+        if idx is not None:
+            pos, vel, eff = (None if x is None else x[idx] for x in (pos, vel, eff))
         self.counters.published += 1
         return JointOutput(names, pos, vel, eff)
 
     def reset(self):
         """Forget every actuator value and stamp (a time jump, or a fresh start)."""
+        self._all_reported = False
         self._values[:] = np.nan
         self._reported[:] = False
         self._last_seen_ns[:] = -1

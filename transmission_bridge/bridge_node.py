@@ -84,6 +84,8 @@ class TransmissionBridge(Node):
             self._core = BridgeCore(tset)
         self._pending = None
         self._syncing = False
+        self._joint_msg = None            # reused output message (publish copies it out)
+        self._joint_names_for = None
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -234,9 +236,11 @@ class TransmissionBridge(Node):
             self.get_logger().warning(f'{source}: rejected message: {result.reason}',
                                       throttle_duration_sec=5.0)
             return
-        js = JointState()
+        js = self._joint_msg
+        if js is None or self._joint_names_for is not out.names:   # same cached tuple: reuse
+            js = self._joint_msg = JointState(name=list(out.names))
+            self._joint_names_for = out.names
         js.header = msg.header
-        js.name = list(out.names)
         js.position = doubles(out.position)
         js.velocity = doubles(out.velocity)
         js.effort = doubles(out.effort)

@@ -8,10 +8,12 @@ holds the pose against gravity (``-tau_g``), ``~/passive_torques`` adds damping
 compensation (``-tau_g + b v``).
 """
 
+import dataclasses
 import math
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -25,7 +27,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
-from .ros.conversions import doubles, poses_to_msgs, stamp_to_ns
+from .ros.conversions import doubles, fill_poses, poses_to_msgs, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, descriptor
@@ -249,18 +251,32 @@ class KinematicsNode(Node):
             return
         header = msg.header
         header.frame_id = self._base
-        names = list(core.model.joint_names)
+        m = self._outputs_for(core.model)
         q = doubles(out.q)
-        self._gravity_pub.publish(JointState(header=header, name=names, position=q,
-                                             effort=doubles(out.holding)))
-        self._passive_pub.publish(JointState(header=header, name=names, position=q,
-                                             velocity=doubles(out.v),
-                                             effort=doubles(out.passive)))
-        poses = poses_to_msgs(out.poses)
-        self._poses_pub.publish(PoseArray(header=header, poses=poses))
-        for (_, i), pub in zip(self._tips, self._tip_pubs):
-            pub.publish(PoseStamped(header=header, pose=poses[i]))
-        self._energy_pub.publish(Float64(data=out.potential_energy))
+        m.gravity.header, m.gravity.position = header, q
+        m.gravity.effort = doubles(out.holding)
+        self._gravity_pub.publish(m.gravity)
+        m.passive.header, m.passive.position = header, q
+        m.passive.velocity, m.passive.effort = doubles(out.v), doubles(out.passive)
+        self._passive_pub.publish(m.passive)
+        fill_poses(m.poses.poses, out.poses)
+        m.poses.header = header
+        self._poses_pub.publish(m.poses)
+        for (_, i), pub, tip in zip(self._tips, self._tip_pubs, m.tips):
+            tip.header, tip.pose = header, m.poses.poses[i]
+            pub.publish(tip)
+        m.energy.data = out.potential_energy
+        self._energy_pub.publish(m.energy)
+
+    def _outputs_for(self, model):
+        """Output messages, allocated once per model and refilled for every input."""
+        if getattr(self, '_outputs', None) is None or self._outputs.model is not model:
+            names = list(model.joint_names)
+            self._outputs = _Outputs(
+                model, JointState(name=names), JointState(name=names),
+                PoseArray(poses=poses_to_msgs(np.tile(np.eye(4), (len(model.body_names), 1, 1)))),
+                [PoseStamped() for _ in self._tips], Float64())
+        return self._outputs
 
     def _on_trajectory(self, msg):
         points = msg.points
@@ -334,6 +350,18 @@ class KinematicsNode(Node):
         self._diag_pub.publish(diagnostics(
             self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._source,
             counters, warning='' if self._core else 'waiting for a robot_description'))
+
+
+@dataclasses.dataclass
+class _Outputs:
+    """The messages the node publishes for each input (reused: publish copies them out)."""
+
+    model: object
+    gravity: JointState
+    passive: JointState
+    poses: PoseArray
+    tips: list
+    energy: Float64
 
 
 def main(args=None):

@@ -5,10 +5,14 @@ URDF's origin convention: ``R = Rz(yaw) Ry(pitch) Rx(roll)``. DH transforms as
 MATLAB's ``setFixedTransform``: standard ``Rz(theta) Tz(d) Tx(a) Rx(alpha)``,
 modified ``Rx(alpha) Tx(a) Rz(theta) Tz(d)``.
 
->>> import numpy as np
+>>> import math
+
+import numpy as np
 >>> np.round(rpy_to_rotation([0, 0, np.pi / 2]) @ [1, 0, 0], 12)
 array([0., 1., 0.])
 """
+
+import math
 
 import numpy as np
 
@@ -107,6 +111,10 @@ def rotation_to_quaternion(R):
     [0.0, 0.0, 0.707106781187, 0.707106781187]
     """
     R = np.asarray(R, dtype=float)
+    if R.ndim <= 3 and R.size <= 9 * _FEW:
+        # A few rotations (one robot's poses): plain floats beat ~50 tiny numpy calls.
+        out = np.array([_quaternion(m) for m in R.reshape(-1, 3, 3).tolist()])
+        return out.reshape(R.shape[:-2] + (4,))
     m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
     cand = np.stack([1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22,
                      1 + m00 + m11 + m22], axis=-1)
@@ -127,6 +135,27 @@ def rotation_to_quaternion(R):
             k == 2, (R[..., 1, 0] - R[..., 0, 1]) * s, 0.25 / s)))
     q = np.stack([x, y, z, w], axis=-1)
     return q * np.where(q[..., 3:] < 0, -1.0, 1.0)
+
+
+_FEW = 32
+
+
+def _quaternion(m):
+    """Shepperd's method on one rotation given as nested lists; (x, y, z, w), w >= 0."""
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m
+    cand = (1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22,
+            1 + m00 + m11 + m22)
+    k = max(range(4), key=cand.__getitem__)
+    s = 0.5 / math.sqrt(cand[k])
+    if k == 0:
+        q = (0.25 / s, (m01 + m10) * s, (m02 + m20) * s, (m21 - m12) * s)
+    elif k == 1:
+        q = ((m01 + m10) * s, 0.25 / s, (m12 + m21) * s, (m02 - m20) * s)
+    elif k == 2:
+        q = ((m02 + m20) * s, (m12 + m21) * s, 0.25 / s, (m10 - m01) * s)
+    else:
+        q = ((m21 - m12) * s, (m02 - m20) * s, (m10 - m01) * s, 0.25 / s)
+    return q if q[3] >= 0 else tuple(-v for v in q)
 
 
 def invert(X):

@@ -3,7 +3,7 @@
 import array
 
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, Pose, Quaternion
+from geometry_msgs.msg import Pose
 
 from ..kinematics.spatial import rotation_to_quaternion
 
@@ -28,8 +28,15 @@ def doubles(values):
 
 def poses_to_msgs(X):
     """Return geometry_msgs/Pose messages for homogeneous transforms ``X`` (n, 4, 4)."""
+    poses = [Pose() for _ in range(len(X))]
+    fill_poses(poses, X)
+    return poses
+
+
+def fill_poses(poses, X):
+    """Write transforms ``X`` (n, 4, 4) into existing Pose messages (no allocation)."""
     quats = rotation_to_quaternion(X[:, :3, :3]).tolist()
-    points = X[:, :3, 3].tolist()
-    return [Pose(position=Point(x=p[0], y=p[1], z=p[2]),
-                 orientation=Quaternion(x=q[0], y=q[1], z=q[2], w=q[3]))
-            for p, q in zip(points, quats)]
+    for pose, p, q in zip(poses, X[:, :3, 3].tolist(), quats):
+        position, orientation = pose.position, pose.orientation
+        position.x, position.y, position.z = p
+        orientation.x, orientation.y, orientation.z, orientation.w = q

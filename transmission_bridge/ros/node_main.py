@@ -1,5 +1,6 @@
 """One ``main`` for every node: clean exit on Ctrl-C, SIGTERM and external shutdown."""
 
+import os
 import signal
 import sys
 
@@ -12,11 +13,28 @@ from rclpy.signals import SignalHandlerOptions
 _POLL = 0.1
 
 
+# rclpy's EventsExecutor (Jazzy, experimental) dispatches each message without rebuilding a
+# wait set of every subscription, timer and service; TRANSMISSION_BRIDGE_EXECUTOR=single
+# selects rclpy's SingleThreadedExecutor instead (the benchmarks compare both).
+EXECUTOR_ENV = 'TRANSMISSION_BRIDGE_EXECUTOR'
+
+
+def default_executor():
+    """Return the executor the nodes spin on (see :data:`EXECUTOR_ENV`)."""
+    if os.environ.get(EXECUTOR_ENV, 'events') == 'single':
+        return SingleThreadedExecutor()
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
 class StartupError(Exception):
     """The node cannot start (invalid configuration); the message says why."""
 
 
-def run_node(node_class, args=None, executor_class=SingleThreadedExecutor):
+def run_node(node_class, args=None, executor_class=default_executor):
     """
     Create ``node_class()``, spin it, and return a process exit code.
 
