@@ -9,16 +9,15 @@ import math
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import (DurabilityPolicy, qos_profile_sensor_data, QoSProfile,
-                       ReliabilityPolicy)
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
+from .ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10
 from .ros.conversions import doubles, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
@@ -28,35 +27,23 @@ from .transmissions import ConfigError, load_transmissions
 from .transmissions import parameters as tparams
 
 TRANSMISSIONS_FILE = 'transmissions_file'
-ROBOT_DESCRIPTION = 'robot_description'
-USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
 STALE_TIMEOUT = 'stale_timeout'
 DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
-RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-# What robot_state_publisher offers on robot_description: the latest description, kept.
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
-
-class TransmissionBridge(Node):
+class TransmissionBridge(ConfigurableNode):
     """Maps actuator-space JointState to joint space and joint trajectories back."""
 
     NODE_NAME = 'transmission_bridge'
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self._path = declare(self, TRANSMISSIONS_FILE, '', str,
-                             'path of the transmissions YAML or URDF (README "Transmissions '
-                             'YAML"); or give robot_description', read_only=True)
-        description = declare(self, ROBOT_DESCRIPTION, '', str,
-                              'URDF with ros2_control <transmission> elements, instead of '
-                              'transmissions_file', read_only=True)
-        use_topic = declare(self, USE_DESCRIPTION_TOPIC, False, bool,
-                            'also follow the robot_description topic (std_msgs/String, '
-                            'transient local): each valid description reconfigures the node',
-                            read_only=True)
+        sources = self._declare_sources(
+            TRANSMISSIONS_FILE, 'path of the transmissions YAML or URDF (README "Transmissions '
+            'YAML"); or give robot_description',
+            'URDF with ros2_control <transmission> elements, instead of transmissions_file')
+        self._path = sources.path
         topics = declare(self, ACTUATOR_STATE_TOPICS, ['actuator_states'], 'string_array',
                          'topics of sensor_msgs/JointState carrying actuator names',
                          read_only=True)
@@ -66,24 +53,17 @@ class TransmissionBridge(Node):
         period = self._positive(declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
                                         'period of /diagnostics messages, s', read_only=True,
                                         constraints='> 0'))
-        if self._path and description:
-            raise StartupError(f'give {TRANSMISSIONS_FILE!r} or {ROBOT_DESCRIPTION!r}, not both')
-        if not (self._path or description or use_topic):
-            raise StartupError(f'parameter {TRANSMISSIONS_FILE!r} or {ROBOT_DESCRIPTION!r} is '
-                               f'required (or {USE_DESCRIPTION_TOPIC}:=true)')
-        self._source = self._path or ('parameter robot_description' if description else
-                                      'topic robot_description')
+        self._source = sources.label
         self._core = None
         self._source_set = None
-        if self._path or description:
+        if sources.given:
             try:
-                self._source_set = self._load(self._path or description)
+                self._source_set = self._load(sources.given)
                 tset = self._declare_transmission_parameters(self._source_set)
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
             self._core = BridgeCore(tset)
         self._pending = None
-        self._syncing = False
         self._joint_msg = None            # reused output message (publish copies it out)
         self._joint_names_for = None
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -104,7 +84,7 @@ class TransmissionBridge(Node):
         self.create_service(Trigger, '~/reload', self._reload)
         self.create_timer(period, self._publish_diagnostics)
         self._jump_handler = on_backward_jump(self, self._reset_core)
-        if use_topic:
+        if sources.use_topic:
             self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
         if self._core is None:
             self.get_logger().info('waiting for a robot_description')
@@ -134,19 +114,8 @@ class TransmissionBridge(Node):
         """Make ``new`` (a validated set) the configuration; parameters follow it."""
         old_names = (set(tparams.parameter_values(self._core.transmissions))
                      if self._core is not None else set())
-        values = tparams.parameter_values(new)
-        descriptions = tparams.parameter_descriptions(new)
-        self._syncing = True
-        try:
-            for name in old_names - set(values):
-                self.undeclare_parameter(name)
-            for name, value in values.items():
-                if name in old_names:
-                    self.set_parameters([Parameter(name, Parameter.Type.DOUBLE, value)])
-                else:
-                    self.declare_parameter(name, value, descriptor(float, descriptions[name]))
-        finally:
-            self._syncing = False
+        self._replace_parameters(old_names, tparams.parameter_values(new),
+                                 tparams.parameter_descriptions(new))
         self._source_set = new
         if self._core is None:
             self._core = BridgeCore(new)

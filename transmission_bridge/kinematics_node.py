@@ -15,10 +15,8 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import (DurabilityPolicy, qos_profile_sensor_data, QoSProfile,
-                       ReliabilityPolicy)
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, String
 from std_srvs.srv import Trigger
@@ -27,6 +25,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
+from .ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10
 from .ros.conversions import doubles, fill_poses, poses_to_msgs, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
@@ -34,33 +33,22 @@ from .ros.parameters import declare, descriptor
 from .ros.time_jumps import on_backward_jump
 
 MODEL_FILE = 'model_file'
-ROBOT_DESCRIPTION = 'robot_description'
-USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
 DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
-RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
-
-class KinematicsNode(Node):
+class KinematicsNode(ConfigurableNode):
     """Publishes gravity/damping compensation, poses and energy for each joint_states."""
 
     NODE_NAME = 'kinematics'
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        self._path = declare(self, MODEL_FILE, '', str,
-                             'path of the robot model YAML or URDF (README "Robot model '
-                             'YAML"); or give robot_description', read_only=True)
-        description = declare(self, ROBOT_DESCRIPTION, '', str,
-                              'URDF of the robot, instead of model_file', read_only=True)
-        use_topic = declare(self, USE_DESCRIPTION_TOPIC, False, bool,
-                            'also follow the robot_description topic (std_msgs/String, '
-                            'transient local): each valid description reconfigures the node',
-                            read_only=True)
+        sources = self._declare_sources(
+            MODEL_FILE, 'path of the robot model YAML or URDF (README "Robot model YAML"); '
+            'or give robot_description', 'URDF of the robot, instead of model_file')
+        self._path = sources.path
         base = declare(self, BASE_FRAME, 'world', str,
                        "frame_id of the outputs: 'world' or a body of the model",
                        read_only=True)
@@ -71,28 +59,21 @@ class KinematicsNode(Node):
                          'period of /diagnostics messages, s', read_only=True, constraints='> 0')
         if not (math.isfinite(period) and period > 0):
             raise StartupError(f'{DIAGNOSTICS_PERIOD} must be > 0, got {period!r}')
-        if self._path and description:
-            raise StartupError(f'give {MODEL_FILE!r} or {ROBOT_DESCRIPTION!r}, not both')
-        if not (self._path or description or use_topic):
-            raise StartupError(f'parameter {MODEL_FILE!r} or {ROBOT_DESCRIPTION!r} is required '
-                               f'(or {USE_DESCRIPTION_TOPIC}:=true)')
-        self._source = self._path or ('parameter robot_description' if description else
-                                      'topic robot_description')
+        self._source = sources.label
         self._base = base
         self._tip_names = tips
         self._core = None
         self._file_model = None
         self._tips = []
-        if self._path or description:
+        if sources.given:
             try:
-                self._file_model = self._checked(load_model(self._path or description))
+                self._file_model = self._checked(load_model(sources.given))
                 model = self._declare_model_parameters(self._file_model)
                 self._core = KinematicsCore(model, base)
             except ModelError as exc:
                 raise StartupError(str(exc)) from None
             self._tips = [(t, model.body_names.index(t)) for t in tips]
         self._pending = None
-        self._syncing = False
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -116,7 +97,7 @@ class KinematicsNode(Node):
         self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
         self._jump_handler = on_backward_jump(self, self._reset_core)
-        if use_topic:
+        if sources.use_topic:
             self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
         if self._core is None:
             self.get_logger().info('waiting for a robot_description')
@@ -147,20 +128,8 @@ class KinematicsNode(Node):
                                     f'{exc}')
             return
         old = set(kparams.parameter_values(self._core.model)) if self._core else set()
-        values = kparams.parameter_values(model)
-        descriptions = kparams.parameter_descriptions(model)
-        self._syncing = True
-        try:
-            for name in old - set(values):
-                self.undeclare_parameter(name)
-            for name, value in values.items():
-                if name in old:
-                    self.set_parameters([Parameter(name, value=value)])
-                else:
-                    kind = 'double_array' if name == kparams.GRAVITY else float
-                    self.declare_parameter(name, value, descriptor(kind, descriptions[name]))
-        finally:
-            self._syncing = False
+        self._replace_parameters(old, kparams.parameter_values(model),
+                                 kparams.parameter_descriptions(model))
         self._file_model = model
         if self._core is None:
             self._core = KinematicsCore(model, self._base)
@@ -313,22 +282,20 @@ class KinematicsNode(Node):
         return response
 
     def _reset_default(self, request, response):
-        if self._core is None:
-            response.success, response.message = False, 'no model yet'
-            return response
-        ok, reason = self._set_joint_parameters(kparams.DEFAULT_POSITION,
-                                                self._file_model.default_positions)
-        response.success = ok
-        response.message = f'default pose restored from {self._source}' if ok else reason
-        return response
+        return self._restore(response, kparams.DEFAULT_POSITION, 'default_positions',
+                             'default pose')
 
     def _reset_damping(self, request, response):
+        return self._restore(response, kparams.DAMPING, 'damping', 'damping')
+
+    def _restore(self, response, field, attribute, what):
+        """Set every joint's ``field`` back to the source model's values."""
         if self._core is None:
             response.success, response.message = False, 'no model yet'
             return response
-        ok, reason = self._set_joint_parameters(kparams.DAMPING, self._file_model.damping)
+        ok, reason = self._set_joint_parameters(field, getattr(self._file_model, attribute))
         response.success = ok
-        response.message = f'damping restored from {self._source}' if ok else reason
+        response.message = f'{what} restored from {self._source}' if ok else reason
         return response
 
     def _go_to_default(self, request, response):

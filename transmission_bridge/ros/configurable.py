@@ -1,0 +1,77 @@
+"""What both nodes share: where the robot comes from, and parameters that follow it."""
+
+import dataclasses
+
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from .node_main import StartupError
+from .parameters import declare, descriptor
+
+ROBOT_DESCRIPTION = 'robot_description'
+USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
+
+RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# What robot_state_publisher offers on robot_description: the latest description, kept.
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sources:
+    """The configured sources: a file path, URDF text, and whether to follow the topic."""
+
+    path: str
+    description: str
+    use_topic: bool
+
+    @property
+    def given(self):
+        """Return the file path or the URDF text to load at start-up ('' if none)."""
+        return self.path or self.description
+
+    @property
+    def label(self):
+        """Return where the configuration came from, for messages."""
+        return self.path or ('parameter robot_description' if self.description else
+                             'topic robot_description')
+
+
+class ConfigurableNode(Node):
+    """A node configured from a file, ``robot_description``, or the ``robot_description`` topic."""
+
+    def __init__(self, name, **kwargs):
+        super().__init__(name, **kwargs)
+        self._syncing = False
+
+    def _declare_sources(self, file_param, file_help, description_help):
+        """Declare the three source parameters; exactly one source (or the topic) or fail."""
+        path = declare(self, file_param, '', str, file_help, read_only=True)
+        description = declare(self, ROBOT_DESCRIPTION, '', str, description_help,
+                              read_only=True)
+        use_topic = declare(self, USE_DESCRIPTION_TOPIC, False, bool,
+                            'also follow the robot_description topic (std_msgs/String, '
+                            'transient local): each valid description reconfigures the node',
+                            read_only=True)
+        if path and description:
+            raise StartupError(f'give {file_param!r} or {ROBOT_DESCRIPTION!r}, not both')
+        if not (path or description or use_topic):
+            raise StartupError(f'parameter {file_param!r} or {ROBOT_DESCRIPTION!r} is required '
+                               f'(or {USE_DESCRIPTION_TOPIC}:=true)')
+        return Sources(path, description, use_topic)
+
+    def _replace_parameters(self, old_names, values, descriptions):
+        """Make the declared per-robot parameters exactly ``values`` (a new configuration)."""
+        self._syncing = True
+        try:
+            for name in set(old_names) - set(values):
+                self.undeclare_parameter(name)
+            for name, value in values.items():
+                if name in old_names:
+                    self.set_parameters([Parameter(name, value=value)])
+                else:
+                    kind = 'double_array' if isinstance(value, list) else float
+                    self.declare_parameter(name, value, descriptor(kind, descriptions[name]))
+        finally:
+            self._syncing = False
