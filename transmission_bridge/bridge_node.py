@@ -12,17 +12,15 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
-from .ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10
+from .ros.configurable import ConfigurableNode, RELIABLE_10
 from .ros.conversions import doubles, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, descriptor
-from .ros.time_jumps import on_backward_jump
 from .transmissions import ConfigError, load_transmissions
 from .transmissions import parameters as tparams
 
@@ -83,12 +81,8 @@ class TransmissionBridge(ConfigurableNode):
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)
         self.create_timer(period, self._publish_diagnostics)
-        self._jump_handler = on_backward_jump(self, self._reset_core)
-        if sources.use_topic:
-            self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
-        if self._core is None:
-            self.get_logger().info('waiting for a robot_description')
-        else:
+        self._follow(sources)
+        if self._core is not None:
             self.get_logger().info(
                 f'{len(tset.specs)} transmissions, {tset.num_joints} joints from '
                 f'{self._source}; listening on {", ".join(topics)}')
@@ -105,10 +99,6 @@ class TransmissionBridge(ConfigurableNode):
         tset = load_transmissions(source)
         tparams.check_parameter_names(tset)
         return tset
-
-    def _reset_core(self):
-        if self._core is not None:
-            self._core.reset()
 
     def _adopt(self, new):
         """Make ``new`` (a validated set) the configuration; parameters follow it."""

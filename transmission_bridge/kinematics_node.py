@@ -18,19 +18,18 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, String
+from std_msgs.msg import Float64
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
-from .ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10
+from .ros.configurable import ConfigurableNode, RELIABLE_10
 from .ros.conversions import doubles, fill_poses, poses_to_msgs, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, descriptor
-from .ros.time_jumps import on_backward_jump
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
@@ -96,12 +95,8 @@ class KinematicsNode(ConfigurableNode):
         self.create_service(Trigger, '~/reset_damping', self._reset_damping)
         self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
-        self._jump_handler = on_backward_jump(self, self._reset_core)
-        if sources.use_topic:
-            self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
-        if self._core is None:
-            self.get_logger().info('waiting for a robot_description')
-        else:
+        self._follow(sources)
+        if self._core is not None:
             self.get_logger().info(
                 f'model {model.name!r}: {len(model.body_names)} bodies, '
                 f'{model.num_positions} joints from {self._source}; outputs in {base!r}')
@@ -115,10 +110,6 @@ class KinematicsNode(ConfigurableNode):
         if unknown:
             raise ModelError(f'{TIP_LINKS}: unknown bodies {unknown}')
         return model
-
-    def _reset_core(self):
-        if self._core is not None:
-            self._core.reset()
 
     def _on_description(self, msg):
         try:

@@ -6,8 +6,11 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from std_msgs.msg import String
+
 from .node_main import StartupError
 from .parameters import declare, descriptor
+from .time_jumps import on_backward_jump
 
 ROBOT_DESCRIPTION = 'robot_description'
 USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
@@ -44,6 +47,22 @@ class ConfigurableNode(Node):
     def __init__(self, name, **kwargs):
         super().__init__(name, **kwargs)
         self._syncing = False
+        self._core = None
+
+    def _follow(self, sources):
+        """Clear the core's caches on backward clock jumps; follow the topic if asked."""
+        self._jump_handler = on_backward_jump(self, self._reset_core)
+        if sources.use_topic:
+            self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
+        if self._core is None:
+            self.get_logger().info('waiting for a robot_description')
+
+    def _reset_core(self):
+        if self._core is not None:
+            self._core.reset()
+
+    def _on_description(self, msg):
+        raise NotImplementedError
 
     def _declare_sources(self, file_param, file_help, description_help):
         """Declare the three source parameters; exactly one source (or the topic) or fail."""
