@@ -20,7 +20,6 @@ import time
 
 from common import report
 import numpy as np
-import psutil
 import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -56,6 +55,7 @@ def _setup(work):
 
 def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     """Measure one node (or the relay standing in for it); return a result dict."""
+    import psutil
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState

@@ -16,11 +16,11 @@ import time
 
 from bench_latency import _setup, HERE, TARGETS
 from common import report
-import psutil
 
 
 def measure(target, setup, rate, messages, work):
     """Run one node under load; return its RSS at 10k messages and at the end."""
+    import psutil
     module, topic_in, _ = TARGETS[target]
     ros_args, names = setup[target]
     ns = f'/mem_{os.getpid()}_{target}'
