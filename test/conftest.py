@@ -13,3 +13,11 @@ hypothesis.settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'seeded'))
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 CONFIG = REPO / 'config'
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Print how many generated cases each fuzz target ran (test_fuzz.py)."""
+    cases = getattr(config, '_fuzz_cases', None)
+    if cases:
+        terminalreporter.write_line('generated cases per fuzz target: ' + ', '.join(
+            f'{name} {count}' for name, count in sorted(cases.items())))

@@ -96,3 +96,14 @@ def test_file_errors_name_the_path(tmp_path):
     sneaky.write_text('transmissions: !!python/object/apply:os.system ["true"]\n')
     with pytest.raises(ConfigError, match='not valid YAML'):
         load_transmissions(sneaky)
+
+
+def test_a_path_with_a_nul_byte_is_a_clean_error():
+    # Found by test_fuzz.py: open() raises ValueError, not OSError, for such a path.
+    from transmission_bridge.kinematics import load_model, ModelError
+    with pytest.raises(ConfigError, match='cannot read'):
+        load_transmissions('\x00robot.yaml')
+    with pytest.raises(ModelError, match='cannot read'):
+        load_model('\x00robot.yaml')
+    with pytest.raises(ConfigError, match='cannot read'):
+        load_transmissions('robot\x00.urdf')

@@ -56,5 +56,6 @@ def read_text(path, error):
     try:
         with open(path, 'r', encoding='utf-8') as stream:
             return stream.read()
-    except OSError as exc:
-        raise error(f'cannot read {os.fspath(path)!r}: {exc.strerror or exc}') from None
+    except (OSError, ValueError) as exc:     # ValueError: a NUL byte in the path
+        raise error(f'cannot read {os.fspath(path)!r}: {getattr(exc, "strerror", None) or exc}') \
+            from None

@@ -55,9 +55,9 @@ def load_model(source):
         try:
             with open(source, 'r', encoding='utf-8') as stream:
                 data = yaml.safe_load(stream)
-        except OSError as exc:
-            raise ModelError(f'cannot read {os.fspath(source)!r}: {exc.strerror or exc}') \
-                from None
+        except (OSError, ValueError) as exc:     # ValueError: a NUL byte in the path
+            raise ModelError(f'cannot read {os.fspath(source)!r}: '
+                             f'{getattr(exc, "strerror", None) or exc}') from None
         except yaml.YAMLError as exc:
             raise ModelError(f'{os.fspath(source)!r} is not valid YAML: {exc}') from None
         try:

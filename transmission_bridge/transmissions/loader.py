@@ -34,8 +34,9 @@ def read_yaml(path, error=ConfigError):
     try:
         with open(path, 'r', encoding='utf-8') as stream:
             return yaml.safe_load(stream)
-    except OSError as exc:
-        raise error(f'cannot read {os.fspath(path)!r}: {exc.strerror or exc}') from None
+    except (OSError, ValueError) as exc:     # ValueError: a NUL byte in the path
+        raise error(f'cannot read {os.fspath(path)!r}: {getattr(exc, "strerror", None) or exc}') \
+            from None
     except yaml.YAMLError as exc:
         raise error(f'{os.fspath(path)!r} is not valid YAML: {exc}') from None
 
