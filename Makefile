@@ -11,7 +11,7 @@ STAMP := $(VENV)/.ready-$(shell cat $(REQS) setup.py setup.cfg | sha1sum | cut -
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 100 + 1 )))
 
-.PHONY: test demo venv bench clean
+.PHONY: test demo venv bench stress clean
 
 venv: $(STAMP)
 
@@ -35,6 +35,9 @@ $(VENV)/.bench-ready: requirements/bench.txt $(STAMP)
 
 bench: $(VENV)/.bench-ready
 	$(BIN)/python bench/run_all.py
+
+stress: $(VENV)/.bench-ready
+	$(BIN)/python bench/stress.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

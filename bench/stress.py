@@ -1,0 +1,135 @@
+"""
+``make stress``: the bridge under 10 kHz bursts, with parameter and service calls meanwhile.
+
+A load generator process publishes 24-actuator states at RATE (default 10 kHz) for SECONDS
+(default 10) into the bridge; this process receives joint_states with a reliable
+subscription and, every 0.2 s during the burst, sets a parameter (what ``ros2 param set``
+does) and calls ``~/calibrate_to_default_pose`` (``ros2 service call``), timing both.
+The burst runs twice: the first warms DDS's buffer pools, so memory is compared after
+the first and after the second burst (a leak grows again; a pool does not). Prints:
+messages sent / received / lost, call latencies (p50, max), the node's memory before,
+after burst 1 and after burst 2, and whether it is still alive. Exit code 1 if the node
+died, a call was not answered, or memory grew by more than 1 MB in the second burst.
+"""
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+
+def main(argv=None):
+    """Run the stress test; return the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--rate', type=float, default=10000.0)
+    parser.add_argument('--seconds', type=float, default=10.0)
+    args = parser.parse_args(argv)
+    import numpy as np
+    import psutil
+    import rclpy
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import Trigger
+
+    from bench_latency import _setup
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+    work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
+    ros_args, names = _setup(work)['bridge']
+    ns = f'/stress_{os.getpid()}'
+    node = subprocess.Popen([sys.executable, '-m', 'transmission_bridge.bridge_node',
+                             '--ros-args', *ros_args, '-r', f'__ns:={ns}'],
+                            stdout=open(work / 'node.log', 'w'), stderr=subprocess.STDOUT)
+    proc = psutil.Process(node.pid)
+    rclpy.init(args=[])
+    rx = rclpy.create_node('stress', namespace=ns)
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(rx)
+    received = []
+    rx.create_subscription(JointState, 'joint_states', lambda m: received.append(1),
+                           QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
+    set_client = rx.create_client(SetParameters, 'transmission_bridge/set_parameters')
+    srv_client = rx.create_client(Trigger, 'transmission_bridge/calibrate_to_default_pose')
+    deadline = time.monotonic() + 20
+    while not (set_client.service_is_ready() and srv_client.service_is_ready()) and \
+            time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
+    (work / 'names.txt').write_text(' '.join(names))
+    rss_before = proc.memory_info().rss
+    joint = _first_joint(work)
+
+    def burst():
+        received.clear()
+        gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
+                                f'{ns}/actuator_states', str(work / 'names.txt'), str(args.rate),
+                                str(args.seconds)], stdout=subprocess.PIPE, text=True)
+        param_ms, service_ms, unanswered, k = [], [], 0, 0
+        next_call = time.monotonic() + 1.5
+        while gen.poll() is None:
+            executor.spin_once(timeout_sec=0.005)
+            if time.monotonic() >= next_call:
+                k += 1
+                for client, request, box in (
+                        (set_client, SetParameters.Request(parameters=[Parameter(
+                            f'joints.{joint}.damping', value=0.1 * (k % 5)).to_parameter_msg()]),
+                         param_ms),
+                        (srv_client, Trigger.Request(), service_ms)):
+                    start = time.monotonic()
+                    future = client.call_async(request)
+                    while not future.done() and time.monotonic() - start < 5.0:
+                        executor.spin_once(timeout_sec=0.001)
+                    if future.done():
+                        box.append((time.monotonic() - start) * 1e3)
+                    else:
+                        unanswered += 1
+                next_call = time.monotonic() + 0.2
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.01)
+        return int(gen.stdout.read() or 0), len(received), param_ms, service_ms, unanswered
+
+    sent, got, param_ms, service_ms, unanswered = burst()
+    rss_first = proc.memory_info().rss
+    sent2, got2, param2, service2, unanswered2 = burst()
+    sent, got, unanswered = sent + sent2, got + got2, unanswered + unanswered2
+    param_ms, service_ms = param_ms + param2, service_ms + service2
+    rss_after = proc.memory_info().rss
+    alive = node.poll() is None
+    node.send_signal(2)
+    code = node.wait(10)
+    rx.destroy_node()
+    rclpy.shutdown()
+    growth = (rss_after - rss_first) / 2 ** 20
+    print(f'two bursts: {args.rate:.0f} Hz for {args.seconds:.0f} s each, 24-actuator states')
+    print(f'messages sent {sent}, joint_states received {got}, lost {sent - got} '
+          f'({100.0 * (sent - got) / max(sent, 1):.1f} %; best-effort sensor-data input, '
+          'reliable output)')
+    for label, box in (('SetParameters', param_ms), ('Trigger service', service_ms)):
+        if box:
+            print(f'{label} during the burst: {len(box)} calls, p50 {np.median(box):.1f} ms, '
+                  f'max {max(box):.1f} ms')
+    print(f'unanswered calls: {unanswered}')
+    print(f'node memory: {rss_before / 2 ** 20:.1f} MB before, {rss_first / 2 ** 20:.1f} MB '
+          f'after burst 1, {rss_after / 2 ** 20:.1f} MB after burst 2 ({growth:+.2f} MB); '
+          f'alive: {alive}; exit code {code}')
+    return 0 if alive and code == 0 and unanswered == 0 and growth < 1.0 else 1
+
+
+def _first_joint(work):
+    import yaml
+    doc = yaml.safe_load((work / 'bench24.yaml').read_text())
+    return doc['transmissions'][0]['joints'][0]['name']
+
+
+if __name__ == '__main__':
+    sys.exit(main())
