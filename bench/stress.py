@@ -5,11 +5,12 @@ A load generator process publishes 24-actuator states at RATE (default 10 kHz) f
 (default 10) into the bridge; this process receives joint_states with a reliable
 subscription and, every 0.2 s during the burst, sets a parameter (what ``ros2 param set``
 does) and calls ``~/calibrate_to_default_pose`` (``ros2 service call``), timing both.
-The burst runs twice: the first warms DDS's buffer pools, so memory is compared after
-the first and after the second burst (a leak grows again; a pool does not). Prints:
-messages sent / received / lost, call latencies (p50, max), the node's memory before,
-after burst 1 and after burst 2, and whether it is still alive. Exit code 1 if the node
-died, a call was not answered, or memory grew by more than 1 MB in the second burst.
+The burst runs BURSTS times (default 3): the first ones warm DDS's buffer pools (how far one
+burst warms them varies from run to run), so memory is compared after the last two bursts
+(a leak grows again; a pool does not). Prints: messages sent / received / lost, call
+latencies (p50, max), the node's memory before and after every burst, and whether it is
+still alive. Exit code 1 if the node died, a call was not answered, or memory grew by more
+than 1 MB in the last burst.
 """
 
 import argparse
@@ -31,6 +32,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--rate', type=float, default=10000.0)
     parser.add_argument('--seconds', type=float, default=10.0)
+    parser.add_argument('--bursts', type=int, default=3, help='>= 2')
     args = parser.parse_args(argv)
     import numpy as np
     import psutil
@@ -98,11 +100,14 @@ def main(argv=None):
             executor.spin_once(timeout_sec=0.01)
         return int(gen.stdout.read() or 0), len(received), param_ms, service_ms, unanswered
 
-    sent, got, param_ms, service_ms, unanswered = burst()
-    rss_first = proc.memory_info().rss
-    sent2, got2, param2, service2, unanswered2 = burst()
-    sent, got, unanswered = sent + sent2, got + got2, unanswered + unanswered2
-    param_ms, service_ms = param_ms + param2, service_ms + service2
+    sent = got = unanswered = 0
+    param_ms, service_ms, rss = [], [], []
+    for _ in range(max(2, args.bursts)):
+        s1, g1, p1, v1, u1 = burst()
+        sent, got, unanswered = sent + s1, got + g1, unanswered + u1
+        param_ms, service_ms = param_ms + p1, service_ms + v1
+        rss.append(proc.memory_info().rss)
+    rss_first = rss[-2]
     rss_after = proc.memory_info().rss
     alive = node.poll() is None
     node.send_signal(2)
@@ -110,7 +115,8 @@ def main(argv=None):
     rx.destroy_node()
     rclpy.shutdown()
     growth = (rss_after - rss_first) / 2 ** 20
-    print(f'two bursts: {args.rate:.0f} Hz for {args.seconds:.0f} s each, 24-actuator states')
+    print(f'{len(rss)} bursts: {args.rate:.0f} Hz for {args.seconds:.0f} s each, '
+          '24-actuator states')
     print(f'messages sent {sent}, joint_states received {got}, lost {sent - got} '
           f'({100.0 * (sent - got) / max(sent, 1):.1f} %; best-effort sensor-data input, '
           'reliable output)')
@@ -119,9 +125,9 @@ def main(argv=None):
             print(f'{label} during the burst: {len(box)} calls, p50 {np.median(box):.1f} ms, '
                   f'max {max(box):.1f} ms')
     print(f'unanswered calls: {unanswered}')
-    print(f'node memory: {rss_before / 2 ** 20:.1f} MB before, {rss_first / 2 ** 20:.1f} MB '
-          f'after burst 1, {rss_after / 2 ** 20:.1f} MB after burst 2 ({growth:+.2f} MB); '
-          f'alive: {alive}; exit code {code}')
+    print(f'node memory: {rss_before / 2 ** 20:.1f} MB before, after each burst '
+          + ', '.join(f'{r / 2 ** 20:.1f}' for r in rss)
+          + f' MB (last burst {growth:+.2f} MB); alive: {alive}; exit code {code}')
     return 0 if alive and code == 0 and unanswered == 0 and growth < 1.0 else 1
 
 
