@@ -13,7 +13,6 @@ Traceback (most recent call last):
 ValueError: robot description refused: it declares a DOCTYPE (not allowed in URDF)
 """
 
-import os
 import xml.etree.ElementTree as ElementTree
 from xml.parsers import expat
 
@@ -49,13 +48,3 @@ def parse(text, error):
 def looks_like_xml(source):
     """Return True if ``source`` is XML text (as opposed to a path or a mapping)."""
     return isinstance(source, (str, bytes)) and source.lstrip()[:1] in ('<', b'<')
-
-
-def read_text(path, error):
-    """Return the text of the file at ``path`` (opened read-only); errors name the path."""
-    try:
-        with open(path, 'r', encoding='utf-8') as stream:
-            return stream.read()
-    except (OSError, ValueError) as exc:     # ValueError: a NUL byte in the path
-        raise error(f'cannot read {os.fspath(path)!r}: {getattr(exc, "strerror", None) or exc}') \
-            from None

@@ -90,6 +90,7 @@ class KinematicsCore:
                 if i is not None and self._reported[i]:
                     q[k], v[k], reported[k] = self._q[i], self._v[i], True
         self._model, self._base = model, base
+        self._damping = model.damping          # per model, not per message
         self._base_index = None if base == 'world' else model.body_names.index(base)
         self._q, self._v, self._reported = q, v, reported
         self._input = self._input.renamed(model.joint_names)
@@ -145,7 +146,7 @@ class KinematicsCore:
             poses = invert(poses[self._base_index]) @ poses
         holding = -tau_g
         return KinematicsOutput(q.copy(), v.copy(), poses, holding,
-                                holding + model.damping * v, energy)
+                                holding + self._damping * v, energy)
 
     def feed_forward(self, joint_names, positions, velocities):
         """
@@ -192,5 +193,5 @@ class KinematicsCore:
             target[:, cols] = values
         if n_points == 0:
             return np.zeros((0, len(names)))
-        effort = -model.gravity_generalized_forces(Q) + model.damping * V
+        effort = -model.gravity_generalized_forces(Q) + self._damping * V
         return effort[:, cols]

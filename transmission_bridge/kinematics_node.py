@@ -134,10 +134,13 @@ class KinematicsNode(ConfigurableNode):
         descriptions = kparams.parameter_descriptions(model)
         given = {}
         for name, value in kparams.parameter_values(model).items():
-            kind = 'double_array' if name == kparams.GRAVITY else float
-            param = self.declare_parameter(name, value, descriptor(kind, descriptions[name]))
-            if list(param.value) != value if kind != float else param.value != value:
-                given[name] = list(param.value) if kind != float else param.value
+            kind = 'double_array' if isinstance(value, list) else float
+            declared = self.declare_parameter(name, value,
+                                              descriptor(kind, descriptions[name])).value
+            if kind != float:
+                declared = list(declared)      # rclpy returns double arrays as array('d')
+            if declared != value:              # an override from the params file or -p
+                given[name] = declared
         if not given:
             return model
         translations = {k for k in given if k.endswith('.' + kparams.DEFAULT_TRANSLATION)}

@@ -7,10 +7,8 @@ errors. YAML is parsed with ``yaml.safe_load`` only.
 """
 
 import collections.abc
-import os
 
 import numpy as np
-import yaml
 
 from . import _checks
 from .body import Body, WORLD
@@ -22,6 +20,7 @@ from .prismatic import PrismaticJoint
 from .revolute import RevoluteJoint
 from .screw import ScrewJoint
 from .spatial import dh_parts, origin_transform
+from .. import _sources
 
 JOINT_TYPES = {cls.TYPE: cls for cls in (RevoluteJoint, PrismaticJoint, ScrewJoint, FixedJoint)}
 
@@ -45,26 +44,8 @@ def load_model(source):
     ``source`` is a path to a YAML or URDF file (``.urdf``, ``.xml``), URDF text
     (a ``robot_description``), or an already parsed YAML mapping.
     """
-    from .. import _xml
     from .urdf import model_from_urdf
-    if _xml.looks_like_xml(source):
-        return model_from_urdf(source)
-    if isinstance(source, (str, os.PathLike)) and str(source).endswith(('.urdf', '.xml')):
-        return model_from_urdf(_xml.read_text(source, ModelError))
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            with open(source, 'r', encoding='utf-8') as stream:
-                data = yaml.safe_load(stream)
-        except (OSError, ValueError) as exc:     # ValueError: a NUL byte in the path
-            raise ModelError(f'cannot read {os.fspath(source)!r}: '
-                             f'{getattr(exc, "strerror", None) or exc}') from None
-        except yaml.YAMLError as exc:
-            raise ModelError(f'{os.fspath(source)!r} is not valid YAML: {exc}') from None
-        try:
-            return parse_model(data)
-        except ModelError as exc:
-            raise ModelError(f'{os.fspath(source)}: {exc}') from None
-    return parse_model(source)
+    return _sources.load(source, ModelError, model_from_urdf, parse_model)
 
 
 def parse_model(data):

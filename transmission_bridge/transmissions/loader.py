@@ -8,14 +8,12 @@ silently replaced by defaults. YAML is parsed with ``yaml.safe_load`` only.
 """
 
 import collections.abc
-import os
-
-import yaml
 
 from . import _checks
 from .errors import ConfigError
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import TransmissionSet
+from .. import _sources
 
 _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints')
@@ -29,18 +27,6 @@ _JOINT_KEYS = {
 }
 
 
-def read_yaml(path, error=ConfigError):
-    """Parse the YAML file at ``path`` with the safe loader; errors name the path."""
-    try:
-        with open(path, 'r', encoding='utf-8') as stream:
-            return yaml.safe_load(stream)
-    except (OSError, ValueError) as exc:     # ValueError: a NUL byte in the path
-        raise error(f'cannot read {os.fspath(path)!r}: {getattr(exc, "strerror", None) or exc}') \
-            from None
-    except yaml.YAMLError as exc:
-        raise error(f'{os.fspath(path)!r} is not valid YAML: {exc}') from None
-
-
 def load_transmissions(source):
     """
     Return the :class:`TransmissionSet` described by ``source``.
@@ -48,22 +34,8 @@ def load_transmissions(source):
     ``source`` is a path to a YAML or URDF file (``.urdf``, ``.xml``), URDF text
     (a ``robot_description``), or an already parsed YAML mapping.
     """
-    from .. import _xml
     from .urdf import transmissions_from_urdf
-    if _xml.looks_like_xml(source):
-        return transmissions_from_urdf(source)
-    if isinstance(source, (str, os.PathLike)) and str(source).endswith(('.urdf', '.xml')):
-        return transmissions_from_urdf(_xml.read_text(source, ConfigError))
-    if isinstance(source, (str, os.PathLike)):
-        data = read_yaml(source)
-        where = f'{os.fspath(source)}: '
-    else:
-        data = source
-        where = ''
-    try:
-        return parse_transmissions(data)
-    except ConfigError as exc:
-        raise ConfigError(f'{where}{exc}') from None
+    return _sources.load(source, ConfigError, transmissions_from_urdf, parse_transmissions)
 
 
 def parse_transmissions(data):
