@@ -344,3 +344,46 @@ def test_signals_mid_stream_exit_cleanly(tmp_path, sig):
         g.close()
     assert rc == 0, proc.output()
     assert 'Traceback' not in proc.output()
+
+
+def test_input_time_share_is_validated_and_overload_drops_are_reported(bridge):
+    g = bridge
+    diagnostics = g.collect(DiagnosticArray, 'diagnostics')
+    for value in (0.0, 1.5, math.nan):
+        res = g.set_parameters(NODE, {'input_time_share': value})
+        assert not res[0].successful, value
+        assert f'input_time_share must be a number in (0, 1], got {value!r}' in res[0].reason
+    assert g.get_parameters(NODE, ['input_time_share']) == {'input_time_share': 1.0}
+    # A tiny share: a flood sent back to back is mostly dropped, counted, and survived.
+    res = g.set_parameters(NODE, {'input_time_share': 0.02})
+    assert res[0].successful, res[0].reason
+    assert g.get_parameters(NODE, ['input_time_share']) == {'input_time_share': 0.02}
+    _exchange(g, _state())
+
+    def dropped():
+        values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values} if diagnostics \
+            else {}
+        return int(values.get('dropped_overload', 0))
+
+    def flood():
+        for k in range(200):
+            g.actuators.publish(_state(sec=10, nanosec=k))
+
+    assert g.spin_until(lambda: dropped() > 0, timeout=20, action=flood, period=0.05)
+    assert 'input overload' in g.proc.output()
+    assert g.proc.alive()
+    res = g.set_parameters(NODE, {'input_time_share': 1.0})
+    assert res[0].successful, res[0].reason
+    out = _exchange(g, _state(sec=20))        # still serving
+    assert _by_name(out, 'position')['elbow'] == pytest.approx(1.1, abs=1e-15)
+
+
+def test_invalid_input_time_share_stops_startup_with_the_key(tmp_path):
+    proc = NodeProcess('transmission_bridge.bridge_node',
+                       ['-p', f'transmissions_file:={EXAMPLE}', '-p', 'input_time_share:=2.0',
+                        '-r', f'__ns:={unique_namespace("share")}'], tmp_path / 'node.log')
+    proc.proc.wait(30)
+    out = proc.output()
+    assert proc.stop() == 1
+    assert 'input_time_share must be a number in (0, 1], got 2.0' in out
+    assert 'Traceback' not in out

@@ -145,9 +145,11 @@ def test_parameters_change_outputs_and_bad_values_change_nothing(arm):
     assert res[0].successful, res[0].reason
     out = _exchange(g, msg, g.passive, lambda m: abs(
         m.effort[1] - (-moon.gravity_generalized_forces(q)[1] + 2.5)) < 1e-9)
-    names = ['gravity', 'joints.shoulder_lift.damping', 'joints.elbow.default_position']
+    names = ['gravity', 'joints.shoulder_lift.damping', 'joints.elbow.default_position',
+             'input_time_share']
     kept = g.get_parameters(NODE, names)
     for name, value, words in [
+        ('input_time_share', 0.0, 'input_time_share must be a number in (0, 1], got 0.0'),
         ('joints.elbow.damping', -1.0, "joint 'elbow': damping must be >= 0, got -1.0"),
         ('joints.elbow.default_position', 9.0, "joint 'elbow': default_position 9.0 is outside"),
         ('gravity', [0.0, math.nan, -9.81], 'gravity[1] must be finite'),

@@ -11,6 +11,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -51,6 +52,7 @@ class TransmissionBridge(ConfigurableNode):
         period = self._positive(declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
                                         'period of /diagnostics messages, s', read_only=True,
                                         constraints='> 0'))
+        budget = self._declare_input_budget()
         self._source = sources.label
         self._core = None
         self._source_set = None
@@ -71,10 +73,12 @@ class TransmissionBridge(ConfigurableNode):
         self._traj_pub = self.create_publisher(JointTrajectory, 'actuator_trajectory',
                                                RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
-        for topic in topics:
-            self.create_subscription(JointState, topic,
-                                     lambda msg, src=topic: self._on_actuator_state(src, msg),
-                                     qos_profile_sensor_data)
+        for topic in topics:        # raw: a message the budget drops is never decoded
+            self.create_subscription(
+                JointState, topic,
+                budget.wrap(lambda data, src=topic: self._on_actuator_state(
+                    src, deserialize_message(data, JointState))),
+                qos_profile_sensor_data, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
         self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
@@ -142,6 +146,9 @@ class TransmissionBridge(ConfigurableNode):
         for p in params:
             if tparams.split_parameter(p.name) and self._core is None:
                 return SetParametersResult(successful=False, reason='no configuration yet')
+            reason = self._shared_refusal(p)
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
             if p.name == STALE_TIMEOUT:
                 if not (p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value)
                         and p.value > 0):
@@ -162,6 +169,7 @@ class TransmissionBridge(ConfigurableNode):
         if self._syncing:
             return
         for p in params:
+            self._apply_shared(p)
             if p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
         if self._pending is not None:
@@ -280,17 +288,20 @@ class TransmissionBridge(ConfigurableNode):
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):
         now = self.get_clock().now()
+        overload = self._overload_warning()
         if self._core is None:
             self._diag_pub.publish(diagnostics(
                 now.to_msg(), f'{self.get_name()}: actuator states', self._source, {},
                 warning='waiting for a robot_description'))
             return
         stale = self._core.stale_actuators(now.nanoseconds, self._stale_ns)
+        warnings = ([f'stale actuators: {", ".join(stale)}'] if stale else []) + (
+            [overload] if overload else [])
         self._diag_pub.publish(diagnostics(
             now.to_msg(), f'{self.get_name()}: actuator states', self._source,
-            self._core.counters.as_dict(),
-            warning=f'stale actuators: {", ".join(stale)}' if stale else '',
-            extra={'stale_actuators': ','.join(stale)}))
+            self._core.counters.as_dict(), warning='; '.join(warnings),
+            extra={'stale_actuators': ','.join(stale),
+                   'dropped_overload': self._budget.dropped}))
 
 
 def main(args=None):

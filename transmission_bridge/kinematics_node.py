@@ -17,6 +17,7 @@ import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 from std_srvs.srv import Trigger
@@ -58,6 +59,7 @@ class KinematicsNode(ConfigurableNode):
                          'period of /diagnostics messages, s', read_only=True, constraints='> 0')
         if not (math.isfinite(period) and period > 0):
             raise StartupError(f'{DIAGNOSTICS_PERIOD} must be > 0, got {period!r}')
+        budget = self._declare_input_budget()
         self._source = sources.label
         self._base = base
         self._tip_names = tips
@@ -86,8 +88,11 @@ class KinematicsNode(ConfigurableNode):
         self._default_pub = self.create_publisher(JointState, '~/default_joint_states',
                                                   RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
-                                 qos_profile_sensor_data)
+        # Raw: a message dropped by the budget is never decoded (ros/input_budget.py).
+        self.create_subscription(
+            JointState, 'joint_states',
+            budget.wrap(lambda data: self._on_joint_states(deserialize_message(data, JointState))),
+            qos_profile_sensor_data, raw=True)
         self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
                                  RELIABLE_10)
         self.create_service(Trigger, '~/set_default_pose_from_current', self._set_default)
@@ -158,6 +163,9 @@ class KinematicsNode(ConfigurableNode):
         for p in params:
             if kparams.split_parameter(p.name) and self._core is None:
                 return SetParametersResult(successful=False, reason='no model yet')
+            reason = self._shared_refusal(p)
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
             if kparams.split_parameter(p.name):
                 value = p.value
                 if p.type_ == Parameter.Type.DOUBLE_ARRAY:
@@ -173,7 +181,11 @@ class KinematicsNode(ConfigurableNode):
 
     def _apply_parameters(self, params):
         """Post-set callback: the validated model takes effect; coupled values follow."""
-        if self._syncing or self._pending is None:
+        if self._syncing:
+            return
+        for p in params:
+            self._apply_shared(p)
+        if self._pending is None:
             return
         model, self._pending = self._pending, None
         self._core.set_model(model)
@@ -308,9 +320,11 @@ class KinematicsNode(ConfigurableNode):
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):
         counters = self._core.counters.as_dict() if self._core else {}
+        overload = self._overload_warning()
         self._diag_pub.publish(diagnostics(
             self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._source,
-            counters, warning='' if self._core else 'waiting for a robot_description'))
+            counters, warning=overload if self._core else 'waiting for a robot_description',
+            extra={'dropped_overload': self._budget.dropped}))
 
 
 @dataclasses.dataclass

@@ -2,18 +2,21 @@
 
 import dataclasses
 
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from std_msgs.msg import String
 
+from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
 from .node_main import StartupError
 from .parameters import declare, descriptor
 from .time_jumps import on_backward_jump
 
 ROBOT_DESCRIPTION = 'robot_description'
 USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
+INPUT_SHARE = 'input_time_share'
 
 RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 # What robot_state_publisher offers on robot_description: the latest description, kept.
@@ -48,6 +51,8 @@ class ConfigurableNode(Node):
         super().__init__(name, **kwargs)
         self._syncing = False
         self._core = None
+        self._budget = None
+        self._dropped_reported = 0
 
     def _follow(self, sources):
         """Clear the core's caches on backward clock jumps; follow the topic if asked."""
@@ -79,6 +84,44 @@ class ConfigurableNode(Node):
             raise StartupError(f'parameter {file_param!r} or {ROBOT_DESCRIPTION!r} is required '
                                f'(or {USE_DESCRIPTION_TOPIC}:=true)')
         return Sources(path, description, use_topic)
+
+    def _declare_input_budget(self):
+        """Declare ``input_time_share`` and return its :class:`InputBudget`."""
+        share = declare(self, INPUT_SHARE, DEFAULT_SHARE, float,
+                        'largest share of wall time spent on input messages; input beyond it '
+                        'is dropped and counted (dropped_overload). The node lowers the share '
+                        'by itself while its executor falls behind, so parameter and service '
+                        'calls are answered under overload', constraints='0 < value <= 1')
+        reason = share_error(share)
+        if reason:
+            raise StartupError(f'{INPUT_SHARE} {reason}')
+        self._budget = InputBudget(share)
+        self.create_timer(PROBE_PERIOD, self._budget.probe,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        return self._budget
+
+    def _shared_refusal(self, param):
+        """Return why a change of a parameter both nodes have is refused ('' if it is not)."""
+        if param.name == INPUT_SHARE:
+            reason = share_error(param.value)
+            return f'{INPUT_SHARE} {reason}' if reason else ''
+        return ''
+
+    def _apply_shared(self, param):
+        """Make an accepted change of a parameter both nodes have take effect."""
+        if param.name == INPUT_SHARE:
+            self._budget.max_share = param.value
+
+    def _overload_warning(self):
+        """Log and return a warning if input was dropped since the last call ('' if not)."""
+        dropped = self._budget.dropped
+        new, self._dropped_reported = dropped - self._dropped_reported, dropped
+        if not new:
+            return ''
+        warning = (f'input overload: {new} messages dropped since the last report to keep '
+                   f'up (share of time for input now {self._budget.share:.2f})')
+        self.get_logger().warning(warning)
+        return warning
 
     def _replace_parameters(self, old_names, values, descriptions):
         """Make the declared per-robot parameters exactly ``values`` (a new configuration)."""

@@ -1,0 +1,136 @@
+"""The overload budget: what it drops, what it never drops, and how its probe reacts."""
+
+from hypothesis import given, strategies as st
+import pytest
+from transmission_bridge.ros import input_budget
+from transmission_bridge.ros.input_budget import InputBudget
+
+# A simulated executor: a clock the test advances by what each event costs.
+BURST = 0.02
+
+
+class Clock:
+    """Seconds, advanced by hand."""
+
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def _run(budget, clock, n, cost, gap, drop_cost=0.0):
+    """Offer ``n`` messages ``gap`` s apart; handling takes ``cost`` s, dropping ``drop_cost``."""
+    handled_time = 0.0
+    # wrap() charges what the callback took: the callback advances the clock.
+    handle = budget.wrap(lambda: setattr(clock, 't', clock.t + cost))
+    for _ in range(n):
+        before = budget.dropped
+        start = clock.t
+        handle()
+        if budget.dropped == before:
+            handled_time += clock.t - start
+        else:
+            clock.t += drop_cost
+        clock.t += gap
+    return handled_time
+
+
+@given(share=st.floats(0.05, 1.0), load=st.floats(0.01, 0.95), cost=st.floats(1e-5, 5e-3))
+def test_a_node_below_its_share_never_drops(share, load, cost):
+    # Messages costing `cost` every cost / (load * share) seconds: load * share < share.
+    clock = Clock()
+    budget = InputBudget(share, burst=BURST, clock=clock)
+    _run(budget, clock, 2000, cost, cost / (load * share) - cost)
+    assert budget.dropped == 0
+
+
+@given(cost=st.floats(1e-4, 5e-3))
+def test_share_one_never_drops_even_back_to_back(cost):
+    clock = Clock()
+    budget = InputBudget(1.0, burst=BURST, clock=clock)
+    _run(budget, clock, 2000, cost, 0.0)
+    assert budget.dropped == 0
+
+
+@pytest.mark.parametrize('share', [0.1, 0.3, 0.5, 0.9])
+def test_overload_is_cut_to_the_share_of_wall_time(share):
+    # Back to back (a queue of events), 0.8 ms per message, 20 us per drop.
+    clock = Clock()
+    budget = InputBudget(share, burst=BURST, clock=clock)
+    start = clock.t
+    handled = _run(budget, clock, 50_000, 8e-4, 0.0, drop_cost=2e-5)
+    elapsed = clock.t - start
+    assert budget.dropped > 0
+    # Over the run the handled time is the share of wall time, give or take one burst
+    # of credit and one message at each end.
+    assert handled == pytest.approx(share * elapsed, abs=2 * BURST + 2 * 8e-4)
+
+
+def test_one_slow_message_costs_a_bounded_stretch_of_drops():
+    clock = Clock()
+    budget = InputBudget(0.5, burst=BURST, clock=clock)
+    _run(budget, clock, 1, 5.0, 0.0)                 # a 5 s stall inside one message
+    t0 = clock.t
+    _run(budget, clock, 10_000, 1e-4, 1e-4)          # then a 50 % load, well within the share
+    # The credit stopped at -BURST: dropping lasts at most BURST / share, 1e-4 s per drop.
+    assert 0 < budget.dropped <= BURST / 0.5 / 1e-4 + 1
+    assert clock.t > t0
+
+
+def _probes(budget, clock, lateness):
+    for late in lateness:
+        clock.t += input_budget.PROBE_PERIOD + late
+        budget.probe()
+
+
+def test_probe_late_once_shrinks_a_little_and_late_again_halves():
+    clock = Clock()
+    budget = InputBudget(1.0, clock=clock)
+    _probes(budget, clock, [0.0, 0.0])
+    assert budget.share == 1.0
+    _probes(budget, clock, [0.3])                    # a pause of the whole process, or a queue
+    assert budget.share == pytest.approx(0.75)
+    _probes(budget, clock, [0.03])                   # still late: a queue
+    assert budget.share == pytest.approx(0.375)
+    _probes(budget, clock, [1.0])                    # far behind: cut in proportion
+    assert budget.share == pytest.approx(0.375 * 5 * input_budget.PROBE_PERIOD / 1.0)
+    _probes(budget, clock, [5.0] * 20)
+    assert budget.share == input_budget.MIN_SHARE
+
+
+def test_probe_on_time_restores_the_share_up_to_the_parameter():
+    clock = Clock()
+    budget = InputBudget(0.6, clock=clock)
+    _probes(budget, clock, [0.0, 1.0, 1.0, 1.0])
+    low = budget.share
+    assert low < 0.1
+    _probes(budget, clock, [0.0])
+    assert budget.share == pytest.approx(low + input_budget.STEP)
+    _probes(budget, clock, [0.0] * 100)
+    assert budget.share == 0.6
+    # A late probe within LATE is on time.
+    _probes(budget, clock, [0.9 * input_budget.LATE])
+    assert budget.share == 0.6
+
+
+def test_lowering_the_parameter_clamps_the_share_raising_it_lets_it_grow():
+    clock = Clock()
+    budget = InputBudget(1.0, clock=clock)
+    budget.max_share = 0.25
+    assert budget.share == 0.25
+    budget.max_share = 0.5
+    assert budget.share == 0.25
+    _probes(budget, clock, [0.0] * 20)
+    assert budget.share == 0.5
+
+
+@pytest.mark.parametrize('bad', [0.0, -0.5, 1.5, float('nan'), float('inf'), 1, True, '0.5'])
+def test_invalid_shares_are_refused_by_value(bad):
+    assert input_budget.share_error(bad) == f'must be a number in (0, 1], got {bad!r}'
+    with pytest.raises(ValueError, match='share must be a number'):
+        InputBudget(bad)
+    budget = InputBudget(0.7)
+    with pytest.raises(ValueError):
+        budget.max_share = bad
+    assert budget.max_share == 0.7 and budget.share == 0.7

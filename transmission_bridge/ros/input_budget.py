@@ -1,0 +1,127 @@
+"""
+Overload protection: the share of wall time a node spends on input, lowered when it falls behind.
+
+Why: rclpy's EventsExecutor runs callbacks in arrival order. When messages come in faster
+than a node handles them (a 10 kHz burst into a bridge that handles about 1.2 kHz), every
+message becomes a queued event, the queue grows without bound, and a parameter or service
+call waits behind all of it: seconds, in ``make stress``. Dropping a message costs only its
+take (the nodes subscribe raw and decode only what they handle), so a node that drops what
+exceeds a budget drains the queue and answers calls promptly.
+
+How:
+
+* **Credit.** A credit in seconds: wall time refills it at ``share`` seconds per second, up
+  to ``burst``; each handled message costs the time it took. A message that finds the credit
+  spent is dropped and counted (:attr:`InputBudget.dropped`). The credit never falls below
+  ``-burst``, so one slow message costs at most ``burst / share`` of dropping.
+* **Probe.** :meth:`InputBudget.probe` runs from a steady-clock timer every
+  :data:`PROBE_PERIOD` on the same executor; it comes late by about as long as callbacks
+  are queueing. On time, the share grows by :data:`STEP` back up to ``max_share``. Late by
+  more than :data:`LATE`: once (a pause of the whole process looks like this too), the share
+  shrinks to 3/4; twice in a row (a queue), it is halved, or cut in proportion to how late
+  the probe was when that is worse.
+
+With ``share = 1`` and on-time probes nothing is ever dropped: handling can never take
+more wall time than passes. So a node that keeps up never drops a message.
+
+No rclpy here: the nodes wrap their input callbacks with :meth:`InputBudget.wrap` and
+call :meth:`InputBudget.probe` from a timer.
+
+>>> t = [0]                              # a clock in ms, for round numbers
+>>> budget = InputBudget(0.5, burst=10, clock=lambda: t[0])
+>>> handle = budget.wrap(lambda msg: t.__setitem__(0, t[0] + 4))   # 4 ms per message
+>>> for _ in range(10):                 # back to back: 4 ms each, 2 ms refilled each
+...     handle('m')
+>>> budget.dropped                      # 10 ms of credit lasted 5 messages
+5
+>>> t[0] += 100                         # idle: the credit refills (up to the burst)
+>>> handle('m'); budget.dropped
+5
+"""
+
+import time
+
+DEFAULT_SHARE = 1.0
+DEFAULT_BURST = 0.02      # s of credit: absorbs two sources arriving at once, or a short stall
+PROBE_PERIOD = 0.02       # s between probes (steady clock)
+LATE = 0.02               # s: a probe later than this means the executor is behind
+STEP = 0.05               # share regained per on-time probe (all of it in 0.4 s)
+MIN_SHARE = 0.02
+
+
+def share_error(value):
+    """Return why ``value`` is not a valid share ('' if it is): a float in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, float) or not 0.0 < value <= 1.0:
+        return f'must be a number in (0, 1], got {value!r}'
+    return ''
+
+
+class InputBudget:
+    """Drop input messages beyond the current share of wall time (see the module docstring)."""
+
+    def __init__(self, max_share=DEFAULT_SHARE, burst=DEFAULT_BURST, clock=time.perf_counter):
+        self.max_share = max_share      # validated: raises ValueError when invalid
+        self.share = max_share
+        self.dropped = 0
+        self._burst = burst
+        self._clock = clock
+        self._credit = burst
+        self._last = clock()
+        self._probe_last = None
+        self._was_late = False
+
+    @property
+    def max_share(self):
+        """Return the largest share (the ``input_time_share`` parameter)."""
+        return self._max_share
+
+    @max_share.setter
+    def max_share(self, value):
+        reason = share_error(value)
+        if reason:
+            raise ValueError(f'share {reason}')
+        self._max_share = value
+        self.share = min(getattr(self, 'share', value), value)
+
+    def admit(self):
+        """Return the start time if a message may be handled now; else count a drop, None."""
+        now = self._clock()
+        credit = self._credit + self.share * (now - self._last)
+        self._last = now
+        self._credit = credit if credit < self._burst else self._burst
+        if credit > 0.0:
+            return now
+        self.dropped += 1
+        return None
+
+    def charge(self, start):
+        """Charge the time since ``start`` (from :meth:`admit`) to the credit."""
+        now = self._clock()
+        # Refilled at the share while handling, spent at 1: a net (1 - share) per second.
+        credit = self._credit + self.share * (now - self._last) - (now - start)
+        self._last = now
+        self._credit = max(-self._burst, min(self._burst, credit))
+
+    def wrap(self, callback):
+        """Return ``callback`` behind the budget: called if admitted, its time charged."""
+        def budgeted(*args):
+            start = self.admit()
+            if start is not None:
+                callback(*args)
+                self.charge(start)
+        return budgeted
+
+    def probe(self):
+        """Adjust the share to how late this call is (call every :data:`PROBE_PERIOD`)."""
+        now = self._clock()
+        if self._probe_last is not None:
+            late = now - self._probe_last - PROBE_PERIOD
+            if late <= LATE:
+                self.share = min(self._max_share, self.share + STEP)
+                self._was_late = False
+            elif not self._was_late:
+                self.share = max(MIN_SHARE, 0.75 * self.share)
+                self._was_late = True
+            else:
+                self.share = max(MIN_SHARE, self.share * min(0.5, 5 * PROBE_PERIOD / late))
+        self._probe_last = now
