@@ -12,11 +12,16 @@ BURST = 0.02
 class Clock:
     """Seconds, advanced by hand."""
 
-    def __init__(self):
-        self.t = 100.0
+    def __init__(self, t=100.0):
+        self.t = t
 
     def __call__(self):
         return self.t
+
+
+def _budget(share, clock, cpu=None, **kwargs):
+    """Return a budget on ``clock`` whose thread CPU time is ``cpu`` (idle unless advanced)."""
+    return InputBudget(share, clock=clock, cpu_clock=cpu or Clock(0.0), **kwargs)
 
 
 def _run(budget, clock, n, cost, gap, drop_cost=0.0):
@@ -40,7 +45,7 @@ def _run(budget, clock, n, cost, gap, drop_cost=0.0):
 def test_a_node_below_its_share_never_drops(share, load, cost):
     # Messages costing `cost` every cost / (load * share) seconds: load * share < share.
     clock = Clock()
-    budget = InputBudget(share, burst=BURST, clock=clock)
+    budget = _budget(share, clock, burst=BURST)
     _run(budget, clock, 2000, cost, cost / (load * share) - cost)
     assert budget.dropped == 0
 
@@ -48,7 +53,7 @@ def test_a_node_below_its_share_never_drops(share, load, cost):
 @given(cost=st.floats(1e-4, 5e-3))
 def test_share_one_never_drops_even_back_to_back(cost):
     clock = Clock()
-    budget = InputBudget(1.0, burst=BURST, clock=clock)
+    budget = _budget(1.0, clock, burst=BURST)
     _run(budget, clock, 2000, cost, 0.0)
     assert budget.dropped == 0
 
@@ -57,7 +62,7 @@ def test_share_one_never_drops_even_back_to_back(cost):
 def test_overload_is_cut_to_the_share_of_wall_time(share):
     # Back to back (a queue of events), 0.8 ms per message, 20 us per drop.
     clock = Clock()
-    budget = InputBudget(share, burst=BURST, clock=clock)
+    budget = _budget(share, clock, burst=BURST)
     start = clock.t
     handled = _run(budget, clock, 50_000, 8e-4, 0.0, drop_cost=2e-5)
     elapsed = clock.t - start
@@ -69,7 +74,7 @@ def test_overload_is_cut_to_the_share_of_wall_time(share):
 
 def test_one_slow_message_costs_a_bounded_stretch_of_drops():
     clock = Clock()
-    budget = InputBudget(0.5, burst=BURST, clock=clock)
+    budget = _budget(0.5, clock, burst=BURST)
     _run(budget, clock, 1, 5.0, 0.0)                 # a 5 s stall inside one message
     t0 = clock.t
     _run(budget, clock, 10_000, 1e-4, 1e-4)          # then a 50 % load, well within the share
@@ -78,30 +83,47 @@ def test_one_slow_message_costs_a_bounded_stretch_of_drops():
     assert clock.t > t0
 
 
-def _probes(budget, clock, lateness):
+def _probes(budget, clock, lateness, cpu=None, busy=0.0):
+    """Probe after each of ``lateness``; the thread ran ``busy`` of each interval."""
     for late in lateness:
-        clock.t += input_budget.PROBE_PERIOD + late
+        interval = input_budget.PROBE_PERIOD + late
+        clock.t += interval
+        if cpu is not None:
+            cpu.t += busy * interval
         budget.probe()
 
 
 def test_probe_late_once_shrinks_a_little_and_late_again_halves():
     clock = Clock()
-    budget = InputBudget(1.0, clock=clock)
+    budget = _budget(1.0, clock)
     _probes(budget, clock, [0.0, 0.0])
     assert budget.share == 1.0
     _probes(budget, clock, [0.3])                    # a pause of the whole process, or a queue
     assert budget.share == pytest.approx(0.75)
     _probes(budget, clock, [0.03])                   # still late: a queue
     assert budget.share == pytest.approx(0.375)
-    _probes(budget, clock, [1.0])                    # far behind: cut in proportion
-    assert budget.share == pytest.approx(0.375 * 5 * input_budget.PROBE_PERIOD / 1.0)
+    _probes(budget, clock, [0.2])                    # far behind: cut in proportion
+    assert 5 * input_budget.PROBE_PERIOD / 0.2 < 0.5
+    assert budget.share == pytest.approx(0.375 * 5 * input_budget.PROBE_PERIOD / 0.2)
     _probes(budget, clock, [5.0] * 20)
     assert budget.share == input_budget.MIN_SHARE
 
 
+def test_probe_late_once_with_the_thread_busy_is_a_queue_at_once():
+    clock, cpu = Clock(), Clock(0.0)
+    budget = _budget(1.0, clock, cpu)
+    _probes(budget, clock, [0.0], cpu, busy=1.0)
+    assert budget.share == 1.0                       # busy but on time: keeping up
+    _probes(budget, clock, [0.03], cpu, busy=0.95)
+    assert budget.share == pytest.approx(0.5)
+    _probes(budget, clock, [0.0], cpu, busy=0.95)
+    _probes(budget, clock, [0.03], cpu, busy=0.5 * input_budget.BUSY)   # mostly idle: a stall
+    assert budget.share == pytest.approx(0.75 * (0.5 + input_budget.STEP))
+
+
 def test_probe_on_time_restores_the_share_up_to_the_parameter():
     clock = Clock()
-    budget = InputBudget(0.6, clock=clock)
+    budget = _budget(0.6, clock)
     _probes(budget, clock, [0.0, 1.0, 1.0, 1.0])
     low = budget.share
     assert low < 0.1
@@ -116,7 +138,7 @@ def test_probe_on_time_restores_the_share_up_to_the_parameter():
 
 def test_lowering_the_parameter_clamps_the_share_raising_it_lets_it_grow():
     clock = Clock()
-    budget = InputBudget(1.0, clock=clock)
+    budget = _budget(1.0, clock)
     budget.max_share = 0.25
     assert budget.share == 0.25
     budget.max_share = 0.5

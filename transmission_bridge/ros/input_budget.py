@@ -17,9 +17,11 @@ How:
 * **Probe.** :meth:`InputBudget.probe` runs from a steady-clock timer every
   :data:`PROBE_PERIOD` on the same executor; it comes late by about as long as callbacks
   are queueing. On time, the share grows by :data:`STEP` back up to ``max_share``. Late by
-  more than :data:`LATE`: once (a pause of the whole process looks like this too), the share
-  shrinks to 3/4; twice in a row (a queue), it is halved, or cut in proportion to how late
-  the probe was when that is worse.
+  more than :data:`LATE`, it is halved (or cut in proportion to how late the probe was, when
+  that is worse) if the probe was late the time before too, or if this thread ran for more
+  than :data:`BUSY` of the interval: both mean a queue. Late once with the thread mostly
+  idle is what a pause of the whole process (a VM stall) looks like: the share only
+  shrinks to 3/4, so a node that keeps up is not starved by a stall.
 
 With ``share = 1`` and on-time probes nothing is ever dropped: handling can never take
 more wall time than passes. So a node that keeps up never drops a message.
@@ -43,9 +45,10 @@ import time
 
 DEFAULT_SHARE = 1.0
 DEFAULT_BURST = 0.02      # s of credit: absorbs two sources arriving at once, or a short stall
-PROBE_PERIOD = 0.02       # s between probes (steady clock)
+PROBE_PERIOD = 0.01       # s between probes (steady clock)
 LATE = 0.02               # s: a probe later than this means the executor is behind
-STEP = 0.05               # share regained per on-time probe (all of it in 0.4 s)
+STEP = 0.025              # share regained per on-time probe (all of it in 0.4 s)
+BUSY = 0.9                # share of the interval this thread ran: the executor was busy
 MIN_SHARE = 0.02
 
 
@@ -59,12 +62,15 @@ def share_error(value):
 class InputBudget:
     """Drop input messages beyond the current share of wall time (see the module docstring)."""
 
-    def __init__(self, max_share=DEFAULT_SHARE, burst=DEFAULT_BURST, clock=time.perf_counter):
+    def __init__(self, max_share=DEFAULT_SHARE, burst=DEFAULT_BURST, clock=time.perf_counter,
+                 cpu_clock=time.thread_time):
         self.max_share = max_share      # validated: raises ValueError when invalid
         self.share = max_share
         self.dropped = 0
         self._burst = burst
         self._clock = clock
+        self._cpu_clock = cpu_clock
+        self._probe_cpu = None
         self._credit = burst
         self._last = clock()
         self._probe_last = None
@@ -113,15 +119,16 @@ class InputBudget:
 
     def probe(self):
         """Adjust the share to how late this call is (call every :data:`PROBE_PERIOD`)."""
-        now = self._clock()
+        now, cpu = self._clock(), self._cpu_clock()
         if self._probe_last is not None:
-            late = now - self._probe_last - PROBE_PERIOD
+            interval = now - self._probe_last
+            late = interval - PROBE_PERIOD
             if late <= LATE:
                 self.share = min(self._max_share, self.share + STEP)
                 self._was_late = False
-            elif not self._was_late:
+            elif self._was_late or cpu - self._probe_cpu > BUSY * interval:
+                self.share = max(MIN_SHARE, self.share * min(0.5, 5 * PROBE_PERIOD / late))
+            else:
                 self.share = max(MIN_SHARE, 0.75 * self.share)
                 self._was_late = True
-            else:
-                self.share = max(MIN_SHARE, self.share * min(0.5, 5 * PROBE_PERIOD / late))
-        self._probe_last = now
+        self._probe_last, self._probe_cpu = now, cpu
