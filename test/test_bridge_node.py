@@ -378,12 +378,17 @@ def test_input_time_share_is_validated_and_overload_drops_are_reported(bridge):
     assert _by_name(out, 'position')['elbow'] == pytest.approx(1.1, abs=1e-15)
 
 
-def test_invalid_input_time_share_stops_startup_with_the_key(tmp_path):
+@pytest.mark.parametrize('param, words', [
+    ('input_time_share:=2.0', 'input_time_share must be a number in (0, 1], got 2.0'),
+    ('diagnostics_period:=0.0', 'diagnostics_period must be a finite number > 0, got 0.0'),
+    ('stale_timeout:=-1.0', 'stale_timeout must be a finite number > 0, got -1.0'),
+])
+def test_invalid_node_parameter_stops_startup_with_the_key(tmp_path, param, words):
     proc = NodeProcess('transmission_bridge.bridge_node',
-                       ['-p', f'transmissions_file:={EXAMPLE}', '-p', 'input_time_share:=2.0',
+                       ['-p', f'transmissions_file:={EXAMPLE}', '-p', param,
                         '-r', f'__ns:={unique_namespace("share")}'], tmp_path / 'node.log')
     proc.proc.wait(30)
     out = proc.output()
     assert proc.stop() == 1
-    assert 'input_time_share must be a number in (0, 1], got 2.0' in out
+    assert words in out
     assert 'Traceback' not in out

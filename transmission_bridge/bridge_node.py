@@ -17,7 +17,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
-from .ros.configurable import ConfigurableNode, RELIABLE_10
+from .ros.configurable import ConfigurableNode, positive, RELIABLE_10
 from .ros.conversions import doubles, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
@@ -28,7 +28,6 @@ from .transmissions import parameters as tparams
 TRANSMISSIONS_FILE = 'transmissions_file'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
 STALE_TIMEOUT = 'stale_timeout'
-DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
 
 class TransmissionBridge(ConfigurableNode):
@@ -46,12 +45,10 @@ class TransmissionBridge(ConfigurableNode):
         topics = declare(self, ACTUATOR_STATE_TOPICS, ['actuator_states'], 'string_array',
                          'topics of sensor_msgs/JointState carrying actuator names',
                          read_only=True)
-        self._stale_ns = seconds_to_ns(self._positive(declare(
+        self._stale_ns = seconds_to_ns(positive(STALE_TIMEOUT, declare(
             self, STALE_TIMEOUT, 0.5, float,
             'an actuator not heard from for this long is reported stale, s', constraints='> 0')))
-        period = self._positive(declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
-                                        'period of /diagnostics messages, s', read_only=True,
-                                        constraints='> 0'))
+        period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._source = sources.label
         self._core = None
@@ -92,12 +89,6 @@ class TransmissionBridge(ConfigurableNode):
                 f'{self._source}; listening on {", ".join(topics)}')
 
     # --- configuration -----------------------------------------------------------
-    @staticmethod
-    def _positive(value):
-        if not (isinstance(value, float) and math.isfinite(value) and value > 0):
-            raise StartupError(f'parameter must be a finite number > 0, got {value!r}')
-        return value
-
     @staticmethod
     def _load(source):
         tset = load_transmissions(source)

@@ -9,7 +9,6 @@ compensation (``-tau_g + b v``).
 """
 
 import dataclasses
-import math
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
@@ -35,7 +34,6 @@ from .ros.parameters import declare, descriptor
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
-DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
 
 class KinematicsNode(ConfigurableNode):
@@ -55,10 +53,7 @@ class KinematicsNode(ConfigurableNode):
         tips = declare(self, TIP_LINKS, [], 'string_array',
                        'bodies whose pose is also published on ~/<body>/pose',
                        read_only=True)
-        period = declare(self, DIAGNOSTICS_PERIOD, 1.0, float,
-                         'period of /diagnostics messages, s', read_only=True, constraints='> 0')
-        if not (math.isfinite(period) and period > 0):
-            raise StartupError(f'{DIAGNOSTICS_PERIOD} must be > 0, got {period!r}')
+        period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._source = sources.label
         self._base = base

@@ -1,6 +1,7 @@
 """What both nodes share: where the robot comes from, and parameters that follow it."""
 
 import dataclasses
+import math
 
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -17,11 +18,19 @@ from .time_jumps import on_backward_jump
 ROBOT_DESCRIPTION = 'robot_description'
 USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 INPUT_SHARE = 'input_time_share'
+DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
 RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 # What robot_state_publisher offers on robot_description: the latest description, kept.
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def positive(name, value):
+    """Return ``value`` if it is a finite float > 0; else raise StartupError naming ``name``."""
+    if not (isinstance(value, float) and math.isfinite(value) and value > 0):
+        raise StartupError(f'{name} must be a finite number > 0, got {value!r}')
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +93,12 @@ class ConfigurableNode(Node):
             raise StartupError(f'parameter {file_param!r} or {ROBOT_DESCRIPTION!r} is required '
                                f'(or {USE_DESCRIPTION_TOPIC}:=true)')
         return Sources(path, description, use_topic)
+
+    def _declare_diagnostics_period(self):
+        """Declare ``diagnostics_period`` and return it (s, validated)."""
+        return positive(DIAGNOSTICS_PERIOD, declare(
+            self, DIAGNOSTICS_PERIOD, 1.0, float, 'period of /diagnostics messages, s',
+            read_only=True, constraints='> 0'))
 
     def _declare_input_budget(self):
         """Declare ``input_time_share`` and return its :class:`InputBudget`."""
