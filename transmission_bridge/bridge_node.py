@@ -137,9 +137,6 @@ class TransmissionBridge(ConfigurableNode):
         for p in params:
             if tparams.split_parameter(p.name) and self._core is None:
                 return SetParametersResult(successful=False, reason='no configuration yet')
-            reason = self._shared_refusal(p)
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
             if p.name == STALE_TIMEOUT:
                 if not (p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value)
                         and p.value > 0):
@@ -160,7 +157,6 @@ class TransmissionBridge(ConfigurableNode):
         if self._syncing:
             return
         for p in params:
-            self._apply_shared(p)
             if p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
         if self._pending is not None:

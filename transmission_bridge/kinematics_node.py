@@ -158,9 +158,6 @@ class KinematicsNode(ConfigurableNode):
         for p in params:
             if kparams.split_parameter(p.name) and self._core is None:
                 return SetParametersResult(successful=False, reason='no model yet')
-            reason = self._shared_refusal(p)
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
             if kparams.split_parameter(p.name):
                 value = p.value
                 if p.type_ == Parameter.Type.DOUBLE_ARRAY:
@@ -176,11 +173,7 @@ class KinematicsNode(ConfigurableNode):
 
     def _apply_parameters(self, params):
         """Post-set callback: the validated model takes effect; coupled values follow."""
-        if self._syncing:
-            return
-        for p in params:
-            self._apply_shared(p)
-        if self._pending is None:
+        if self._syncing or self._pending is None:
             return
         model, self._pending = self._pending, None
         self._core.set_model(model)

@@ -3,6 +3,7 @@
 import dataclasses
 import math
 
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -111,21 +112,27 @@ class ConfigurableNode(Node):
         if reason:
             raise StartupError(f'{INPUT_SHARE} {reason}')
         self._budget = InputBudget(share)
+        # The budget owns its parameter: the nodes' own callbacks never see to it.
+        self.add_on_set_parameters_callback(self._validate_share)
+        self.add_post_set_parameters_callback(self._apply_share)
         self.create_timer(PROBE_PERIOD, self._budget.probe,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         return self._budget
 
-    def _shared_refusal(self, param):
-        """Return why a change of a parameter both nodes have is refused ('' if it is not)."""
-        if param.name == INPUT_SHARE:
-            reason = share_error(param.value)
-            return f'{INPUT_SHARE} {reason}' if reason else ''
-        return ''
+    def _validate_share(self, params):
+        """On-set callback of ``input_time_share``: refuse an invalid value with the reason."""
+        for param in params:
+            if param.name == INPUT_SHARE:
+                reason = share_error(param.value)
+                if reason:
+                    return SetParametersResult(successful=False, reason=f'{INPUT_SHARE} {reason}')
+        return SetParametersResult(successful=True)
 
-    def _apply_shared(self, param):
-        """Make an accepted change of a parameter both nodes have take effect."""
-        if param.name == INPUT_SHARE:
-            self._budget.max_share = param.value
+    def _apply_share(self, params):
+        """Post-set callback of ``input_time_share``: the budget takes the new ceiling."""
+        for param in params:
+            if param.name == INPUT_SHARE:
+                self._budget.max_share = param.value
 
     def _overload_warning(self):
         """Log and return a warning if input was dropped since the last call ('' if not)."""
