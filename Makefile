@@ -5,28 +5,42 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 REQS := requirements/build.txt requirements/ros.txt requirements/tools.txt requirements/test.txt
+# The real ros2 CLI, launch and launch_testing (not on PyPI): wheels built from upstream Jazzy,
+# installed when the folder is there (CI has shared/ beside the checkout). Without it the
+# tests that drive `ros2 ...` skip and say why, unless a sourced ROS 2 install provides ros2.
+WHEELHOUSE ?= ../shared/wheelhouse
+ROS_CLI_REQS := $(wildcard $(WHEELHOUSE)/requirements.txt)
 # The environment is rebuilt whenever a requirement or the package metadata changes.
-STAMP := $(VENV)/.ready-$(shell cat $(REQS) setup.py setup.cfg | sha1sum | cut -c1-12)
-# A per-run DDS domain (0-100) and loopback-only discovery: runs never see each other.
+STAMP := $(VENV)/.ready-$(shell cat $(REQS) $(ROS_CLI_REQS) setup.py setup.cfg \
+	scripts/venv_ros_layout.sh | sha1sum | cut -c1-12)
+# Tests pick their own DDS domain (test/ros_harness.py), never the caller's ROS_DOMAIN_ID,
+# and keep discovery on loopback: runs never see each other or a robot.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
-export ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 100 + 1 )))
 
-.PHONY: test demo venv bench stress clean
+.PHONY: test demo venv layout bench stress clean
 
-venv: $(STAMP)
+venv: $(STAMP) layout
 
-$(STAMP): $(REQS) setup.py setup.cfg
+# Cheap, so always: new launch or config files appear in the venv's share/ at once.
+layout: $(STAMP)
+	@scripts/venv_ros_layout.sh $(VENV)
+
+$(STAMP): $(REQS) $(ROS_CLI_REQS) setup.py setup.cfg scripts/venv_ros_layout.sh
 	rm -f $(VENV)/.ready-*
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(foreach r,$(REQS),-r $(r))
+ifneq ($(ROS_CLI_REQS),)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		--find-links $(WHEELHOUSE) -r $(ROS_CLI_REQS)
+endif
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
 		--no-build-isolation -e .
 	touch $@
 
-test: $(STAMP)
+test: venv
 	$(BIN)/python -m pytest -q -rs
 
-demo: $(STAMP)
+demo: venv
 	$(BIN)/python -m transmission_bridge.tools.demo
 
 $(VENV)/.bench-ready: requirements/bench.txt $(STAMP)

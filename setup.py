@@ -17,6 +17,8 @@ setup(
         (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
         (os.path.join('share', package_name, 'config'), glob('config/*.yaml')
          + glob('config/*.urdf')),
+        (os.path.join('share', package_name, 'examples', 'example_robot_bag'),
+         glob('examples/example_robot_bag/*')),
     ],
     install_requires=['setuptools', 'numpy', 'PyYAML'],
     zip_safe=True,
@@ -24,7 +26,9 @@ setup(
     maintainer_email='maintainers@transmission-bridge.invalid',
     description='Actuator/joint transmissions and chain kinematics for ROS 2 Jazzy.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    # colcon test runs pytest when it finds pytest here (setuptools >= 72 ignores tests_require,
+    # and colcon then falls back to unittest and runs nothing). The same list as package.xml.
+    extras_require={'test': ['pytest', 'hypothesis', 'pin', 'rosbags', 'matplotlib']},
     entry_points={
         'console_scripts': [
             'transmission_bridge = transmission_bridge.bridge_node:main',
