@@ -18,10 +18,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
 from .ros.configurable import ConfigurableNode, positive, RELIABLE_10
-from .ros.conversions import doubles, stamp_to_ns
+from .ros.conversions import doubles, name_values, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
-from .ros.parameters import declare, descriptor
+from .ros.parameters import declare, declare_described, descriptor
 from .transmissions import ConfigError, load_transmissions
 from .transmissions import parameters as tparams
 
@@ -29,11 +29,29 @@ TRANSMISSIONS_FILE = 'transmissions_file'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
 STALE_TIMEOUT = 'stale_timeout'
 
+HELP = """
+transmission_bridge: actuator states -> joint_states through the robot's transmissions.
+
+Usage:
+  ros2 run transmission_bridge transmission_bridge --ros-args -p transmissions_file:=FILE
+  ros2 launch transmission_bridge bridge.launch.py transmissions_file:=FILE [params_file:=FILE]
+
+Topics: actuator_states (sensor_msgs/JointState, actuator names) in; joint_states out;
+joint_trajectory (trajectory_msgs/JointTrajectory, joint names) in; actuator_trajectory out.
+Start-up parameters: transmissions_file (YAML or URDF) or robot_description (URDF text) or
+use_robot_description_topic:=true; actuator_state_topics, stale_timeout, diagnostics_period,
+input_time_share. Per robot, settable at runtime: joints.<joint>.offset,
+joints.<joint>.mechanical_reduction, joints.<joint>.default_position, joints.<joint>.damping,
+actuators.<actuator>.mechanical_reduction ('ros2 param describe' gives units and ranges).
+Services (std_srvs/Trigger): ~/calibrate_to_default_pose, ~/reset_calibration, ~/reload.
+"""
+
 
 class TransmissionBridge(ConfigurableNode):
     """Maps actuator-space JointState to joint space and joint trajectories back."""
 
     NODE_NAME = 'transmission_bridge'
+    HELP = HELP
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
@@ -60,6 +78,7 @@ class TransmissionBridge(ConfigurableNode):
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
             self._core = BridgeCore(tset)
+            self._refuse_unknown_overrides(('joints', 'actuators'))
         self._pending = None
         self._joint_msg = None            # reused output message (publish copies it out)
         self._joint_names_for = None
@@ -124,7 +143,7 @@ class TransmissionBridge(ConfigurableNode):
         values = tparams.parameter_values(tset)
         given = {}
         for name, value in values.items():
-            param = self.declare_parameter(name, value, descriptor(float, descriptions[name]))
+            param = declare_described(self, name, value, descriptor(float, descriptions[name]))
             if param.value != value:
                 given[name] = param.value
         return tparams.apply_parameters(tset, given) if given else tset
@@ -237,8 +256,8 @@ class TransmissionBridge(ConfigurableNode):
             return response
         ok, reason = self._set_offsets(offsets)
         response.success = ok
-        response.message = (', '.join(f'{j}={o!r}' for j, o in zip(tset.joint_names, offsets))
-                            if ok else f'refused: {reason}')
+        response.message = (name_values(tset.joint_names, offsets) if ok
+                            else f'refused: {reason}')
         return response
 
     def _reset_calibration(self, request, response):

@@ -25,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from . import named_input
-from .kinematics import ModelError
+from .kinematics import holding_torques, ModelError
 from .kinematics.spatial import invert
 from .named_input import NamedInput
 
@@ -144,7 +144,7 @@ class KinematicsCore:
         energy = float(model.potential_energy_from_poses(poses))
         if self._base_index is not None:
             poses = invert(poses[self._base_index]) @ poses
-        holding = -tau_g
+        holding = holding_torques(tau_g)
         return KinematicsOutput(q.copy(), v.copy(), poses, holding,
                                 holding + self._damping * v, energy)
 

@@ -26,20 +26,40 @@ from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
 from .ros.configurable import ConfigurableNode, RELIABLE_10
-from .ros.conversions import doubles, fill_poses, poses_to_msgs, stamp_to_ns
+from .ros.conversions import doubles, fill_poses, name_values, poses_to_msgs, stamp_to_ns
 from .ros.diagnostics import diagnostics
 from .ros.node_main import exit_with, run_node, StartupError
-from .ros.parameters import declare, descriptor
+from .ros.parameters import declare, declare_described, descriptor
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
+
+HELP = """
+kinematics: joint_states -> gravity and damping torques, body poses, potential energy.
+
+Usage:
+  ros2 run transmission_bridge kinematics --ros-args -p model_file:=FILE
+  ros2 launch transmission_bridge kinematics.launch.py model_file:=FILE [tip_links:=[BODY]]
+
+Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose, -tau_g),
+~/passive_torques (-tau_g + b v), ~/body_poses, ~/<tip>/pose, ~/potential_energy out;
+~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
+Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
+use_robot_description_topic:=true; base_frame, tip_links, diagnostics_period,
+input_time_share. Settable at runtime: gravity, joints.<joint>.damping,
+joints.<joint>.default_position, joints.<joint>.default_translation (screw joints only)
+('ros2 param describe' gives units and ranges).
+Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
+~/reset_damping, ~/go_to_default_pose.
+"""
 
 
 class KinematicsNode(ConfigurableNode):
     """Publishes gravity/damping compensation, poses and energy for each joint_states."""
 
     NODE_NAME = 'kinematics'
+    HELP = HELP
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
@@ -69,6 +89,7 @@ class KinematicsNode(ConfigurableNode):
             except ModelError as exc:
                 raise StartupError(str(exc)) from None
             self._tips = [(t, model.body_names.index(t)) for t in tips]
+            self._refuse_unknown_overrides(('joints',))
         self._pending = None
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -135,8 +156,8 @@ class KinematicsNode(ConfigurableNode):
         given = {}
         for name, value in kparams.parameter_values(model).items():
             kind = 'double_array' if isinstance(value, list) else float
-            declared = self.declare_parameter(name, value,
-                                              descriptor(kind, descriptions[name])).value
+            declared = declare_described(self, name, value,
+                                         descriptor(kind, descriptions[name])).value
             if kind != float:
                 declared = list(declared)      # rclpy returns double arrays as array('d')
             if declared != value:              # an override from the params file or -p
@@ -271,8 +292,8 @@ class KinematicsNode(ConfigurableNode):
         q, _ = self._core.configuration
         ok, reason = self._set_joint_parameters(kparams.DEFAULT_POSITION, q)
         response.success = ok
-        response.message = (', '.join(f'{j}={v!r}' for j, v in zip(
-            self._core.model.joint_names, q)) if ok else f'refused: {reason}')
+        response.message = (name_values(self._core.model.joint_names, q) if ok
+                            else f'refused: {reason}')
         return response
 
     def _reset_default(self, request, response):

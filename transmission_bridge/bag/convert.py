@@ -27,6 +27,7 @@ from . import io
 from .errors import BagError
 from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
 from ..bridge_core import BridgeCore
+from ..kinematics import holding_torques
 from ..kinematics_core import KinematicsCore
 
 
@@ -218,7 +219,8 @@ def _vectorised_gravity(model, joint):
     if pos is not None and cols:
         src, dst = zip(*cols)
         Q[:, list(dst)] = pos[:, list(src)]
-    holding = -model.gravity_generalized_forces(Q) if m else np.zeros((0, model.num_positions))
+    holding = (holding_torques(model.gravity_generalized_forces(Q)) if m
+               else np.zeros((0, model.num_positions)))
     return Q, holding, model.joint_names
 
 

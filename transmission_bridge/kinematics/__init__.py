@@ -12,7 +12,7 @@ from .fixed import FixedJoint
 from .inertial import Inertial
 from .joint import Joint
 from .loader import JOINT_TYPES, load_model, parse_model
-from .model import DEFAULT_GRAVITY, Model
+from .model import DEFAULT_GRAVITY, holding_torques, Model
 from .prismatic import PrismaticJoint
 from .rational import RationalForwardKinematics
 from .revolute import RevoluteJoint
@@ -20,6 +20,7 @@ from .screw import ScrewJoint
 
 __all__ = [
     'Body', 'DEFAULT_GRAVITY', 'FixedJoint', 'Inertial', 'JOINT_TYPES', 'Joint', 'Model',
-    'ModelError', 'PrismaticJoint', 'RationalForwardKinematics', 'RevoluteJoint', 'ScrewJoint',
+    'ModelError', 'PrismaticJoint', 'holding_torques', 'RationalForwardKinematics',
+    'RevoluteJoint', 'ScrewJoint',
     'WORLD', 'load_model', 'parse_model',
 ]

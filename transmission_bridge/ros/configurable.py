@@ -13,7 +13,7 @@ from std_msgs.msg import String
 
 from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
 from .node_main import StartupError
-from .parameters import declare, descriptor
+from .parameters import declare, descriptor, unknown_parameter
 from .time_jumps import on_backward_jump
 
 ROBOT_DESCRIPTION = 'robot_description'
@@ -63,6 +63,40 @@ class ConfigurableNode(Node):
         self._core = None
         self._budget = None
         self._dropped_reported = 0
+
+    def set_parameters_atomically(self, parameter_list):
+        """
+        Set parameters all or nothing; an undeclared name is refused with what exists.
+
+        rclpy's own refusal reads "Invalid access to undeclared parameter(s): []" (the
+        names are lost); ``ros2 param set`` shows this reason instead, e.g. "no parameter
+        'joints.elbw.offset': no joint 'elbw' (joints: elbow, ...)".
+        """
+        unknown = [p.name for p in parameter_list if not self.has_parameter(p.name)]
+        if unknown:
+            declared = list(self._parameters)
+            return SetParametersResult(successful=False, reason='; '.join(
+                unknown_parameter(name, declared) for name in unknown))
+        return super().set_parameters_atomically(parameter_list)
+
+    def _refuse_unknown_overrides(self, groups):
+        """
+        Stop start-up on a given value (params file, ``-p``) for a parameter that does not exist.
+
+        Names under ``groups`` (``joints``, ``actuators``) are per-robot: a typo there
+        would silently leave a calibration out, so it is an error naming the key and
+        what exists. Other unknown names may be meant for other nodes (``/**:`` sections)
+        and are only warned about.
+        """
+        unknown = [name for name in getattr(self, '_parameter_overrides', {})
+                   if not self.has_parameter(name) and not name.startswith('qos_overrides.')]
+        declared = list(self._parameters)
+        for name in unknown:
+            if name.split('.')[0] in groups:
+                raise StartupError(unknown_parameter(name, declared))
+        if unknown:
+            self.get_logger().warning(
+                f'ignoring parameters this node does not have: {", ".join(sorted(unknown))}')
 
     def _follow(self, sources):
         """Clear the core's caches on backward clock jumps; follow the topic if asked."""
@@ -156,6 +190,8 @@ class ConfigurableNode(Node):
                     self.set_parameters([Parameter(name, value=value)])
                 else:
                     kind = 'double_array' if isinstance(value, list) else float
-                    self.declare_parameter(name, value, descriptor(kind, descriptions[name]))
+                    # The new configuration's own value: parameters show what is in force.
+                    self.declare_parameter(name, value, descriptor(kind, descriptions[name]),
+                                           ignore_override=True)
         finally:
             self._syncing = False

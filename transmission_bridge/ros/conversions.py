@@ -40,3 +40,8 @@ def fill_poses(poses, X):
         position, orientation = pose.position, pose.orientation
         position.x, position.y, position.z = p
         orientation.x, orientation.y, orientation.z, orientation.w = q
+
+
+def name_values(names, values):
+    """Return ``'a=0.1, b=-0.2'`` with plain floats (never ``np.float64(...)``) for answers."""
+    return ', '.join(f'{name}={float(value)!r}' for name, value in zip(names, values))

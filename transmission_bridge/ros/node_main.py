@@ -34,13 +34,24 @@ class StartupError(Exception):
     """The node cannot start (invalid configuration); the message says why."""
 
 
+def help_requested(args):
+    """Return True if ``-h``/``--help`` stands among the arguments before ``--ros-args``."""
+    args = sys.argv[1:] if args is None else list(args)[1:]
+    own = args[:args.index('--ros-args')] if '--ros-args' in args else args
+    return '-h' in own or '--help' in own
+
+
 def run_node(node_class, args=None, executor_class=default_executor):
     """
     Create ``node_class()``, spin it, and return a process exit code.
 
+    ``-h``/``--help`` prints ``node_class.HELP`` and returns 0 without starting ROS.
     A :class:`StartupError` is logged as one line and gives exit code 1, with no
     traceback. SIGINT and SIGTERM stop the spin loop and give exit code 0.
     """
+    if help_requested(args):
+        print(node_class.HELP.strip())
+        return 0
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):

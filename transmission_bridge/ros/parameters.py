@@ -1,7 +1,10 @@
-"""Declaring typed, described parameters from one table."""
+"""Declaring typed, described parameters from one table, with one-line errors."""
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.parameter import Parameter
+
+from .node_main import StartupError
 
 _TYPES = {
     float: (ParameterType.PARAMETER_DOUBLE, Parameter.Type.DOUBLE),
@@ -11,11 +14,49 @@ _TYPES = {
     'string_array': (ParameterType.PARAMETER_STRING_ARRAY, Parameter.Type.STRING_ARRAY),
 }
 
+# How a person would name each type, and how to write it in a params file.
+_TYPE_WORDS = {
+    Parameter.Type.NOT_SET: 'nothing',
+    Parameter.Type.BOOL: 'a bool (true or false)',
+    Parameter.Type.INTEGER: 'an integer',
+    Parameter.Type.DOUBLE: 'a double (write 1.0, not 1)',
+    Parameter.Type.STRING: 'a string',
+    Parameter.Type.BYTE_ARRAY: 'a list of bytes',
+    Parameter.Type.BOOL_ARRAY: 'a list of bools',
+    Parameter.Type.INTEGER_ARRAY: 'a list of integers',
+    Parameter.Type.DOUBLE_ARRAY: 'a list of doubles (write [0.0, 1.0], not [0, 1])',
+    Parameter.Type.STRING_ARRAY: 'a list of strings',
+}
+
+
+def type_words(parameter_type):
+    """Return how a person names ``parameter_type`` (an ``rclpy.Parameter.Type``)."""
+    return _TYPE_WORDS.get(parameter_type, str(parameter_type))
+
 
 def descriptor(kind, description, read_only=False, constraints=''):
     """Return a ParameterDescriptor of ``kind`` (float, str, bool, 'double_array', ...)."""
     return ParameterDescriptor(type=_TYPES[kind][0], description=description,
                                read_only=read_only, additional_constraints=constraints)
+
+
+def declare_described(node, name, value, desc):
+    """
+    Declare ``name`` with ``value`` (or its type) and ``desc``; return the Parameter.
+
+    An override of the wrong type (``offset: 0`` in a params file, ``-p x:=1`` for a
+    double) raises :class:`StartupError` with one line naming the key, the value given
+    and the type expected, instead of rclpy's traceback.
+    """
+    try:
+        return node.declare_parameter(name, value, desc)
+    except InvalidParameterTypeException:
+        given = getattr(node, '_parameter_overrides', {}).get(name)
+        expected = Parameter.Type(desc.type)
+        got = (f'{given.value!r} ({type_words(given.type_)})' if given is not None
+               else 'a value of another type')
+        raise StartupError(f'parameter {name!r} must be {type_words(expected)}, '
+                           f'got {got}') from None
 
 
 def declare(node, name, default, kind, description, read_only=False, constraints=''):
@@ -27,9 +68,40 @@ def declare(node, name, default, kind, description, read_only=False, constraints
     """
     desc = descriptor(kind, description, read_only, constraints)
     if isinstance(default, list) and not default:
-        param = node.declare_parameter(name, _TYPES[kind][1], desc)
+        param = declare_described(node, name, _TYPES[kind][1], desc)
         return [] if param.value is None else list(param.value)
-    return node.declare_parameter(name, default, desc).value
+    return declare_described(node, name, default, desc).value
+
+
+def unknown_parameter(name, declared):
+    """
+    Return why ``name`` is not a parameter of a node whose parameters are ``declared``.
+
+    Per-robot names (``group.owner.field``) say which part is wrong and list what exists:
+
+    >>> declared = ['joints.elbow.offset', 'joints.elbow.damping', 'joints.wrist.offset']
+    >>> unknown_parameter('joints.elbw.offset', declared)
+    "no parameter 'joints.elbw.offset': no joint 'elbw' (joints: elbow, wrist)"
+    >>> unknown_parameter('joints.elbow.ofset', declared)
+    "no parameter 'joints.elbow.ofset': joint 'elbow' has damping, offset"
+    >>> unknown_parameter('stale_timout', declared)
+    "no parameter 'stale_timout' on this node ('ros2 param list' shows them)"
+    """
+    parts = name.split('.')
+    head = f'no parameter {name!r}'
+    if len(parts) == 3:
+        group, owner, field = parts
+        fields = {}
+        for other in declared:
+            o = other.split('.')
+            if len(o) == 3 and o[0] == group:
+                fields.setdefault(o[1], set()).add(o[2])
+        kind = group[:-1] if group.endswith('s') else group
+        if owner in fields:
+            return f'{head}: {kind} {owner!r} has {", ".join(sorted(fields[owner]))}'
+        if fields:
+            return f'{head}: no {kind} {owner!r} ({group}: {", ".join(sorted(fields))})'
+    return f"{head} on this node ('ros2 param list' shows them)"
 
 
 def reason_list(reasons):
