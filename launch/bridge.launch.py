@@ -1,34 +1,19 @@
-"""Start the transmission bridge on a transmissions YAML (default: the example robot)."""
+"""
+The transmission bridge alone: actuator_states -> joint_states (and trajectories back).
+
+    ros2 launch transmission_bridge bridge.launch.py transmissions_file:=my_robot.yaml
+    ros2 launch transmission_bridge bridge.launch.py params_file:=my_calibration.yaml
+
+``ros2 launch transmission_bridge bridge.launch.py --show-args`` lists the arguments.
+"""
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+
+from transmission_bridge.launch_support import declare_arguments, nodes
 
 
 def generate_launch_description():
-    share = FindPackageShare('transmission_bridge')
     return LaunchDescription([
-        DeclareLaunchArgument(
-            'transmissions_file',
-            default_value=PathJoinSubstitution([share, 'config',
-                                                'example_robot_transmissions.yaml']),
-            description='transmissions YAML of the robot'),
-        DeclareLaunchArgument(
-            'params_file', default_value=PathJoinSubstitution([share, 'config', 'bridge.yaml']),
-            description='ROS parameters of the bridge (calibration overrides go here)'),
-        DeclareLaunchArgument('use_sim_time', default_value='false',
-                              description='true when replaying a bag with --clock'),
-        Node(
-            package='transmission_bridge',
-            executable='transmission_bridge',
-            name='transmission_bridge',
-            output='screen',
-            parameters=[
-                LaunchConfiguration('params_file'),
-                {'transmissions_file': LaunchConfiguration('transmissions_file'),
-                 'use_sim_time': LaunchConfiguration('use_sim_time')},
-            ],
-        ),
+        *declare_arguments('transmissions_file', 'params_file', 'use_sim_time'),
+        nodes(lambda args: [args.bridge()]),
     ])

@@ -1,34 +1,19 @@
-"""Start the kinematics node on a robot model YAML (default: the example arm)."""
+r"""
+The kinematics node alone: joint_states -> gravity torques, poses, energy.
+
+    ros2 launch transmission_bridge kinematics.launch.py model_file:=my_model.yaml \
+        tip_links:=[tool]
+
+``ros2 launch transmission_bridge kinematics.launch.py --show-args`` lists the arguments.
+"""
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+
+from transmission_bridge.launch_support import declare_arguments, nodes
 
 
 def generate_launch_description():
-    share = FindPackageShare('transmission_bridge')
     return LaunchDescription([
-        DeclareLaunchArgument(
-            'model_file',
-            default_value=PathJoinSubstitution([share, 'config', 'example_arm_model.yaml']),
-            description='robot model YAML'),
-        DeclareLaunchArgument(
-            'params_file',
-            default_value=PathJoinSubstitution([share, 'config', 'kinematics.yaml']),
-            description='ROS parameters of the kinematics node'),
-        DeclareLaunchArgument('use_sim_time', default_value='false',
-                              description='true when replaying a bag with --clock'),
-        Node(
-            package='transmission_bridge',
-            executable='kinematics',
-            name='kinematics',
-            output='screen',
-            parameters=[
-                LaunchConfiguration('params_file'),
-                {'model_file': LaunchConfiguration('model_file'),
-                 'use_sim_time': LaunchConfiguration('use_sim_time')},
-            ],
-        ),
+        *declare_arguments('model_file', 'params_file', 'tip_links', 'use_sim_time'),
+        nodes(lambda args: [args.kinematics()]),
     ])

@@ -11,9 +11,11 @@ from transmission_bridge.kinematics import load_model, ModelError
 EQUAL_ATOL = 1e-12
 
 
-def test_example_urdf_equals_yaml_model():
-    u = load_model(CONFIG / 'example_robot.urdf')
-    y = load_model(CONFIG / 'example_arm_model.yaml')
+@pytest.mark.parametrize('urdf,model_yaml', [('example_robot.urdf', 'example_arm_model.yaml'),
+                                              ('scara.urdf', 'scara_model.yaml')])
+def test_shipped_urdf_equals_yaml_model(urdf, model_yaml):
+    u = load_model(CONFIG / urdf)
+    y = load_model(CONFIG / model_yaml)
     assert u.body_names == y.body_names and u.joint_names == y.joint_names
     np.testing.assert_array_equal(u.damping, y.damping)
     for q in random_q(y, np.random.default_rng(8), 20):

@@ -145,6 +145,8 @@ def test_unsafe_or_broken_xml_is_refused():
         load_transmissions('<robot><transmission></robot>')
 
 
-def test_example_urdf_equals_yaml_example():
-    assert load_transmissions(CONFIG / 'example_robot.urdf') == \
-        load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
+@pytest.mark.parametrize('urdf,transmissions_yaml', [
+    ('example_robot.urdf', 'example_robot_transmissions.yaml'),
+    ('scara.urdf', 'scara_transmissions.yaml')])
+def test_shipped_urdf_equals_yaml(urdf, transmissions_yaml):
+    assert load_transmissions(CONFIG / urdf) == load_transmissions(CONFIG / transmissions_yaml)

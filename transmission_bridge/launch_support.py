@@ -1,0 +1,224 @@
+"""
+What every launch file of the package shares: its arguments and how nodes get parameters.
+
+Each node gets, in this order (later wins): the package's defaults for it
+(``config/bridge.yaml``, ``config/kinematics.yaml``), the user's ``params_file`` if
+given (for example a ``ros2 param dump`` calibration; sections apply by node name), then
+what the launch arguments say. A robot file argument left empty means "what
+``params_file`` names, else the example robot", so a dump relaunches the robot it was
+taken from. Mistakes stop the launch with one line: a ``params_file``, robot file or URDF
+that does not exist, a ``use_sim_time`` that is not true/false. A node that exits with
+an error (an invalid configuration) shuts the whole launch down rather than leaving the
+other nodes running without it.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import RegisterEventHandler
+from launch.event_handlers import OnProcessExit
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+import yaml
+
+PACKAGE = 'transmission_bridge'
+BRIDGE = 'transmission_bridge'
+KINEMATICS = 'kinematics'
+SIMULATOR = 'actuator_simulator'
+
+
+def share(*parts):
+    """Return a path in the package's installed share folder."""
+    return os.path.join(get_package_share_directory(PACKAGE), *parts)
+
+
+# name: (default, description). Defaults that name files are filled in at launch time.
+ARGUMENTS = {
+    'transmissions_file': (
+        '', 'transmissions YAML or URDF of the robot. Empty: the one params_file names, '
+            'else the example robot (config/example_robot_transmissions.yaml)'),
+    'model_file': (
+        '', 'robot model YAML or URDF for the kinematics node. Empty: the one params_file '
+            'names, else the example arm (config/example_arm_model.yaml)'),
+    'urdf_file': (
+        '', 'URDF of the robot, given to both nodes as robot_description. Empty: the example '
+            'robot (config/example_robot.urdf)'),
+    'use_topic': (
+        'false', 'true: the nodes follow the robot_description topic (as '
+                 'robot_state_publisher publishes it) instead of urdf_file'),
+    'params_file': (
+        '', 'ROS parameters file applied on top of the package defaults, e.g. a calibration '
+            'saved with `ros2 param dump /transmission_bridge`; sections apply by node name'),
+    'tip_links': (
+        '', 'bodies whose pose the kinematics node also publishes on ~/<body>/pose, '
+            "e.g. '[tool]' (empty: none)"),
+    'use_sim_time': ('false', 'true when replaying a bag with --clock'),
+    'rate': ('100.0', 'actuator_simulator: actuator_states publishing rate, Hz'),
+}
+
+_DEFAULT_FILES = {
+    'transmissions_file': ('config', 'example_robot_transmissions.yaml'),
+    'model_file': ('config', 'example_arm_model.yaml'),
+    'urdf_file': ('config', 'example_robot.urdf'),
+}
+_NODE_DEFAULTS = {BRIDGE: 'bridge.yaml', KINEMATICS: 'kinematics.yaml'}
+
+
+class LaunchArgumentError(ValueError):
+    """A launch argument is unusable; the message names it and the value."""
+
+
+def declare_arguments(*names):
+    """Return a DeclareLaunchArgument, with its description, for each of ``names``."""
+    return [DeclareLaunchArgument(name, default_value=ARGUMENTS[name][0],
+                                  description=ARGUMENTS[name][1]) for name in names]
+
+
+def nodes(function):
+    """Return an action that calls ``function(Arguments)`` at launch and adds its nodes."""
+    def expand(context):
+        actions = []
+        for node in function(Arguments(context)):
+            actions += [node, RegisterEventHandler(OnProcessExit(
+                target_action=node, on_exit=_shutdown_on_error))]
+        return actions
+    return OpaqueFunction(function=expand)
+
+
+class NodeFailed(RuntimeError):
+    """A node of the launch exited with an error; the launch stops with exit code 1."""
+
+
+def _shutdown_on_error(event, context):
+    # Raising here is how a launch ends with a non-zero exit code: launch logs the
+    # message as one line, stops the other processes and returns 1.
+    if event.returncode not in (0, None) and not context.is_shutdown:
+        raise NodeFailed(f'{event.action.name} exited with code {event.returncode} (its '
+                         'log line above says why); stopping the other nodes')
+
+
+class Arguments:
+    """The launch arguments of one launch, checked, and the nodes they describe."""
+
+    def __init__(self, context):
+        self._values = dict(context.launch_configurations)
+        self.use_sim_time = self.boolean('use_sim_time')
+        self.params_file = self.existing_file('params_file')
+        self._user_params = _read_params(self.params_file) if self.params_file else {}
+
+    def get(self, name):
+        """Return the argument's value as given ('' if empty or not declared)."""
+        return self._values.get(name, '').strip()
+
+    def boolean(self, name):
+        """Return the argument as a bool; anything but true/false is an error."""
+        value = self.get(name).lower()
+        if value not in ('true', 'false'):
+            raise LaunchArgumentError(f'{name} must be true or false, got {self.get(name)!r}')
+        return value == 'true'
+
+    def existing_file(self, name):
+        """Return the argument as an absolute path of an existing file ('' if empty)."""
+        value = self.get(name)
+        if not value:
+            return ''
+        path = os.path.abspath(os.path.expanduser(value))
+        if not os.path.isfile(path):
+            raise LaunchArgumentError(f'{name}: no such file {value!r}')
+        return path
+
+    def robot_file(self, name, node_name):
+        """
+        Return {name: path} for a node's robot file, or {} if ``params_file`` gives one.
+
+        Given explicitly, the argument wins; left empty, a ``params_file`` that sets
+        ``name`` or ``robot_description`` for the node decides; else the example robot.
+        """
+        path = self.existing_file(name)
+        if path:
+            return {name: path}
+        given = self._user_params.get(node_name, {})
+        if name in given or given.get('robot_description'):
+            return {}
+        return {name: share(*_DEFAULT_FILES[name])}
+
+    def tip_links(self):
+        """Return {'tip_links': [...]} when the argument names bodies, else {}."""
+        text = self.get('tip_links')
+        if not text:
+            return {}
+        try:
+            value = yaml.safe_load(text) if text.startswith('[') else text.split(',')
+        except yaml.YAMLError:
+            value = None
+        if not (isinstance(value, list) and all(isinstance(v, str) and v.strip()
+                                                for v in value)):
+            raise LaunchArgumentError(
+                f"tip_links must be body names like '[tool]' or 'tool,flange', got {text!r}")
+        return {'tip_links': [v.strip() for v in value]} if value else {}
+
+    def node(self, executable, overrides, **kwargs):
+        """Return the Node: package defaults, then ``params_file``, then ``overrides``."""
+        parameters = []
+        if executable in _NODE_DEFAULTS:
+            parameters.append(share('config', _NODE_DEFAULTS[executable]))
+        if self.params_file:
+            parameters.append(self.params_file)
+        parameters.append({'use_sim_time': self.use_sim_time, **overrides})
+        return Node(package=PACKAGE, executable=executable, name=executable, output='screen',
+                    parameters=parameters, **kwargs)
+
+    def bridge(self):
+        """Return the bridge node on ``transmissions_file``."""
+        return self.node(BRIDGE, self.robot_file('transmissions_file', BRIDGE))
+
+    def kinematics(self):
+        """Return the kinematics node on ``model_file`` with ``tip_links``."""
+        return self.node(KINEMATICS, {**self.robot_file('model_file', KINEMATICS),
+                                      **self.tip_links()})
+
+    def simulator(self):
+        """Return the actuator simulator on the bridge's transmissions."""
+        files = self.robot_file('transmissions_file', BRIDGE) or {
+            'transmissions_file': self._user_params[BRIDGE].get('transmissions_file', '')}
+        try:
+            rate = float(self.get('rate'))
+        except ValueError:
+            rate = float('nan')
+        if not rate > 0:
+            raise LaunchArgumentError(f'rate must be a number > 0 (Hz), got {self.get("rate")!r}')
+        return self.node(SIMULATOR, {**files, 'rate': rate})
+
+    def description_nodes(self):
+        """Return both nodes configured from ``urdf_file``, or following the topic."""
+        if self.boolean('use_topic'):
+            source = {'use_robot_description_topic': True}
+        else:
+            path = self.existing_file('urdf_file') or share(*_DEFAULT_FILES['urdf_file'])
+            with open(path, encoding='utf-8') as f:
+                source = {'robot_description': ParameterValue(f.read(), value_type=str)}
+        return [self.node(BRIDGE, source), self.node(KINEMATICS, {**source,
+                                                                  **self.tip_links()})]
+
+
+def _read_params(path):
+    """Return {node name: {parameter: value}} of a ROS params file, for the package's nodes."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise LaunchArgumentError(f'params_file {path!r} is not readable YAML: {exc}') from None
+    if not isinstance(data, dict):
+        raise LaunchArgumentError(f'params_file {path!r} must map node names to '
+                                  f'ros__parameters, got {type(data).__name__}')
+    found = {}
+    for key, body in data.items():
+        params = body.get('ros__parameters') if isinstance(body, dict) else None
+        if not isinstance(params, dict):
+            continue
+        name = str(key).rstrip('/').split('/')[-1]
+        for node_name in (BRIDGE, KINEMATICS, SIMULATOR):
+            if name in (node_name, '**'):
+                found.setdefault(node_name, {}).update(params)
+    return found
