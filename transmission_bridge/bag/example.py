@@ -1,21 +1,10 @@
 """Write actuator-state bags of a robot moving smoothly (examples, tests, benchmarks)."""
 
-import math
-
 import numpy as np
 
 from . import io
 from .joint_state_cdr import build, JointStateLayout, MSGTYPE
-
-
-def joint_motion(tset, t):
-    """Joint positions and velocities at times ``t`` (s): slow sinusoids about the defaults."""
-    t = np.asarray(t, dtype=float)[..., None]
-    k = np.arange(tset.num_joints)
-    amplitude, omega, phase = 0.3, 2.0 * math.pi * 0.25, 0.7 * k
-    q = tset.default_positions + amplitude * np.sin(omega * t + phase)
-    v = amplitude * omega * np.cos(omega * t + phase)
-    return q, v
+from ..demo_motion import joint_motion
 
 
 def write_actuator_bag(path, tset, seconds=3.0, rate=100.0, storage='mcap',

@@ -1,60 +1,93 @@
-"""
-``actuator_simulator``: publishes actuator states of a robot moving smoothly in joint space.
+r"""
+actuator_simulator: motor states of a robot moving smoothly, for trying things without hardware.
 
-For demos and tests without hardware: each joint follows
-``q = default + amplitude * sin(2 pi f t + phase)``; the library maps the joint
-motion to actuator space (joint_to_actuator), so a bridge on the same file gives
-back exactly that motion.
+Usage:
+  ros2 run transmission_bridge actuator_simulator --ros-args \
+      -p transmissions_file:=my_robot.yaml [-p rate:=100.0] \
+      [-p amplitude:=0.3] [-p frequency:=0.25]
+  ros2 launch transmission_bridge demo.launch.py      (simulator + bridge + kinematics)
+
+Publishes sensor_msgs/JointState with the actuator names on ``actuator_states`` (reliable,
+depth 10), stamped with the node's clock. Each joint k follows
+
+  q_k(t) = default_position_k + amplitude * sin(2 pi frequency t + 0.7 k)
+
+about its ``default_position`` from the transmissions file; positions and velocities are
+mapped to actuator space with the same library the bridge uses (joint_to_actuator), so a
+bridge on the same file publishes exactly this motion on ``joint_states``. Efforts are 0.
+
+Parameters (read-only, given at start-up):
+  transmissions_file  string  required  transmissions YAML or URDF of the robot
+  rate                double  100.0     publishing rate, Hz (> 0)
+  amplitude           double  0.3       joint motion amplitude, rad (m for prismatic), >= 0
+  frequency           double  0.25      joint motion frequency, Hz, >= 0
 """
 
 import math
 
 import numpy as np
-import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from ..demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
+from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import doubles
 from ..ros.node_main import exit_with, run_node, StartupError
 from ..ros.parameters import declare
 from ..transmissions import ConfigError, load_transmissions
 
+HELP = __doc__
 
-def joint_motion(tset, t):
-    """Joint position and velocity at time ``t`` (s): a slow sinusoid about the defaults."""
-    k = np.arange(tset.num_joints)
-    amplitude, omega, phase = 0.3, 2.0 * math.pi * 0.25, 0.7 * k
-    q = tset.default_positions + amplitude * np.sin(omega * t + phase)
-    v = amplitude * omega * np.cos(omega * t + phase)
-    return q, v
+
+def _at_least(name, value, low, strict):
+    ok = math.isfinite(value) and (value > low if strict else value >= low)
+    if not ok:
+        raise StartupError(f'parameter {name!r} must be a number {">" if strict else ">="} '
+                           f'{low}, got {value!r}')
+    return value
 
 
 class ActuatorSimulator(Node):
     """Publishes ``actuator_states`` at ``rate`` Hz."""
 
     NODE_NAME = 'actuator_simulator'
+    HELP = HELP
 
     def __init__(self):
         super().__init__(self.NODE_NAME)
-        path = declare(self, 'transmissions_file', '', str, 'transmissions YAML', read_only=True)
-        rate = declare(self, 'rate', 100.0, float, 'publishing rate, Hz', read_only=True)
+        path = declare(self, 'transmissions_file', '', str,
+                       'transmissions YAML or URDF of the robot to simulate', read_only=True)
+        rate = _at_least('rate', declare(self, 'rate', 100.0, float, 'publishing rate, Hz',
+                                         read_only=True, constraints='> 0'), 0.0, True)
+        self._amplitude = _at_least('amplitude', declare(
+            self, 'amplitude', AMPLITUDE, float, 'joint motion amplitude, rad (m if prismatic)',
+            read_only=True, constraints='>= 0'), 0.0, False)
+        self._frequency = _at_least('frequency', declare(
+            self, 'frequency', FREQUENCY, float, 'joint motion frequency, Hz', read_only=True,
+            constraints='>= 0'), 0.0, False)
+        if not path:
+            raise StartupError("parameter 'transmissions_file' is required: the transmissions "
+                               'YAML or URDF of the robot to simulate (--help says more)')
         try:
             self._tset = load_transmissions(path)
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
-        if not (math.isfinite(rate) and rate > 0):
-            raise StartupError(f'rate must be > 0, got {rate}')
-        self._pub = self.create_publisher(JointState, 'actuator_states', 10)
+        self._pub = self.create_publisher(JointState, 'actuator_states', RELIABLE_10)
+        self._msg = JointState(name=list(self._tset.actuator_names))
         self._t0 = self.get_clock().now()
         self.create_timer(1.0 / rate, self._tick)
+        self.get_logger().info(
+            f'publishing {self._pub.topic_name} at {rate:g} Hz: {self._tset.num_actuators} '
+            f'actuators ({", ".join(self._tset.actuator_names)}) of {path}; joints move '
+            f'{self._amplitude:g} * sin(2 pi {self._frequency:g} t + {PHASE_STEP} k) about '
+            'their default positions')
 
     def _tick(self):
         now = self.get_clock().now()
         t = (now - self._t0).nanoseconds * 1e-9
-        q, v = joint_motion(self._tset, t)
-        msg = JointState()
+        q, v = joint_motion(self._tset, t, self._amplitude, self._frequency)
+        msg = self._msg
         msg.header.stamp = now.to_msg()
-        msg.name = list(self._tset.actuator_names)
         msg.position = doubles(self._tset.joint_to_actuator('position', q))
         msg.velocity = doubles(self._tset.joint_to_actuator('velocity', v))
         msg.effort = doubles(np.zeros(self._tset.num_actuators))
@@ -67,5 +100,4 @@ def main(args=None):
 
 
 if __name__ == '__main__':
-    rclpy.logging.get_logger('actuator_simulator')
     main()
