@@ -1,13 +1,33 @@
 """Shared behaviour of the command-line tools: one-line errors, exit codes, progress."""
 
+import importlib
 import sys
 import time
+
+# Optional dependencies of the tools (not rosdep keys): module -> how to get it.
+ROSBAGS = ('rosbags', 'pip install rosbags')
+MATPLOTLIB = ('matplotlib', 'pip install matplotlib, or sudo apt install python3-matplotlib')
 
 
 def fail(prog, message, code=1):
     """Print ``prog: error: message`` to stderr and return ``code``."""
     print(f'{prog}: error: {message}', file=sys.stderr)
     return code
+
+
+def missing_dependency(*needed):
+    """
+    Return a one-line error for the first of ``needed`` that cannot be imported, else ''.
+
+    Each item is ``(module, how to install it)``. Tools call this before they read or
+    write anything, so a missing library never leaves half an output behind.
+    """
+    for module, install in needed:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return f'this needs the Python package {module!r}, which is not installed ({install})'
+    return ''
 
 
 class Progress:

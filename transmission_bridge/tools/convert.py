@@ -38,6 +38,9 @@ def parser():
 def main(argv=None):
     """Run the tool; return the exit code (0 ok, 1 error, 130 interrupted)."""
     args = parser().parse_args(argv)
+    missing = cli.missing_dependency(cli.ROSBAGS, *([cli.MATPLOTLIB] if args.plot else []))
+    if missing:
+        return cli.fail(PROG, missing)
     from ..bag.convert import convert_bag
     from ..bag.errors import BagError
     from ..kinematics import load_model, ModelError

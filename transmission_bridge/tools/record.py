@@ -36,6 +36,9 @@ def parser():
 def main(argv=None):
     """Run the tool; return the exit code."""
     args = parser().parse_args(argv)
+    missing = cli.missing_dependency(cli.ROSBAGS)
+    if missing:
+        return cli.fail(PROG, missing)
     from ..bag import io
     from ..bag.errors import BagError
     import rclpy

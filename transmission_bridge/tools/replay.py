@@ -50,6 +50,9 @@ def main(argv=None):
         if not sep or not old or not new:
             return cli.fail(PROG, f'--remap takes FROM:=TO, got {rule!r}')
         remap[old] = new
+    missing = cli.missing_dependency(cli.ROSBAGS)
+    if missing:
+        return cli.fail(PROG, missing)
     from ..bag import io
     from ..bag.errors import BagError
     try:
