@@ -6,7 +6,9 @@
 #   - share/transmission_bridge/{package.xml,launch/*,config/*} and the ament index marker,
 #     linked file by file to the checkout (edits take effect at once, like colcon
 #     --symlink-install; `ros2 launch` does not look inside linked folders);
-#   - AMENT_PREFIX_PATH in bin/activate, so `ros2 launch transmission_bridge ...` finds them.
+#   - AMENT_PREFIX_PATH in bin/activate, so `ros2 launch transmission_bridge ...` finds them,
+#     and the same in <venv>/local_setup.{sh,bash}: colcon warns about a prefix in
+#     AMENT_PREFIX_PATH without one.
 # Usage: scripts/venv_ros_layout.sh VENV
 set -euo pipefail
 venv=$(cd "$1" && pwd)
@@ -32,13 +34,18 @@ for dir in launch config; do
 done
 : > "$venv/share/ament_index/resource_index/packages/$pkg"
 marker='# transmission_bridge: ros2 and launch find packages installed in this venv'
-if ! grep -qF "$marker" "$venv/bin/activate"; then
-  cat >> "$venv/bin/activate" <<ACTIVATE
+prefix_lines() {   # $1: how the lines name the venv
+  cat <<LINES
 $marker
 case ":\${AMENT_PREFIX_PATH:-}:" in
-  *":\$VIRTUAL_ENV:"*) ;;
-  *) export AMENT_PREFIX_PATH="\$VIRTUAL_ENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}" ;;
+  *":$1:"*) ;;
+  *) export AMENT_PREFIX_PATH="$1\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}" ;;
 esac
 export RMW_IMPLEMENTATION="\${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
-ACTIVATE
+LINES
+}
+if ! grep -qF "$marker" "$venv/bin/activate"; then
+  prefix_lines '$VIRTUAL_ENV' >> "$venv/bin/activate"
 fi
+prefix_lines "$venv" > "$venv/local_setup.sh"
+cp "$venv/local_setup.sh" "$venv/local_setup.bash"

@@ -14,6 +14,30 @@ hypothesis.settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'seeded'))
 REPO = pathlib.Path(__file__).resolve().parent.parent
 CONFIG = REPO / 'config'
 
+# Set this to choose the tests' DDS domain; otherwise they derive one from the pid.
+TEST_DOMAIN_ENV = 'TRANSMISSION_BRIDGE_TEST_DOMAIN_ID'
+
+
+def choose_test_domain(environ, pid):
+    """
+    Return the ROS_DOMAIN_ID the tests use: never the caller's own ROS_DOMAIN_ID.
+
+    On a robot the caller's domain is the robot's: tests must neither see its nodes nor
+    be seen by them (nor by a ros2 daemon running there). 1..100, derived from ``pid``
+    so that parallel runs differ, unless :data:`TEST_DOMAIN_ENV` names one.
+    """
+    if environ.get(TEST_DOMAIN_ENV):
+        return int(environ[TEST_DOMAIN_ENV])
+    domain = pid % 100 + 1
+    if str(domain) == environ.get('ROS_DOMAIN_ID', '').strip():
+        domain = domain % 100 + 1
+    return domain
+
+
+# Every node, CLI call and colcon run the tests start inherits these.
+os.environ['ROS_DOMAIN_ID'] = str(choose_test_domain(os.environ, os.getpid()))
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Print how many generated cases each fuzz target ran (test_fuzz.py)."""

@@ -2,7 +2,8 @@
 Run the package's nodes as real processes and talk to them over DDS, as the ROS CLI does.
 
 Isolation: discovery stays on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST),
-the run uses one ROS_DOMAIN_ID (from the Makefile, else derived from the pid), and
+the run uses one ROS_DOMAIN_ID of its own (conftest.choose_test_domain, never the
+caller's), and
 every test puts its nodes in a namespace of its own (pid + counter), so neither
 tests nor parallel runs ever see each other's topics.
 """
@@ -14,13 +15,13 @@ import subprocess
 import sys
 import time
 
+import conftest  # noqa: F401  (sets this run's own ROS_DOMAIN_ID and loopback discovery)
 from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomically
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
 
-os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+
 DOMAIN_ID = int(os.environ['ROS_DOMAIN_ID'])
 _counter = itertools.count()
 

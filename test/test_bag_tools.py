@@ -3,6 +3,8 @@
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 
 from bag_harness import joint_states, start_tool, tool, topics
@@ -346,3 +348,28 @@ def test_other_topics_are_copied_and_input_replaced_by_default(tmp_path):
               for c, _, raw in io.iter_messages(r) if c.topic == '/temperature']
     r.close()
     assert values == [float(k) for k in range(10)]
+
+
+def _without(module, tool_name, *args):
+    """Run a tool in a Python where ``import module`` fails, as where it is not installed."""
+    code = (f'import sys; sys.modules[{module!r}] = None; '
+            f'from transmission_bridge.tools import {tool_name}; '
+            f'sys.exit({tool_name}.main({[str(a) for a in args]!r}))')
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_missing_optional_dependency_is_reported_before_anything_is_written(tmp_path):
+    """Defect 11: --plot without matplotlib wrote the bag, then died with a traceback."""
+    bag = tmp_path / 'in'
+    write_actuator_bag(bag, load_transmissions(TRANSMISSIONS), seconds=0.2)
+    out, plot = tmp_path / 'out', tmp_path / 'z.png'
+    result = _without('matplotlib', 'convert', bag, out, '--transmissions', TRANSMISSIONS,
+                      '--plot', plot)
+    _assert_clean_failure(result, "needs the Python package 'matplotlib'", out)
+    assert 'pip install matplotlib' in result.stderr and not plot.exists()
+    assert tool('convert', bag, out, '--transmissions', TRANSMISSIONS).returncode == 0
+    for name, args in (('convert', (bag, tmp_path / 'o2', '--transmissions', TRANSMISSIONS)),
+                       ('replay', (bag,)), ('record', (tmp_path / 'o3', '--topics', '/x'))):
+        _assert_clean_failure(_without('rosbags', name, *args),
+                              "needs the Python package 'rosbags'", tmp_path / 'o3')

@@ -11,8 +11,8 @@ from transmission_bridge.kinematics import load_model, ModelError
 EQUAL_ATOL = 1e-12
 
 
-@pytest.mark.parametrize('urdf,model_yaml', [('example_robot.urdf', 'example_arm_model.yaml'),
-                                              ('scara.urdf', 'scara_model.yaml')])
+@pytest.mark.parametrize('urdf,model_yaml', [
+    ('example_robot.urdf', 'example_arm_model.yaml'), ('scara.urdf', 'scara_model.yaml')])
 def test_shipped_urdf_equals_yaml_model(urdf, model_yaml):
     u = load_model(CONFIG / urdf)
     y = load_model(CONFIG / model_yaml)

@@ -1,0 +1,367 @@
+"""
+The package as a user meets it from the venv: the real ros2 command line, as processes.
+
+``ros2 run``, ``ros2 launch``, ``ros2 param``, ``ros2 service call`` and ``ros2 topic``
+on the example robot, the SCARA (``config/scara_*.yaml``) and URDFs, with hand-edited
+params files.
+
+Each of the defects of the first-contact report that shows on the command line has a test
+here (named in its docstring). From a colcon workspace: test_colcon.py.
+"""
+
+import re
+
+from cli_harness import EXECUTABLES, needs_ros2, REPO, Shell, VENV_BIN
+import numpy as np
+import pytest
+from transmission_bridge.kinematics import holding_torques, load_model
+from transmission_bridge.transmissions import load_transmissions
+import yaml
+
+pytestmark = [pytest.mark.cli, needs_ros2]
+
+CONFIG = REPO / 'config'
+LAUNCH_FILES = sorted(p.name for p in (REPO / 'launch').glob('*.launch.py'))
+BRIDGE_UP = r'\[transmission_bridge\]: \d+ transmissions'
+KINEMATICS_UP = r"\[kinematics\]: model '"
+SIMULATOR_UP = r'\[actuator_simulator\]: publishing /actuator_states at'
+# How close a torque read back from `ros2 topic echo` (YAML text of doubles) must be.
+ECHO_ATOL = 1e-9
+
+
+@pytest.fixture(scope='module')
+def shell(tmp_path_factory):
+    """Return a shell in the checkout with the venv active (``source .venv/bin/activate``)."""
+    sh = Shell(REPO)
+    yield sh
+    sh.close()
+
+
+@pytest.fixture
+def launches(shell, tmp_path):
+    """Start ``ros2 launch``/``ros2 run`` commands in the background; stopped afterwards."""
+    started = []
+
+    def start(command):
+        proc = shell.start(command, tmp_path / f'bg{len(started)}.log')
+        started.append(proc)
+        return proc
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+def _wait_node(shell, node):
+    proc = shell.run_until('ros2 node list', lambda p: node in p.stdout.split(), timeout=30)
+    assert node in proc.stdout.split(), proc.stdout
+
+
+def _param(shell, verb_args, ok=True):
+    """``ros2 param ...`` (retried while the daemon has not discovered the node yet)."""
+    proc = shell.run_until(f'ros2 param {verb_args}',
+                           lambda p: 'Node not found' not in p.stdout, timeout=30)
+    if ok:
+        assert proc.returncode == 0, proc.stdout
+    return proc.stdout
+
+
+def _expect_up(proc, nodes):
+    patterns = {'bridge': BRIDGE_UP, 'kinematics': KINEMATICS_UP, 'simulator': SIMULATOR_UP}
+    for node in nodes:
+        proc.wait_for(patterns[node], timeout=45)
+
+
+def _clean_stop(proc):
+    code = proc.stop()
+    out = proc.output()
+    assert code == 0, out
+    assert 'Traceback' not in out and '[FATAL]' not in out and 'process has died' not in out, out
+
+
+# --- executables -------------------------------------------------------------------
+
+@pytest.mark.parametrize('exe', EXECUTABLES)
+def test_every_executable_runs_by_ros2_run_and_by_name(shell, exe):
+    """Defects 9 and 10: `--help` works (no "[FATAL] cannot read ''"); tools are on PATH."""
+    for command in (f'ros2 run transmission_bridge {exe} --help', f'{exe} --help'):
+        out = shell.run(command).stdout
+        assert 'usage' in out.lower() and exe in out, out
+        assert 'FATAL' not in out and 'Traceback' not in out, out
+    assert (VENV_BIN / exe).exists(), f'{exe} is not in {VENV_BIN}'
+
+
+def test_simulator_documents_its_parameters(shell):
+    """Defect 9: the simulator's --help names its topic and every parameter with units."""
+    out = shell.run('ros2 run transmission_bridge actuator_simulator --help').stdout
+    for word in ('actuator_states', 'transmissions_file', 'rate', 'Hz', 'amplitude',
+                 'frequency'):
+        assert word in out, out
+
+
+@pytest.mark.parametrize('launch', LAUNCH_FILES)
+def test_every_launch_argument_is_described(shell, launch):
+    """Defect 13: `ros2 launch ... --show-args` shows no "no description given"."""
+    out = shell.run(f'ros2 launch transmission_bridge {launch} --show-args').stdout
+    assert "'params_file'" in out and "'use_sim_time'" in out, out
+    assert 'no description given' not in out, out
+
+
+# --- launch files on several robots ------------------------------------------------------
+
+ROBOTS = [
+    ('bridge.launch.py', '', ['bridge']),
+    ('bridge.launch.py', 'transmissions_file:=config/scara_transmissions.yaml', ['bridge']),
+    ('kinematics.launch.py', '', ['kinematics']),
+    ('kinematics.launch.py', 'model_file:=config/scara_model.yaml', ['kinematics']),
+    ('kinematics.launch.py', 'model_file:=config/scara.urdf tip_links:=[gripper]', ['kinematics']),
+    ('robot.launch.py', '', ['bridge', 'kinematics']),
+    # defect 3: exactly the command that killed the kinematics node ("unknown bodies ['tool']")
+    ('robot.launch.py', 'model_file:=config/scara_model.yaml', ['bridge', 'kinematics']),
+    ('robot.launch.py', 'transmissions_file:=config/scara.urdf model_file:=config/scara.urdf',
+     ['bridge', 'kinematics']),
+    ('robot_description.launch.py', '', ['bridge', 'kinematics']),
+    ('robot_description.launch.py', 'urdf_file:=config/scara.urdf tip_links:=[gripper]',
+     ['bridge', 'kinematics']),
+    ('demo.launch.py', '', ['simulator', 'bridge', 'kinematics']),
+]
+
+
+@pytest.mark.parametrize('launch,args,nodes', ROBOTS,
+                         ids=[f'{launch}-{args or "example"}' for launch, args, _ in ROBOTS])
+def test_launch_files_start_every_node_on_every_robot(shell, launches, launch, args, nodes):
+    """Defect 3: every launch file works with the example robot, the SCARA and URDFs."""
+    proc = launches(f'ros2 launch transmission_bridge {launch} {args}')
+    _expect_up(proc, nodes)
+    for node in nodes:
+        _wait_node(shell, '/' + {'bridge': 'transmission_bridge', 'kinematics': 'kinematics',
+                                 'simulator': 'actuator_simulator'}[node])
+    _clean_stop(proc)
+
+
+def _echo_once(shell, launches, topic, msg_type):
+    return launches(f'ros2 topic echo --once {topic} {msg_type}')
+
+
+def _yaml_doc(text):
+    return yaml.safe_load(text.split('---')[0])
+
+
+@pytest.mark.parametrize('launch,args', [
+    ('robot.launch.py',
+     'transmissions_file:=config/scara_transmissions.yaml model_file:=config/scara_model.yaml'),
+    ('robot_description.launch.py', 'urdf_file:=config/scara.urdf'),
+])
+def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
+    """Motor states typed with `ros2 topic pub` come out as the library's holding torques."""
+    proc = launches(f'ros2 launch transmission_bridge {launch} {args}')
+    _expect_up(proc, ['bridge', 'kinematics'])
+    tset = load_transmissions(CONFIG / 'scara_transmissions.yaml')
+    model = load_model(CONFIG / 'scara_model.yaml')
+    q = np.array([0.3, -0.7, 4.0])
+    motors = tset.joint_to_actuator('position', q)
+    expected = holding_torques(model.gravity_generalized_forces(q))
+    echo = _echo_once(shell, launches, '/kinematics/gravity_torques', 'sensor_msgs/msg/JointState')
+    names = ', '.join(tset.actuator_names)
+    values = ', '.join(repr(float(m)) for m in motors)
+    shell.run_until(f'ros2 topic pub --times 5 --rate 5 /actuator_states '
+                    f'sensor_msgs/msg/JointState "{{name: [{names}], position: [{values}]}}"',
+                    lambda p: echo.proc.poll() is not None, timeout=40)
+    assert echo.wait_exit(20) == 0, echo.output()
+    msg = _yaml_doc(echo.output())
+    assert msg['name'] == ['j1', 'j2', 'j3']
+    np.testing.assert_allclose(msg['position'], q, rtol=0, atol=ECHO_ATOL)
+    np.testing.assert_allclose(msg['effort'], expected, rtol=0, atol=ECHO_ATOL)
+    _clean_stop(proc)
+
+
+def test_demo_launch_gives_gravity_torques_on_a_fresh_install(shell, launches):
+    """Issue item 4: `ros2 launch ... demo.launch.py` then echo the torques; no -0.0 (defect 8)."""
+    proc = launches('ros2 launch transmission_bridge demo.launch.py')
+    _expect_up(proc, ['simulator', 'bridge', 'kinematics'])
+    echo = _echo_once(shell, launches, '/kinematics/gravity_torques', 'sensor_msgs/msg/JointState')
+    assert echo.wait_exit(30) == 0, echo.output()
+    msg = _yaml_doc(echo.output())
+    assert msg['name'] == list(load_model(CONFIG / 'example_arm_model.yaml').joint_names)
+    assert msg['effort'][0] == 0.0          # shoulder_pan turns about the vertical
+    assert '-0.0\n' not in echo.output(), echo.output()
+    _clean_stop(proc)
+
+
+# --- parameters ----------------------------------------------------------------------------
+
+def test_param_list_get_describe_set_dump(shell, launches, tmp_path):
+    """`ros2 param` verbs; defect 7: a typo is refused naming the joint and the known ones."""
+    proc = launches('ros2 launch transmission_bridge robot.launch.py')
+    _expect_up(proc, ['bridge', 'kinematics'])
+    listed = _param(shell, 'list /transmission_bridge')
+    assert 'joints.elbow.offset' in listed and 'actuators.elbow_motor.mechanical_reduction' \
+        in listed, listed
+    assert 'joints.elbow.damping' in _param(shell, 'list /kinematics')
+    got = _param(shell, 'get /transmission_bridge joints.elbow.offset')
+    assert re.search(r'Double value is: 0\.1\b', got), got
+    described = _param(shell, 'describe /transmission_bridge joints.elbow.offset')
+    assert 'Type: double' in described and "joint 'elbow'" in described and 'rad' in described
+    assert 'Set parameter successful' in _param(
+        shell, 'set /transmission_bridge joints.elbow.offset 0.1234')
+    refused = _param(shell, 'set /transmission_bridge joints.elbw.offset 0.1', ok=False)
+    assert "no joint 'elbw'" in refused and 'elbow' in refused, refused
+    assert 'Invalid access to undeclared parameter(s): []' not in refused
+    wrong_type = _param(shell, 'set /transmission_bridge joints.elbow.offset 1', ok=False)
+    assert 'Setting parameter failed' in wrong_type, wrong_type
+    negative = _param(shell, 'set /kinematics joints.elbow.damping -1.0', ok=False)
+    assert 'Setting parameter failed' in negative and 'damping' in negative, negative
+    dump = yaml.safe_load(_param(shell, 'dump /transmission_bridge'))
+    assert dump['/transmission_bridge']['ros__parameters']['joints']['elbow']['offset'] == 0.1234
+    _clean_stop(proc)
+
+
+def test_screw_default_translation_exists_for_the_scara_only(shell, launches):
+    """Defect 7: the README's default_translation example is a SCARA parameter."""
+    proc = launches('ros2 launch transmission_bridge kinematics.launch.py '
+                    'model_file:=config/scara_model.yaml')
+    _expect_up(proc, ['kinematics'])
+    assert 'Set parameter successful' in _param(
+        shell, 'set /kinematics joints.j3.default_translation 0.04')
+    got = _param(shell, 'get /kinematics joints.j3.default_position')
+    value = float(re.search(r'Double value is: (\S+)', got).group(1))
+    assert value == pytest.approx(2 * np.pi * 0.04 / 0.02, rel=1e-12)
+    _clean_stop(proc)
+
+
+# --- services ------------------------------------------------------------------------------
+
+BRIDGE_SERVICES = ['calibrate_to_default_pose', 'reset_calibration', 'reload']
+KINEMATICS_SERVICES = ['set_default_pose_from_current', 'reset_default_pose', 'reset_damping',
+                       'go_to_default_pose']
+
+
+def test_every_service_answers_ros2_service_call(shell, launches):
+    """Every std_srvs/Trigger service; defect 8: answers print plain floats."""
+    proc = launches('ros2 launch transmission_bridge demo.launch.py')
+    _expect_up(proc, ['simulator', 'bridge', 'kinematics'])
+    echo = _echo_once(shell, launches, '/kinematics/gravity_torques', 'sensor_msgs/msg/JointState')
+    assert echo.wait_exit(30) == 0, echo.output()       # data flows: both nodes have input
+    answers = {}
+    for node, services in (('transmission_bridge', BRIDGE_SERVICES),
+                           ('kinematics', KINEMATICS_SERVICES)):
+        for service in services:
+            out = shell.run(f'ros2 service call /{node}/{service} std_srvs/srv/Trigger',
+                            timeout=60).stdout
+            assert 'success=True' in out, out
+            answers[service] = out
+    for out in answers.values():
+        assert 'np.float64' not in out, out
+    offsets = re.findall(r'(\w+)=(-?\d[\d.e+-]*)', answers['calibrate_to_default_pose']
+                         .split('message=')[1])
+    assert [name for name, _ in offsets] == list(
+        load_transmissions(CONFIG / 'example_robot_transmissions.yaml').joint_names)
+    _clean_stop(proc)
+
+
+# --- calibration round trip: ros2 param dump -> params_file:= ----------------------------
+
+ROUND_TRIPS = [
+    ('bridge.launch.py', '', 'elbow'),
+    ('robot.launch.py', 'transmissions_file:=config/scara_transmissions.yaml '
+                        'model_file:=config/scara_model.yaml', 'j2'),
+    ('robot_description.launch.py', 'urdf_file:=config/scara.urdf', 'j3'),
+    ('demo.launch.py', '', 'wrist_roll'),
+]
+
+
+@pytest.mark.parametrize('launch,args,joint', ROUND_TRIPS,
+                         ids=[r[0] for r in ROUND_TRIPS])
+def test_calibration_round_trip_through_every_launch_file(shell, launches, tmp_path, launch,
+                                                          args, joint):
+    """Defect 4: a `ros2 param dump` given back as params_file is applied by every launch."""
+    first = launches(f'ros2 launch transmission_bridge {launch} {args}')
+    _expect_up(first, ['bridge'])
+    name = f'joints.{joint}.offset'
+    assert 'Set parameter successful' in _param(shell, f'set /transmission_bridge {name} 0.4321')
+    calibration = tmp_path / 'my_calibration.yaml'
+    shell.run(f'ros2 param dump /transmission_bridge > {calibration}')
+    _clean_stop(first)
+    again = launches(f'ros2 launch transmission_bridge {launch} {args} '
+                     f'params_file:={calibration}')
+    _expect_up(again, ['bridge'])
+    assert 'Double value is: 0.4321' in _param(shell, f'get /transmission_bridge {name}')
+    _clean_stop(again)
+
+
+def test_dump_alone_relaunches_the_robot_it_was_taken_from(shell, launches, tmp_path):
+    """A dump names its transmissions_file: params_file alone brings the same robot back."""
+    first = launches('ros2 launch transmission_bridge bridge.launch.py '
+                     'transmissions_file:=config/scara_transmissions.yaml')
+    _expect_up(first, ['bridge'])
+    calibration = tmp_path / 'scara_calibration.yaml'
+    shell.run(f'ros2 param dump /transmission_bridge > {calibration}')
+    _clean_stop(first)
+    again = launches(f'ros2 launch transmission_bridge bridge.launch.py '
+                     f'params_file:={calibration}')
+    again.wait_for(r'\[transmission_bridge\]: 3 transmissions, 3 joints from \S+'
+                   r'scara_transmissions\.yaml')
+    _clean_stop(again)
+
+
+# --- start-up errors: one line naming the key, exit code 1, no traceback ---------------------
+
+def _params_file(tmp_path, node, params):
+    path = tmp_path / 'hand_edited.yaml'
+    path.write_text(yaml.safe_dump({f'/**/{node}': {'ros__parameters': params}}))
+    return path
+
+
+@pytest.mark.parametrize('params,message', [
+    ({'joints': {'elbow': {'offset': 0}}},                                     # defect 5
+     "parameter 'joints.elbow.offset' must be a double (write 1.0, not 1), got 0"),
+    ({'stale_timeout': 1}, "parameter 'stale_timeout' must be a double"),     # defect 5
+    ({'joints': {'elbw': {'offset': 0.1}}},                                    # defect 6
+     "no parameter 'joints.elbw.offset': no joint 'elbw' (joints: elbow, "),
+    ({'actuators': {'elbow_motor': {'mechanical_reductoin': 2.0}}},           # defect 6
+     "actuator 'elbow_motor' has mechanical_reduction"),
+])
+def test_hand_edited_params_file_errors_name_the_key(shell, launches, tmp_path, params,
+                                                     message):
+    """Defects 5 and 6 through `ros2 launch ... params_file:=`: the launch ends with exit 1."""
+    path = _params_file(tmp_path, 'transmission_bridge', params)
+    proc = launches(f'ros2 launch transmission_bridge robot.launch.py params_file:={path}')
+    assert proc.wait_exit(60) == 1, proc.output()
+    out = proc.output()
+    fatal = [line for line in out.splitlines() if '[FATAL]' in line]
+    assert len(fatal) == 1 and message in fatal[0], out
+    assert 'Traceback' not in out and 'InvalidParameterTypeException' not in out, out
+
+
+@pytest.mark.parametrize('exe,args,message', [
+    ('transmission_bridge', '-p joints.elbow.offset:=1',
+     "parameter 'joints.elbow.offset' must be a double (write 1.0, not 1), got 1"),
+    ('transmission_bridge', '-p stale_timeout:=1', "parameter 'stale_timeout' must be a double"),
+    ('kinematics', '-p joints.j1.damping:=1', "parameter 'joints.j1.damping' must be a double"),
+    ('kinematics', '-p joints.j9.damping:=1.0', "no joint 'j9' (joints: j1, j2, j3)"),
+])
+def test_ros_args_errors_name_the_key(shell, exe, args, message):
+    """Defect 5 with `ros2 run ... -p`: one line, exit code 1."""
+    robot = ('transmissions_file:=config/example_robot_transmissions.yaml'
+             if exe == 'transmission_bridge' else 'model_file:=config/scara_model.yaml')
+    proc = shell.run(f'ros2 run transmission_bridge {exe} --ros-args -p {robot} {args}',
+                     check=False, timeout=60)
+    assert proc.returncode != 0, proc.stdout
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert any(message in line and '[FATAL]' in line for line in lines), proc.stdout
+    assert 'Traceback' not in proc.stdout, proc.stdout
+
+
+def test_missing_params_file_stops_the_launch(shell, launches):
+    """Defect 6: `params_file:=nothere.yaml` is an error, not an uncalibrated robot."""
+    for launch in LAUNCH_FILES:
+        proc = launches(f'ros2 launch transmission_bridge {launch} params_file:=nothere.yaml')
+        assert proc.wait_exit(30) == 1, proc.output()
+        assert "params_file: no such file 'nothere.yaml'" in proc.output(), proc.output()
+        assert 'process started' not in proc.output(), proc.output()
+
+
+def test_a_node_that_fails_stops_the_whole_launch(shell, launches):
+    """Defect 3's other half: the launch does not keep running with only the bridge."""
+    proc = launches('ros2 launch transmission_bridge robot.launch.py tip_links:=[nothere]')
+    assert proc.wait_exit(60) == 1, proc.output()
+    assert "tip_links: unknown bodies ['nothere']" in proc.output()
