@@ -1,0 +1,117 @@
+# Sourced before a README scenario (test_readme.py): lets a script run what a person types in
+# two terminals. Every command still runs for real; these functions only decide how to wait:
+#   ros2 launch ... / ros2 run <node>   run in the background (a person's terminal 1) until the
+#                                       next launch (a person presses Ctrl-C first) or the end;
+#                                       the script goes on once every started node is up
+#   ros2 topic echo ...                 takes the first message (--once) and must get one
+#   ros2 param ...                      retried while the daemon has not discovered the node
+#   ros2 service call ...               must answer success=True
+# After a robot.launch.py/bridge.launch.py is up, actuator_simulator stands in for the motor
+# drivers a real robot has, on the launch's transmissions_file. On exit every background
+# command gets Ctrl-C and must end with code 0.
+# Needs: TB_LOGS (folder for background logs).
+
+__tb_pids=()
+__tb_logs=()
+__tb_fail() { echo "README test: $*" >&2; exit 97; }
+
+__tb_stop_all() {
+  local i code=0
+  for i in "${!__tb_pids[@]}"; do
+    local pid=${__tb_pids[$i]}
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -INT -- "-$pid" 2>/dev/null || kill -INT "$pid"
+      local n=0
+      while kill -0 "$pid" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
+      kill -0 "$pid" 2>/dev/null && { kill -KILL -- "-$pid"; code=98; }
+    fi
+    wait "$pid"; local rc=$?
+    if [ $rc -ne 0 ]; then
+      echo "README test: background \`$(head -c 300 "${__tb_logs[$i]}.cmd")\` ended with $rc:" >&2
+      cat "${__tb_logs[$i]}" >&2; code=96
+    fi
+  done
+  __tb_pids=(); __tb_logs=()
+  return $code
+}
+trap '__tb_stop_all || exit $?' EXIT
+
+__tb_background() {   # log_name command...
+  local log="$TB_LOGS/$1.$(date +%s%N).log"; shift
+  printf '%s ' "$@" > "$log.cmd"
+  set -m
+  "$@" > "$log" 2>&1 &
+  set +m
+  __tb_pids+=($!); __tb_logs+=("$log")
+  __tb_last_log=$log
+}
+
+__tb_wait_up() {      # log pid: every node the launch started has logged its first INFO line
+  local log=$1 pid=$2 n=0
+  while [ $n -lt 600 ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then cat "$log" >&2; __tb_fail "\`$(cat "$log.cmd")\` ended early"; fi
+    grep -q 'process has died' "$log" && { cat "$log" >&2; __tb_fail 'a node died'; }
+    local started ready
+    started=$(grep -c 'process started with pid' "$log")
+    ready=$(grep -cE '\[INFO\] \[[0-9.]+\] \[(transmission_bridge|kinematics|actuator_simulator)\]: ' "$log")
+    [ "$started" -eq 0 ] && started=1     # ros2 run: one node, no launch lines
+    [ "$ready" -ge "$started" ] && return 0
+    sleep 0.1; n=$((n + 1))
+  done
+  cat "$log" >&2; __tb_fail "\`$(cat "$log.cmd")\` did not come up in 60 s"
+}
+
+__tb_has() { local want=$1; shift; for a in "$@"; do [ "$a" = "$want" ] && return 0; done; return 1; }
+
+__tb_arg() {          # name args...: the value of a launch argument name:=value
+  local name=$1; shift
+  for a in "$@"; do case "$a" in "$name:="*) echo "${a#*:=}"; return;; esac; done
+}
+
+ros2() {
+  if [ "$1" = launch ] && ! __tb_has --show-args "$@" && ! __tb_has -s "$@"; then
+    __tb_stop_all || exit $?
+    __tb_background launch command ros2 "$@"
+    __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
+    case "$3" in robot.launch.py|bridge.launch.py)
+      local tf; tf=$(__tb_arg transmissions_file "$@")
+      if [ -n "$tf" ]; then
+        __tb_background motors command ros2 run transmission_bridge actuator_simulator \
+          --ros-args -p transmissions_file:="$(realpath "$tf")"
+        __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
+      fi;;
+    esac
+    return 0
+  fi
+  if [ "$1" = run ] && [[ "$3" =~ ^(transmission_bridge|kinematics|actuator_simulator)$ ]] \
+      && ! __tb_has --help "$@" && ! __tb_has -h "$@"; then
+    __tb_background run command ros2 "$@"
+    __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
+    return 0
+  fi
+  if [ "$1" = topic ] && [ "$2" = echo ]; then
+    shift 2
+    timeout 60 command ros2 topic echo --once "$@" || __tb_fail "no message on $1"
+    return 0
+  fi
+  if [ "$1" = param ]; then
+    local out rc n=0
+    while :; do
+      out=$(command ros2 "$@" 2>&1); rc=$?
+      [[ "$out" == *"Node not found"* ]] && [ $n -lt 60 ] && { sleep 0.5; n=$((n + 1)); continue; }
+      break
+    done
+    printf '%s\n' "$out"
+    [ $rc -eq 0 ] || __tb_fail "ros2 $* exited with $rc"
+    [ "$2" = set ] && [[ "$out" != *"successful"* ]] && __tb_fail "ros2 $* was refused"
+    return 0
+  fi
+  if [ "$1" = service ] && [ "$2" = call ]; then
+    local out
+    out=$(command ros2 "$@" 2>&1) || __tb_fail "ros2 $* failed: $out"
+    printf '%s\n' "$out"
+    [[ "$out" == *"success=True"* ]] || __tb_fail "ros2 $* did not succeed"
+    return 0
+  fi
+  command ros2 "$@"
+}

@@ -1,0 +1,103 @@
+"""
+Every command block of the README runs, as written, the way a person would run it.
+
+Each ```bash/```python block carries a ``<!-- readme-test: SCENARIO -->`` marker; blocks of
+one scenario run in order in one shell (readme_shim.bash lets a script do what a person does
+in two terminals). A block without a marker fails the test, so no untested command gets in.
+Substituted: ``<this repository>`` (this checkout) and ``~`` (a temporary home).
+"""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+from cli_harness import base_env, needs_colcon, needs_ros2, REPO, venv_prelude, VENV
+import pytest
+import yaml
+
+pytestmark = pytest.mark.cli
+
+README = REPO / 'README.md'
+SHIM = pathlib.Path(__file__).resolve().parent / 'readme_shim.bash'
+MARKER = re.compile(r'<!-- readme-test: (\w+) -->\s*\n```(\w+)\n(.*?)```', re.S)
+FENCE = re.compile(r'^```(bash|sh|python|console)\s*$', re.M)
+
+
+def blocks(path=README):
+    """Return [(scenario, language, text)] of the marked blocks of ``path``, in order."""
+    return MARKER.findall(path.read_text())
+
+
+def test_every_command_block_is_marked():
+    text = README.read_text()
+    assert len(FENCE.findall(text)) == len(blocks()), (
+        'a ```bash/```python block of the README has no <!-- readme-test: ... --> marker')
+    assert {s for s, _, _ in blocks()} == {'make', 'venv', 'workspace', 'python'}
+
+
+def _commands(scenario):
+    return '\n'.join(text for s, lang, text in blocks() if s == scenario and lang == 'bash')
+
+
+def _script(scenario, body):
+    return f'source {SHIM}\n{venv_prelude()}\nset -e -o pipefail\n{body}\n'
+
+
+def _run(script, cwd, tmp_path, env=None, timeout=600):
+    full_env = dict(base_env(), TB_LOGS=str(tmp_path), **(env or {}))
+    proc = subprocess.run(['bash', '-c', script], cwd=cwd, env=full_env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f'{script}\n--- exit {proc.returncode}:\n{proc.stdout}'
+    return proc.stdout
+
+
+def test_two_commands():
+    """`make test` is the run executing this test (.ci/run calls it); `make demo` runs here."""
+    lines = [line.split('#')[0].strip() for line in _commands('make').splitlines()]
+    assert lines == ['make test', 'make demo']
+    assert 'make test' in (REPO / '.ci' / 'run').read_text()
+    if not (REPO / '.venv').resolve() == VENV.resolve():
+        pytest.skip('make demo builds .venv in the checkout; this run uses another venv')
+    proc = subprocess.run(['make', 'demo'], cwd=REPO, env=base_env(), text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    assert proc.returncode == 0, proc.stdout
+    assert 'gravity' in proc.stdout.lower(), proc.stdout
+
+
+@needs_ros2
+def test_try_it_without_hardware(tmp_path):
+    if not (REPO / '.venv').resolve() == VENV.resolve():
+        pytest.skip('the README activates .venv of the checkout; this run uses another venv')
+    out = _run(_script('venv', _commands('venv')), REPO, tmp_path)
+    message = yaml.safe_load(out.split('---')[0][out.index('header:'):])
+    assert message['name'][0] == 'shoulder_pan' and len(message['effort']) == 7
+
+
+@needs_ros2
+@needs_colcon
+def test_your_robot_in_three_steps_and_recorded_data(tmp_path):
+    home = tmp_path / 'home'
+    home.mkdir()
+    commands = _commands('workspace').replace('<this repository>', str(REPO))
+    # The test's own checks after the README's commands, in the same shell:
+    check = ('echo "CHECK offset: $(ros2 param get /transmission_bridge joints.j2.offset)"\n'
+             'echo "CHECK bag: $(ls ~/ros2_ws/run1_joints)"')
+    out = _run(_script('workspace', f'{commands}\n{check}'), home, tmp_path,
+               env={'HOME': str(home)})
+    assert 'Finished <<< transmission_bridge' in out
+    assert 'success=True' in out and 'Set parameter successful' in out
+    saved = yaml.safe_load((home / 'ros2_ws' / 'my_calibration.yaml').read_text())
+    joints = saved['/transmission_bridge']['ros__parameters']['joints']
+    assert joints['j2']['offset'] == 0.0123
+    assert 'CHECK offset: Double value is: 0.0123' in out, out
+    assert re.search(r'CHECK bag: .*metadata\.yaml', out), out
+    assert re.search(r'\d+ messages read, \d+ actuator states -> \d+ joint_states', out), out
+
+
+def test_from_python(tmp_path):
+    (code,) = [text for s, lang, text in blocks() if s == 'python']
+    proc = subprocess.run([sys.executable, '-c', code], cwd=REPO, text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
