@@ -7,15 +7,18 @@
 #   ros2 param ...                      retried while the daemon has not discovered the node
 #   ros2 service call ...               must answer success=True
 # After a robot.launch.py/bridge.launch.py is up, actuator_simulator stands in for the motor
-# drivers a real robot has, on the launch's transmissions_file. On exit every background
-# command gets Ctrl-C and must end with code 0.
-# Needs: TB_LOGS (folder for background logs).
+# drivers a real robot has, on the bridge's transmissions_file. On exit every background
+# command gets Ctrl-C and must end with code 0, and the ros2 daemon of the test's domain stops.
+# Needs: TB_LOGS (folder for background logs). Functions run without errexit (`local -`).
 
 __tb_pids=()
 __tb_logs=()
-__tb_fail() { echo "README test: $*" >&2; exit 97; }
+__tb_fail() {
+  local -; set +e
+  echo "README test: $*" >&2; exit 97; }
 
 __tb_stop_all() {
+  local -; set +e
   local i code=0
   for i in "${!__tb_pids[@]}"; do
     local pid=${__tb_pids[$i]}
@@ -25,7 +28,7 @@ __tb_stop_all() {
       while kill -0 "$pid" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
       kill -0 "$pid" 2>/dev/null && { kill -KILL -- "-$pid"; code=98; }
     fi
-    wait "$pid"; local rc=$?
+    local rc=0; wait "$pid" || rc=$?
     if [ $rc -ne 0 ]; then
       echo "README test: background \`$(head -c 300 "${__tb_logs[$i]}.cmd")\` ended with $rc:" >&2
       cat "${__tb_logs[$i]}" >&2; code=96
@@ -34,9 +37,10 @@ __tb_stop_all() {
   __tb_pids=(); __tb_logs=()
   return $code
 }
-trap '__tb_stop_all || exit $?' EXIT
+trap '__tb_stop_all || exit $?; command ros2 daemon stop >/dev/null 2>&1 || true' EXIT
 
-__tb_background() {   # log_name command...
+__tb_background() {  # log_name command...
+  local -; set +e
   local log="$TB_LOGS/$1.$(date +%s%N).log"; shift
   printf '%s ' "$@" > "$log.cmd"
   set -m
@@ -46,7 +50,8 @@ __tb_background() {   # log_name command...
   __tb_last_log=$log
 }
 
-__tb_wait_up() {      # log pid: every node the launch started has logged its first INFO line
+__tb_wait_up() {  # log pid: every node the launch started has logged its first INFO line
+  local -; set +e
   local log=$1 pid=$2 n=0
   while [ $n -lt 600 ]; do
     if ! kill -0 "$pid" 2>/dev/null; then cat "$log" >&2; __tb_fail "\`$(cat "$log.cmd")\` ended early"; fi
@@ -61,25 +66,23 @@ __tb_wait_up() {      # log pid: every node the launch started has logged its fi
   cat "$log" >&2; __tb_fail "\`$(cat "$log.cmd")\` did not come up in 60 s"
 }
 
-__tb_has() { local want=$1; shift; for a in "$@"; do [ "$a" = "$want" ] && return 0; done; return 1; }
-
-__tb_arg() {          # name args...: the value of a launch argument name:=value
-  local name=$1; shift
-  for a in "$@"; do case "$a" in "$name:="*) echo "${a#*:=}"; return;; esac; done
-}
+__tb_has() {
+  local -; set +e
+  local want=$1; shift; for a in "$@"; do [ "$a" = "$want" ] && return 0; done; return 1; }
 
 ros2() {
+  local -; set +e
   if [ "$1" = launch ] && ! __tb_has --show-args "$@" && ! __tb_has -s "$@"; then
     __tb_stop_all || exit $?
     __tb_background launch command ros2 "$@"
     __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
-    case "$3" in robot.launch.py|bridge.launch.py)
-      local tf; tf=$(__tb_arg transmissions_file "$@")
-      if [ -n "$tf" ]; then
-        __tb_background motors command ros2 run transmission_bridge actuator_simulator \
-          --ros-args -p transmissions_file:="$(realpath "$tf")"
-        __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
-      fi;;
+    case "$3" in robot.launch.py|bridge.launch.py)    # the bridge's own file, however given
+      local tf; tf=$(ros2 param get /transmission_bridge transmissions_file)
+      tf=${tf#String value is: }
+      [ -f "$tf" ] || __tb_fail "cannot tell the bridge's transmissions_file: $tf"
+      __tb_background motors command ros2 run transmission_bridge actuator_simulator \
+        --ros-args -p transmissions_file:="$tf"
+      __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}";;
     esac
     return 0
   fi
@@ -91,7 +94,7 @@ ros2() {
   fi
   if [ "$1" = topic ] && [ "$2" = echo ]; then
     shift 2
-    timeout 60 command ros2 topic echo --once "$@" || __tb_fail "no message on $1"
+    timeout 60 "$(type -P ros2)" topic echo --once "$@" || __tb_fail "no message on $1"
     return 0
   fi
   if [ "$1" = param ]; then

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-from cli_harness import base_env, needs_colcon, needs_ros2, REPO, venv_prelude, VENV
+from cli_harness import base_env, needs_colcon, needs_ros2, REPO, VENV, venv_prelude
 import pytest
 import yaml
 
