@@ -65,6 +65,13 @@ def _param(shell, verb_args, ok=True):
     return proc.stdout
 
 
+def _dump(shell, node, path):
+    """``ros2 param dump NODE > path`` (retried while the daemon has not discovered the node)."""
+    proc = shell.run_until(f'ros2 param dump {node} > {path}', lambda p: p.returncode == 0,
+                           timeout=30)
+    assert proc.returncode == 0, proc.stdout
+
+
 def _expect_up(proc, nodes):
     patterns = {'bridge': BRIDGE_UP, 'kinematics': KINEMATICS_UP, 'simulator': SIMULATOR_UP}
     for node in nodes:
@@ -143,7 +150,8 @@ def _echo_once(shell, launches, topic, msg_type):
 
 
 def _yaml_doc(text):
-    return yaml.safe_load(text.split('---')[0])
+    """Return the first message `ros2 topic echo` printed (after any 'message lost' note)."""
+    return yaml.safe_load(text[text.index('header:'):].split('---')[0])
 
 
 @pytest.mark.parametrize('launch,args', [
@@ -279,7 +287,7 @@ def test_calibration_round_trip_through_every_launch_file(shell, launches, tmp_p
     name = f'joints.{joint}.offset'
     assert 'Set parameter successful' in _param(shell, f'set /transmission_bridge {name} 0.4321')
     calibration = tmp_path / 'my_calibration.yaml'
-    shell.run(f'ros2 param dump /transmission_bridge > {calibration}')
+    _dump(shell, '/transmission_bridge', calibration)
     _clean_stop(first)
     again = launches(f'ros2 launch transmission_bridge {launch} {args} '
                      f'params_file:={calibration}')
@@ -294,7 +302,7 @@ def test_dump_alone_relaunches_the_robot_it_was_taken_from(shell, launches, tmp_
                      'transmissions_file:=config/scara_transmissions.yaml')
     _expect_up(first, ['bridge'])
     calibration = tmp_path / 'scara_calibration.yaml'
-    shell.run(f'ros2 param dump /transmission_bridge > {calibration}')
+    _dump(shell, '/transmission_bridge', calibration)
     _clean_stop(first)
     again = launches(f'ros2 launch transmission_bridge bridge.launch.py '
                      f'params_file:={calibration}')
