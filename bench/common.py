@@ -4,6 +4,7 @@ import json
 import pathlib
 import platform
 import statistics
+import sys
 import time
 
 RESULTS = pathlib.Path(__file__).resolve().parent / 'results'
@@ -46,7 +47,10 @@ def report(name, rows, columns):
         print(' | '.join(_fmt(r[c]).ljust(w) for c, w in zip(columns, widths)))
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f'{name}.json'
-    out.write_text(json.dumps({'machine': machine(), 'rows': rows}, indent=2))
+    # The documentation renders its performance tables from these files (doc/_ext).
+    command = ' '.join(['python', f'bench/{pathlib.Path(sys.argv[0]).name}', *sys.argv[1:]])
+    out.write_text(json.dumps({'machine': machine(), 'date': time.strftime('%Y-%m-%d'),
+                               'command': command, 'columns': columns, 'rows': rows}, indent=2))
     print(f'\n{machine()}; written to {out}')
 
 
