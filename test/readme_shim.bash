@@ -6,9 +6,10 @@
 #   ros2 topic echo ...                 takes the first message (--once) and must get one
 #   ros2 param ...                      retried while the daemon has not discovered the node
 #   ros2 service call ...               must answer success=True
-# After a robot.launch.py/bridge.launch.py is up, actuator_simulator stands in for the motor
-# drivers a real robot has, on the bridge's transmissions_file. On exit every background
-# command gets Ctrl-C and must end with code 0, and the ros2 daemon of the test's domain stops.
+# With TB_STANDIN_MOTORS=1, once a robot.launch.py/bridge.launch.py is up, actuator_simulator
+# stands in for the motor drivers a real robot has, on the bridge's transmissions_file.
+# On exit every background command gets Ctrl-C and must end with code 0, and the ros2 daemon
+# of the test's domain stops.
 # Needs: TB_LOGS (folder for background logs). Functions run without errexit (`local -`).
 
 __tb_pids=()
@@ -76,7 +77,7 @@ ros2() {
     __tb_stop_all || exit $?
     __tb_background launch command ros2 "$@"
     __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
-    case "$3" in robot.launch.py|bridge.launch.py)    # the bridge's own file, however given
+    [ "${TB_STANDIN_MOTORS:-}" = 1 ] && case "$3" in robot.launch.py|bridge.launch.py)
       local tf; tf=$(ros2 param get /transmission_bridge transmissions_file)
       tf=${tf#String value is: }
       [ -f "$tf" ] || __tb_fail "cannot tell the bridge's transmissions_file: $tf"

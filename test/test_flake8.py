@@ -5,7 +5,7 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PATHS = ['transmission_bridge', 'test', 'launch', 'bench', 'examples', 'setup.py']
+PATHS = ['transmission_bridge', 'test', 'launch', 'bench', 'examples', 'doc', 'setup.py']
 
 
 @pytest.mark.flake8

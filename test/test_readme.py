@@ -1,10 +1,12 @@
 """
-Every command block of the README runs, as written, the way a person would run it.
+Every command block of the README and of the doc/ pages runs, as written, as a person would.
 
 Each ```bash/```python block carries a ``<!-- readme-test: SCENARIO -->`` marker; blocks of
 one scenario run in order in one shell (readme_shim.bash lets a script do what a person does
 in two terminals). A block without a marker fails the test, so no untested command gets in.
-Substituted: ``<this repository>`` (this checkout) and ``~`` (a temporary home).
+Substituted: ``<this repository>`` (this checkout) and ``~`` (a temporary home). The doc/
+pages' shell blocks run in a scratch folder that has the checkout's config/, examples/ and
+.venv, so their outputs land there, not in the checkout.
 """
 
 import pathlib
@@ -24,20 +26,36 @@ MARKER = re.compile(r'<!-- readme-test: (\w+) -->\s*\n```(\w+)\n(.*?)```', re.S)
 FENCE = re.compile(r'^```(bash|sh|python|console)\s*$', re.M)
 
 
+PAGES = sorted((REPO / 'doc').glob('*.md'))
+
+
 def blocks(path=README):
     """Return [(scenario, language, text)] of the marked blocks of ``path``, in order."""
     return MARKER.findall(path.read_text())
 
 
-def test_every_command_block_is_marked():
-    text = README.read_text()
-    assert len(FENCE.findall(text)) == len(blocks()), (
-        'a ```bash/```python block of the README has no <!-- readme-test: ... --> marker')
-    assert {s for s, _, _ in blocks()} == {'make', 'venv', 'workspace', 'python'}
+@pytest.mark.parametrize('path', [README, *PAGES], ids=lambda p: p.name)
+def test_every_command_block_is_marked(path):
+    text = path.read_text()
+    assert len(FENCE.findall(text)) == len(blocks(path)), (
+        f'a ```bash/```python block of {path.name} has no <!-- readme-test: ... --> marker')
+    expected = ({'make', 'venv', 'workspace', 'python'} if path == README
+                else {'docs', 'python'})
+    assert {s for s, _, _ in blocks(path)} <= expected
 
 
-def _commands(scenario):
-    return '\n'.join(text for s, lang, text in blocks() if s == scenario and lang == 'bash')
+def _scratch(tmp_path):
+    """Return a folder with the checkout's config/, examples/ and .venv (as links)."""
+    work = tmp_path / 'work'
+    work.mkdir()
+    for name in ('config', 'examples', '.venv'):
+        (work / name).symlink_to(REPO / name)
+    return work
+
+
+def _commands(scenario, path=README):
+    return '\n'.join(text for s, lang, text in blocks(path)
+                     if s == scenario and lang == 'bash')
 
 
 def _script(scenario, body):
@@ -70,8 +88,8 @@ def test_two_commands():
 def test_try_it_without_hardware(tmp_path):
     if not (REPO / '.venv').resolve() == VENV.resolve():
         pytest.skip('the README activates .venv of the checkout; this run uses another venv')
-    out = _run(_script('venv', _commands('venv')), REPO, tmp_path)
-    message = yaml.safe_load(out.split('---')[0][out.index('header:'):])
+    out = _run(_script('venv', _commands('venv')), _scratch(tmp_path), tmp_path)
+    message = yaml.safe_load(out[out.index('header:'):].split('---')[0])
     assert message['name'][0] == 'shoulder_pan' and len(message['effort']) == 7
 
 
@@ -85,7 +103,7 @@ def test_your_robot_in_three_steps_and_recorded_data(tmp_path):
     check = ('echo "CHECK offset: $(ros2 param get /transmission_bridge joints.j2.offset)"\n'
              'echo "CHECK bag: $(ls ~/ros2_ws/run1_joints)"')
     out = _run(_script('workspace', f'{commands}\n{check}'), home, tmp_path,
-               env={'HOME': str(home)})
+               env={'HOME': str(home), 'TB_STANDIN_MOTORS': '1'})
     assert 'Finished <<< transmission_bridge' in out
     assert 'success=True' in out and 'Set parameter successful' in out
     saved = yaml.safe_load((home / 'ros2_ws' / 'my_calibration.yaml').read_text())
@@ -96,8 +114,27 @@ def test_your_robot_in_three_steps_and_recorded_data(tmp_path):
     assert re.search(r'\d+ messages read, \d+ actuator states -> \d+ joint_states', out), out
 
 
-def test_from_python(tmp_path):
-    (code,) = [text for s, lang, text in blocks() if s == 'python']
+PYTHON_BLOCKS = [(path, k, text) for path in [README, *PAGES]
+                 for k, (s, lang, text) in enumerate(blocks(path)) if s == 'python']
+
+
+@pytest.mark.parametrize('path,k,code', PYTHON_BLOCKS,
+                         ids=[f'{p.name}-{k}' for p, k, _ in PYTHON_BLOCKS])
+def test_python_blocks(path, k, code):
     proc = subprocess.run([sys.executable, '-c', code], cwd=REPO, text=True,
                           capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+DOC_SESSIONS = [p for p in PAGES if _commands('docs', p)]
+
+
+@needs_ros2
+@pytest.mark.parametrize('path', DOC_SESSIONS, ids=lambda p: p.name)
+def test_doc_page_commands(path, tmp_path):
+    if not (REPO / '.venv').resolve() == VENV.resolve():
+        pytest.skip('the pages activate .venv of the checkout; this run uses another venv')
+    work = _scratch(tmp_path)
+    _run(_script('docs', _commands('docs', path)), work, tmp_path, timeout=300)
+    for output in re.findall(r'(?:convert \S+|_record) (\w+)', _commands('docs', path)):
+        assert (work / output / 'metadata.yaml').is_file(), output

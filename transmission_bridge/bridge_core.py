@@ -5,7 +5,7 @@ The node decodes a message into names and arrays, calls :meth:`BridgeCore.ingest
 and publishes what comes back; the offline bag converter calls the very same
 methods, so both produce bit-identical joint states for the same input.
 
-Input policy (README, "Bad input"):
+Input policy (doc/nodes.md, "Bad input"):
 
 * a message whose non-empty position/velocity/effort array length differs from
   ``len(name)``, that repeats a name, or carries an infinite value is rejected

@@ -2,7 +2,7 @@
 The ``transmission_bridge`` node: actuator states in, joint states out, commands back.
 
 A thin rclpy shell around :class:`~transmission_bridge.bridge_core.BridgeCore`;
-topics, parameters and services are listed in the README ("Bridge node").
+topics, parameters and services are listed in doc/nodes.md (tables generated from here).
 """
 
 import math
@@ -56,8 +56,8 @@ class TransmissionBridge(ConfigurableNode):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         sources = self._declare_sources(
-            TRANSMISSIONS_FILE, 'path of the transmissions YAML or URDF (README "Transmissions '
-            'YAML"); or give robot_description',
+            TRANSMISSIONS_FILE, 'path of the transmissions YAML or URDF (doc/formats.md); '
+            'required unless robot_description is given',
             'URDF with ros2_control <transmission> elements, instead of transmissions_file')
         self._path = sources.path
         topics = declare(self, ACTUATOR_STATE_TOPICS, ['actuator_states'], 'string_array',

@@ -2,7 +2,7 @@
 The ``kinematics`` node: joint states in; gravity and damping torques, poses and energy out.
 
 A thin rclpy shell around :class:`~transmission_bridge.kinematics_core.KinematicsCore`;
-topics, parameters and services are listed in the README ("Kinematics node").
+topics, parameters and services are listed in doc/nodes.md (tables generated from here).
 Efforts published here are torques a controller **applies**: ``~/gravity_torques``
 holds the pose against gravity (``-tau_g``), ``~/passive_torques`` adds damping
 compensation (``-tau_g + b v``).
@@ -64,8 +64,8 @@ class KinematicsNode(ConfigurableNode):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         sources = self._declare_sources(
-            MODEL_FILE, 'path of the robot model YAML or URDF (README "Robot model YAML"); '
-            'or give robot_description', 'URDF of the robot, instead of model_file')
+            MODEL_FILE, 'path of the robot model YAML or URDF (doc/formats.md); required '
+            'unless robot_description is given', 'URDF of the robot, instead of model_file')
         self._path = sources.path
         base = declare(self, BASE_FRAME, 'world', str,
                        "frame_id of the outputs: 'world' or a body of the model",

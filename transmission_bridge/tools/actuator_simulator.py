@@ -53,8 +53,8 @@ class ActuatorSimulator(Node):
     NODE_NAME = 'actuator_simulator'
     HELP = HELP
 
-    def __init__(self):
-        super().__init__(self.NODE_NAME)
+    def __init__(self, **kwargs):
+        super().__init__(self.NODE_NAME, **kwargs)
         path = declare(self, 'transmissions_file', '', str,
                        'transmissions YAML or URDF of the robot to simulate', read_only=True)
         rate = _at_least('rate', declare(self, 'rate', 100.0, float, 'publishing rate, Hz',
