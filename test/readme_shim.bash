@@ -83,7 +83,10 @@ ros2() {
       [ -f "$tf" ] || __tb_fail "cannot tell the bridge's transmissions_file: $tf"
       __tb_background motors command ros2 run transmission_bridge actuator_simulator \
         --ros-args -p transmissions_file:="$tf"
-      __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}";;
+      __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
+      # as on a robot whose drivers already run: the bridge has motor states before the next line
+      timeout 60 "$(type -P ros2)" topic echo --once /joint_states sensor_msgs/msg/JointState \
+        > /dev/null || __tb_fail 'the bridge published no joint_states from the stand-in motors';;
     esac
     return 0
   fi
