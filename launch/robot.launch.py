@@ -4,7 +4,9 @@ Bridge and kinematics together: actuator_states -> joint_states -> gravity torqu
     ros2 launch transmission_bridge robot.launch.py transmissions_file:=my_robot.yaml \
         model_file:=my_model.yaml params_file:=my_calibration.yaml
 
-One ``params_file`` serves both nodes (its sections apply by node name).
+One ``params_file`` serves both nodes (its sections apply by node name). The kinematics node's
+holding torques feed the bridge's ``joint_commands``, so ``actuator_commands`` carries each
+motor's holding torque (``feed_forward:=passive`` adds damping compensation, ``none`` unwires it).
 ``ros2 launch transmission_bridge robot.launch.py --show-args`` lists the arguments.
 """
 
@@ -16,6 +18,6 @@ from transmission_bridge.launch_support import declare_arguments, nodes
 def generate_launch_description():
     return LaunchDescription([
         *declare_arguments('transmissions_file', 'model_file', 'params_file', 'tip_links',
-                           'use_sim_time'),
-        nodes(lambda args: [args.bridge(), args.kinematics()]),
+                           'feed_forward', 'use_sim_time'),
+        nodes(lambda args: [args.bridge(feed_forward=True), args.kinematics()]),
     ])

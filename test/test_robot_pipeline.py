@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from ros_harness import Graph, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
-from transmission_bridge.kinematics import load_model
+from transmission_bridge.kinematics import holding_torques, load_model
 from transmission_bridge.transmissions import load_transmissions
 
 pytestmark = pytest.mark.ros
@@ -45,6 +45,57 @@ def test_actuator_states_become_gravity_torques(tmp_path):
         np.testing.assert_allclose(out.position, q_joint, rtol=0, atol=1e-12)
         np.testing.assert_allclose(out.effort, -model.gravity_generalized_forces(q_joint),
                                    rtol=0, atol=1e-9)
+    finally:
+        g.close()
+        assert bridge.stop() == 0, bridge.output()
+        assert kin.stop() == 0, kin.output()
+
+
+# How close the motor torques of the chain must be to the library's (float round-off of the two
+# maps and a JointState round trip).
+MOTOR_ATOL = 1e-9
+
+
+def test_motor_space_gravity_compensation_end_to_end(tmp_path):
+    """Issue 15: actuator_commands carries each motor's holding torque, power through it kept."""
+    ns = unique_namespace('ff')
+    common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
+    # As robot.launch.py wires it (feed_forward:=gravity).
+    bridge = NodeProcess('transmission_bridge.bridge_node',
+                         ['-p', f'transmissions_file:={TRANSMISSIONS}', '-r',
+                          'joint_commands:=kinematics/gravity_torques', *common],
+                         tmp_path / 'bridge.log')
+    kin = NodeProcess('transmission_bridge.kinematics_node',
+                      ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
+    g = Graph(ns)
+    try:
+        ts = load_transmissions(TRANSMISSIONS)
+        model = load_model(MODEL)
+        rng = np.random.default_rng(15)
+        pub = g.node.create_publisher(JointState, 'actuator_states', 10)
+        commands = g.collect(JointState, 'actuator_commands')
+        to_ts = [model.joint_names.index(n) for n in ts.joint_names]
+        for pose in range(4):
+            q_model = model.default_positions + rng.uniform(-0.4, 0.4, model.num_positions)
+            q = q_model[to_ts]                                   # transmission-set order
+            motors = ts.joint_to_actuator('position', q)
+            msg = JointState(name=list(ts.actuator_names), position=motors.tolist())
+            msg.header.stamp.sec = 100 + pose
+            assert g.spin_until(lambda: any(m.header.stamp.sec == 100 + pose for m in commands),
+                                timeout=20, action=lambda: pub.publish(msg)), (
+                bridge.output() + kin.output())
+            out = [m for m in commands if m.header.stamp.sec == 100 + pose][-1]
+            assert list(out.name) == list(ts.actuator_names)
+            holding = holding_torques(model.gravity_generalized_forces(q_model))[to_ts]
+            expected = ts.joint_to_actuator('effort', holding)
+            np.testing.assert_allclose(out.effort, expected, rtol=0, atol=MOTOR_ATOL)
+            np.testing.assert_allclose(out.position, motors, rtol=0, atol=MOTOR_ATOL)
+            for _ in range(3):              # power through the transmissions, any velocity
+                v_joint = rng.normal(size=ts.num_joints)
+                v_motor = ts.joint_to_actuator('velocity', v_joint)
+                assert np.dot(out.effort, v_motor) == pytest.approx(
+                    np.dot(holding, v_joint), rel=0, abs=MOTOR_ATOL)
+            assert not np.allclose(expected, holding)    # the maps really do something here
     finally:
         g.close()
         assert bridge.stop() == 0, bridge.output()

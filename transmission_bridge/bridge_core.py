@@ -17,6 +17,12 @@ Input policy (doc/nodes.md, "Bad input"):
 * an actuator reported by two sources takes the latest message (last writer wins);
   the node warns once per actuator.
 
+Streaming commands (:meth:`BridgeCore.map_command`, JointState with joint names) take the
+same checks, and a NaN is refused too (a motor must not be sent "unknown"). A command for
+one joint of a differential or four-bar needs the other joint: its last commanded value
+(per interface) is used, and with none yet the command is refused with a reason. A
+refused command changes nothing.
+
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> core = BridgeCore(load_transmissions({'transmissions': [
 ...     {'name': 't', 'type': 'simple', 'actuators': [{'name': 'm', 'mechanical_reduction': 10.0}],
@@ -43,9 +49,26 @@ class Counters(named_input.Counters):
     shared_actuators: int = 0
 
 
+@dataclasses.dataclass
+class CommandCounters(named_input.Counters):
+    """The shared counters for joint commands, plus commands refused as incomplete."""
+
+    rejected_incomplete: int = 0
+
+
 @dataclasses.dataclass(frozen=True)
 class JointOutput:
     """Joint states computed from one actuator message; ``None`` where the input had no array."""
+
+    names: tuple
+    position: object
+    velocity: object
+    effort: object
+
+
+@dataclasses.dataclass(frozen=True)
+class ActuatorCommand:
+    """Actuator set-points mapped from one joint command; ``None`` where the input had none."""
 
     names: tuple
     position: object
@@ -67,6 +90,10 @@ class BridgeCore:
 
     def __init__(self, tset):
         self.counters = Counters()
+        self.command_counters = CommandCounters()
+        self.last_command_result = IngestResult()
+        self._command_input = NamedInput(())
+        self._last_command = None
         self.last_result = IngestResult()
         self._shared_seen = set()
         self._tset = None
@@ -108,6 +135,8 @@ class BridgeCore:
         self._tset = tset
         self._actuator_index = tset.actuator_index
         self._input = self._input.renamed(tset.actuator_names)
+        self._command_input = self._command_input.renamed(tset.joint_names)
+        self._last_command = self._renamed_commands(old, tset)
         self._complete_for = None
         # Transmission membership of each joint, as actuator index arrays.
         self._joint_actuators = []
@@ -212,6 +241,91 @@ class BridgeCore:
         return tuple(self._tset.actuator_names[i] for i in np.flatnonzero(old))
 
     # --- commands ----------------------------------------------------------------
+    def map_command(self, names, position, velocity, effort):
+        """
+        Map one streaming joint command to actuator set-points; ``None`` if refused.
+
+        Same rules as a one-point trajectory (offsets on position only; effort gets the
+        damping loss added back, ``tau + b v``, where the command carries a velocity;
+        with none, no damping term); a partly named differential or four-bar takes the
+        other joint's last commanded value. :attr:`last_command_result` says why a
+        command was refused, and what unknown names to warn about.
+
+        >>> from transmission_bridge.transmissions import load_transmissions
+        >>> core = BridgeCore(load_transmissions({'transmissions': [{'name': 'w',
+        ...     'type': 'differential', 'actuators': [{'name': 'l'}, {'name': 'r'}],
+        ...     'joints': [{'name': 'pitch'}, {'name': 'roll'}]}]}))
+        >>> core.map_command(['pitch'], [], [], [2.0]) is None    # roll never commanded
+        True
+        >>> core.map_command(['pitch', 'roll'], [], [], [2.0, 0.0]).effort
+        array([1., 1.])
+        >>> core.map_command(['roll'], [], [], [2.0]).effort      # pitch: its last, 2.0
+        array([2., 0.])
+        """
+        c = self.command_counters
+        checked = self._command_input.check(names, (position, velocity, effort))
+        if not checked.rejected and any(a is not None and np.isnan(a).any()
+                                        for a in checked.arrays):
+            checked = named_input.Checked('non_finite', 'NaN in a command')
+        if c.count(checked):
+            return self._refuse_command(checked.reason)
+        tset = self._tset
+        cols = checked.cols
+        needed = self._command_joints(cols)
+        full = self._last_command.copy()
+        rows = []
+        for k, arr in enumerate(checked.arrays):
+            if arr is None:
+                rows.append([])
+                continue
+            full[k, cols] = arr
+            missing = [tset.joint_names[i] for i in needed if np.isnan(full[k, i])]
+            if missing:
+                c.rejected_incomplete += 1
+                return self._refuse_command(
+                    f'{_INTERFACES[k]} of joints {missing} never commanded: a differential or '
+                    'four-bar needs both its joints; send them together once')
+            rows.append(full[k, needed])
+        if not len(needed):
+            c.rejected_incomplete += 1
+            return self._refuse_command('no known joint in the command')
+        try:
+            out_names, (pos, vel, _, eff) = self._map_trajectory(
+                [tset.joint_names[i] for i in needed], [rows[0]], [rows[1]], [[]], [rows[2]])
+        except ConfigError as exc:
+            c.rejected_incomplete += 1
+            return self._refuse_command(str(exc))
+        self._last_command = full
+        c.published += 1
+        self.last_command_result = IngestResult('', checked.new_unknown)
+        return ActuatorCommand(out_names, *(None if x is None else x[0]
+                                            for x in (pos, vel, eff)))
+
+    def _refuse_command(self, reason):
+        self.last_command_result = IngestResult(reason)
+        return None
+
+    def _command_joints(self, cols):
+        """Joint indices of every transmission the joints ``cols`` touch, in set order."""
+        touched = np.zeros(self._tset.num_joints, dtype=bool)
+        for j in cols:
+            touched[self._joint_siblings[j]] = True
+        return np.flatnonzero(touched)
+
+    def _renamed_commands(self, old, tset):
+        """Last commanded joint values carried over to ``tset`` by joint name."""
+        self._joint_siblings = []
+        for spec in tset.specs:
+            members = [tset.joint_index[j.name] for j in spec.joints]
+            self._joint_siblings.extend([members] * len(spec.joints))
+        values = np.full((3, tset.num_joints), np.nan)
+        if old is not None and self._last_command is not None:
+            for new_i, name in enumerate(tset.joint_names):
+                old_i = old.joint_index.get(name)
+                if old_i is not None:
+                    values[:, new_i] = self._last_command[:, old_i]
+        return values
+
     def map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
         """
         Map joint-space trajectory points to actuator space.
@@ -267,6 +381,9 @@ class BridgeCore:
             None if eff is None else tset.joint_to_actuator('effort', eff)[:, act_idx],
         ]
         return names, mapped
+
+
+_INTERFACES = ('position', 'velocity', 'effort')
 
 
 def seconds_to_ns(seconds):

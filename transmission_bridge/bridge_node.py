@@ -37,7 +37,9 @@ Usage:
   ros2 launch transmission_bridge bridge.launch.py transmissions_file:=FILE [params_file:=FILE]
 
 Topics: actuator_states (sensor_msgs/JointState, actuator names) in; joint_states out;
-joint_trajectory (trajectory_msgs/JointTrajectory, joint names) in; actuator_trajectory out.
+joint_trajectory (trajectory_msgs/JointTrajectory, joint names) in; actuator_trajectory out;
+joint_commands (sensor_msgs/JointState, joint names: streaming set-points such as the
+kinematics node's holding torques) in; actuator_commands (actuator names) out.
 Start-up parameters: transmissions_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; actuator_state_topics, stale_timeout, diagnostics_period,
 input_time_share. Per robot, settable at runtime: joints.<joint>.offset,
@@ -88,6 +90,7 @@ class TransmissionBridge(ConfigurableNode):
         self._joint_pub = self.create_publisher(JointState, 'joint_states', RELIABLE_10)
         self._traj_pub = self.create_publisher(JointTrajectory, 'actuator_trajectory',
                                                RELIABLE_10)
+        self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
         for topic in topics:        # raw: a message the budget drops is never decoded
             self.create_subscription(
@@ -97,6 +100,8 @@ class TransmissionBridge(ConfigurableNode):
                 qos_profile_sensor_data, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
+        self.create_subscription(JointState, 'joint_commands', self._on_command,
+                                 qos_profile_sensor_data)
         self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)
@@ -219,6 +224,23 @@ class TransmissionBridge(ConfigurableNode):
         js.effort = doubles(out.effort)
         self._joint_pub.publish(js)
 
+    def _on_command(self, msg):
+        core = self._core
+        if core is None:
+            return
+        out = core.map_command(msg.name, msg.position, msg.velocity, msg.effort)
+        result = core.last_command_result
+        for name in result.new_unknown_names:
+            self.get_logger().warning(f'joint_commands: ignoring unknown joint {name!r}')
+        if out is None:
+            self.get_logger().warning(f'joint_commands: refused: {result.reason}',
+                                      throttle_duration_sec=5.0)
+            return
+        cmd = JointState(name=list(out.names), position=doubles(out.position),
+                         velocity=doubles(out.velocity), effort=doubles(out.effort))
+        cmd.header = msg.header
+        self._command_pub.publish(cmd)
+
     def _on_trajectory(self, msg):
         points = msg.points
         if self._core is None:
@@ -305,7 +327,10 @@ class TransmissionBridge(ConfigurableNode):
             [overload] if overload else [])
         self._diag_pub.publish(diagnostics(
             now.to_msg(), f'{self.get_name()}: actuator states', self._source,
-            self._core.counters.as_dict(), warning='; '.join(warnings),
+            {**self._core.counters.as_dict(),
+             **{f'commands_{k}': v for k, v in self._core.command_counters.as_dict().items()
+                if not k.startswith('trajectories')}},
+            warning='; '.join(warnings),
             extra={'stale_actuators': ','.join(stale),
                    'dropped_overload': self._budget.dropped}))
 

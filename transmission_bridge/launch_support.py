@@ -53,6 +53,11 @@ ARGUMENTS = {
     'tip_links': (
         '', 'bodies whose pose the kinematics node also publishes on ~/<body>/pose, '
             "e.g. '[tool]' (empty: none)"),
+    'feed_forward': (
+        'gravity', 'what the bridge maps to the motors on actuator_commands: gravity (the '
+                   "kinematics node's ~/gravity_torques, each motor's holding torque), passive "
+                   '(~/passive_torques: gravity and damping compensation) or none (the bridge '
+                   'takes joint_commands from you)'),
     'use_sim_time': ('false', 'true when replaying a bag with --clock'),
     'rate': ('100.0', 'actuator_simulator: actuator_states publishing rate, Hz'),
 }
@@ -63,6 +68,8 @@ _DEFAULT_FILES = {
     'urdf_file': ('config', 'example_robot.urdf'),
 }
 _NODE_DEFAULTS = {BRIDGE: 'bridge.yaml', KINEMATICS: 'kinematics.yaml'}
+# feed_forward argument -> the kinematics node's topic the bridge maps to actuator_commands
+FEED_FORWARD = {'gravity': 'gravity_torques', 'passive': 'passive_torques', 'none': ''}
 
 
 class LaunchArgumentError(ValueError):
@@ -169,9 +176,18 @@ class Arguments:
         return Node(package=PACKAGE, executable=executable, name=executable, output='screen',
                     parameters=parameters, **kwargs)
 
-    def bridge(self):
-        """Return the bridge node on ``transmissions_file``."""
-        return self.node(BRIDGE, self.robot_file('transmissions_file', BRIDGE))
+    def bridge(self, feed_forward=False):
+        """Return the bridge on ``transmissions_file``; with the kinematics node's feed-forward."""
+        remappings = []
+        if feed_forward:
+            choice = self.get('feed_forward')
+            if choice not in FEED_FORWARD:
+                raise LaunchArgumentError(f'feed_forward must be one of '
+                                          f'{", ".join(FEED_FORWARD)}, got {choice!r}')
+            if FEED_FORWARD[choice]:
+                remappings = [('joint_commands', f'/{KINEMATICS}/{FEED_FORWARD[choice]}')]
+        return self.node(BRIDGE, self.robot_file('transmissions_file', BRIDGE),
+                         remappings=remappings)
 
     def kinematics(self):
         """Return the kinematics node on ``model_file`` with ``tip_links``."""
