@@ -14,14 +14,20 @@ TRANSMISSIONS = CONFIG / 'example_robot_transmissions.yaml'
 MODEL = CONFIG / 'example_arm_model.yaml'
 
 
-def test_actuator_states_become_gravity_torques(tmp_path):
-    ns = unique_namespace('robot')
+def _chain(tmp_path, tag, bridge_args=()):
+    """Start the bridge and the kinematics node in a namespace of their own; return both."""
+    ns = unique_namespace(tag)
     common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
     bridge = NodeProcess('transmission_bridge.bridge_node',
-                         ['-p', f'transmissions_file:={TRANSMISSIONS}', *common],
+                         ['-p', f'transmissions_file:={TRANSMISSIONS}', *bridge_args, *common],
                          tmp_path / 'bridge.log')
     kin = NodeProcess('transmission_bridge.kinematics_node',
                       ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
+    return ns, bridge, kin
+
+
+def test_actuator_states_become_gravity_torques(tmp_path):
+    ns, bridge, kin = _chain(tmp_path, 'robot')
     g = Graph(ns)
     try:
         ts = load_transmissions(TRANSMISSIONS)
@@ -58,15 +64,8 @@ MOTOR_ATOL = 1e-9
 
 def test_motor_space_gravity_compensation_end_to_end(tmp_path):
     """Issue 15: actuator_commands carries each motor's holding torque, power through it kept."""
-    ns = unique_namespace('ff')
-    common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
     # As robot.launch.py wires it (feed_forward:=gravity).
-    bridge = NodeProcess('transmission_bridge.bridge_node',
-                         ['-p', f'transmissions_file:={TRANSMISSIONS}', '-r',
-                          'joint_commands:=kinematics/gravity_torques', *common],
-                         tmp_path / 'bridge.log')
-    kin = NodeProcess('transmission_bridge.kinematics_node',
-                      ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
+    ns, bridge, kin = _chain(tmp_path, 'ff', ['-r', 'joint_commands:=kinematics/gravity_torques'])
     g = Graph(ns)
     try:
         ts = load_transmissions(TRANSMISSIONS)
