@@ -136,6 +136,9 @@ class BridgeCore:
         self._actuator_index = tset.actuator_index
         self._input = self._input.renamed(tset.actuator_names)
         self._command_input = self._command_input.renamed(tset.joint_names)
+        # Per joint-name layout: which joints a command must cover and the coverage maps.
+        # Computed once per layout and configuration, not per message.
+        self._layout_cache = {}
         self._last_command = self._renamed_commands(old, tset)
         self._complete_for = None
         # Transmission membership of each joint, as actuator index arrays.
@@ -271,7 +274,7 @@ class BridgeCore:
             return self._refuse_command(checked.reason)
         tset = self._tset
         cols = checked.cols
-        needed = self._command_joints(cols)
+        needed, needed_names = self._command_joints(cols)
         full = self._last_command.copy()
         rows = []
         for k, arr in enumerate(checked.arrays):
@@ -291,7 +294,7 @@ class BridgeCore:
             return self._refuse_command('no known joint in the command')
         try:
             out_names, (pos, vel, _, eff) = self._map_trajectory(
-                [tset.joint_names[i] for i in needed], [rows[0]], [rows[1]], [[]], [rows[2]])
+                needed_names, [rows[0]], [rows[1]], [[]], [rows[2]])
         except ConfigError as exc:
             c.rejected_incomplete += 1
             return self._refuse_command(str(exc))
@@ -306,11 +309,31 @@ class BridgeCore:
         return None
 
     def _command_joints(self, cols):
-        """Joint indices of every transmission the joints ``cols`` touch, in set order."""
-        touched = np.zeros(self._tset.num_joints, dtype=bool)
-        for j in cols:
-            touched[self._joint_siblings[j]] = True
-        return np.flatnonzero(touched)
+        """Return indices and names of the joints of the transmissions ``cols`` touch."""
+        key = ('command', cols.tobytes())
+        found = self._layout_cache.get(key)
+        if found is None:
+            touched = np.zeros(self._tset.num_joints, dtype=bool)
+            for j in cols:
+                touched[self._joint_siblings[j]] = True
+            needed = np.flatnonzero(touched)
+            found = self._cached(key, (needed, tuple(self._tset.joint_names[i]
+                                                     for i in needed)))
+        return found
+
+    def _coverage(self, joint_names):
+        """``TransmissionSet.coverage`` of ``joint_names``, cached per name tuple."""
+        key = ('coverage', tuple(joint_names))
+        found = self._layout_cache.get(key)
+        if found is None:
+            found = self._cached(key, self._tset.coverage(joint_names))
+        return found
+
+    def _cached(self, key, value):
+        if len(self._layout_cache) >= _MAX_CACHED_LAYOUTS:
+            self._layout_cache.clear()
+        self._layout_cache[key] = value
+        return value
 
     def _renamed_commands(self, old, tset):
         """Last commanded joint values carried over to ``tset`` by joint name."""
@@ -349,7 +372,7 @@ class BridgeCore:
 
     def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
         tset = self._tset
-        joint_idx, act_idx = tset.coverage(joint_names)
+        joint_idx, act_idx = self._coverage(joint_names)
         n_points = len(positions)
         fields = []
         for label, rows in (('positions', positions), ('velocities', velocities),
@@ -384,6 +407,7 @@ class BridgeCore:
 
 
 _INTERFACES = ('position', 'velocity', 'effort')
+_MAX_CACHED_LAYOUTS = 64
 
 
 def seconds_to_ns(seconds):
