@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from ros_harness import Graph, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
-from tolerances import PEER_ATOL
+from tolerances import PEER_ATOL, POWER_RTOL
 from transmission_bridge.bag.example import write_actuator_bag
 from transmission_bridge.transmissions import load_transmissions
 
@@ -33,9 +33,11 @@ class LiveRobot:
         self.ns = ns = unique_namespace('bag')
         common = ['-r', f'__ns:={ns}', '-r', f'/clock:={ns}/clock', '-r',
                   f'/diagnostics:={ns}/diagnostics', '-p', 'use_sim_time:=true']
+        # Fed the holding torques, as robot.launch.py feed_forward:=gravity does.
         self.bridge = NodeProcess('transmission_bridge.bridge_node',
                                   ['-p', f'transmissions_file:={TRANSMISSIONS}',
-                                   '-p', 'diagnostics_period:=0.2', *common],
+                                   '-p', 'diagnostics_period:=0.2', '-r',
+                                   'joint_commands:=kinematics/gravity_torques', *common],
                                   tmp_path / 'bridge.log')
         self.kin = NodeProcess('transmission_bridge.kinematics_node',
                                ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
@@ -83,11 +85,12 @@ def robot(tmp_path):
 
 def _record(robot, out, tmp_path):
     rec = start_tool('record', out, '--topics', f'{robot.ns}/joint_states',
-                     f'{robot.ns}/kinematics/gravity_torques', '--use-sim-time',
-                     log=tmp_path / 'record.log')
+                     f'{robot.ns}/kinematics/gravity_torques', f'{robot.ns}/actuator_commands',
+                     '--use-sim-time', log=tmp_path / 'record.log')
     g = robot.graph
     assert g.spin_until(lambda: g.node.count_subscribers('joint_states') >= 2
-                        and g.node.count_subscribers('kinematics/gravity_torques') >= 1, 20), \
+                        and g.node.count_subscribers('kinematics/gravity_torques') >= 2
+                        and g.node.count_subscribers('actuator_commands') >= 1, 20), \
         (tmp_path / 'record.log').read_text()
     time.sleep(1.0)          # let both ends of the new subscriptions match
     return rec
@@ -119,7 +122,8 @@ def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
                      '--model', MODEL, '--keep-input')
     assert converted.returncode == 0, converted.stderr
     assert topics(tmp_path / 'converted') == {'/actuator_states': n, '/joint_states': n,
-                                              '/kinematics/gravity_torques': n}
+                                              '/kinematics/gravity_torques': n,
+                                              '/actuator_commands': n}
     live = _without_warmup(joint_states(tmp_path / 'recorded', f'{robot.ns}/joint_states'))
     offline = joint_states(tmp_path / 'converted', '/joint_states')
     assert sorted(live) == sorted(offline) and len(live) == n
@@ -138,6 +142,15 @@ def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
         assert (lframe, lnames) == (frame, names)
         assert np.array_equal(lpos, pos)
         # The node computes one configuration at a time, the converter in batch.
+        np.testing.assert_allclose(leff, eff, rtol=0, atol=PEER_ATOL * 1e-3)
+    # Issue 15: the motor holding torques the live chain published, offline.
+    live_c = _without_warmup(joint_states(tmp_path / 'recorded', f'{robot.ns}/actuator_commands'))
+    offline_c = joint_states(tmp_path / 'converted', '/actuator_commands')
+    assert sorted(live_c) == sorted(offline_c)
+    for stamp, [(frame, names, pos, vel, eff)] in offline_c.items():
+        [(lframe, lnames, lpos, lvel, leff)] = live_c[stamp]
+        assert (lframe, lnames) == (frame, names) and len(lvel) == len(vel) == 0
+        assert np.array_equal(lpos, pos)
         np.testing.assert_allclose(leff, eff, rtol=0, atol=PEER_ATOL * 1e-3)
 
 
@@ -322,6 +335,40 @@ def test_exact_path_equals_vectorised_path(tmp_path):
         np.testing.assert_allclose(ga[stamp][0][4], gb[stamp][0][4], rtol=0, atol=1e-12)
     shutil.rmtree(tmp_path / 'fast')
     assert os.listdir(tmp_path)
+
+
+def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(tmp_path):
+    """Issue 15: --model also writes /actuator_commands, each motor's holding torque."""
+    from transmission_bridge.bridge_core import BridgeCore
+    ts = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in'
+    n = write_actuator_bag(bag, ts, seconds=0.5, rate=RATE_HZ)
+    done = tool('convert', bag, tmp_path / 'out', '--transmissions', TRANSMISSIONS,
+                '--model', MODEL)
+    assert done.returncode == 0, done.stderr
+    assert f'{n} actuator_commands' in done.stdout
+    gravity = joint_states(tmp_path / 'out', '/kinematics/gravity_torques')
+    commands = joint_states(tmp_path / 'out', '/actuator_commands')
+    assert sorted(gravity) == sorted(commands) and len(commands) == n
+    core = BridgeCore(ts)                    # what the live bridge does, message by message
+    rng = np.random.default_rng(15)
+    for stamp, [(frame, names, q, _, tau)] in gravity.items():
+        [(cframe, cnames, cpos, cvel, ceff)] = commands[stamp]
+        expected = core.map_command(names, q, [], tau)
+        assert (cframe, cnames) == (frame, expected.names) and len(cvel) == 0
+        assert np.array_equal(cpos, expected.position)
+        assert np.array_equal(ceff, expected.effort)      # the batch path: the same bits
+        # Power through the transmissions: tau_motor . v_motor == tau_joint . v_joint.
+        tau_joint = np.array([tau[names.index(j)] for j in ts.joint_names])
+        motor = dict(zip(cnames, ceff))
+        tau_motor = np.array([motor[a] for a in ts.actuator_names])
+        v_joint = rng.normal(size=ts.num_joints)
+        v_motor = ts.joint_to_actuator('velocity', v_joint)
+        power_joint = np.dot(tau_joint, v_joint)
+        assert np.dot(tau_motor, v_motor) == pytest.approx(power_joint, rel=POWER_RTOL,
+                                                           abs=POWER_RTOL)
+    assert any(not np.allclose(commands[s][0][4], gravity[s][0][4][:len(commands[s][0][4])])
+               for s in commands)           # the maps really do something on this robot
 
 
 def test_other_topics_are_copied_and_input_replaced_by_default(tmp_path):

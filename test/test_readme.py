@@ -82,6 +82,12 @@ def test_two_commands():
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     assert proc.returncode == 0, proc.stdout
     assert 'gravity' in proc.stdout.lower(), proc.stdout
+    # Issue 15: motor torques next to the joint holding torques, live and offline.
+    live = re.search(r'(\d+) actuator_commands from transmission_bridge', proc.stdout)
+    assert live and int(live.group(1)) > 0, proc.stdout
+    assert 'no actuator_commands with this stamp' not in proc.stdout
+    assert re.search(r'\| +shoulder_lift_motor +-?\d+\.\d{4}', proc.stdout), proc.stdout
+    assert re.search(r'[1-9]\d* actuator_commands \(vectorised\)', proc.stdout), proc.stdout
 
 
 @needs_ros2
@@ -112,6 +118,11 @@ def test_your_robot_in_three_steps_and_recorded_data(tmp_path):
     assert 'CHECK offset: Double value is: 0.0123' in out, out
     assert re.search(r'CHECK bag: .*metadata\.yaml', out), out
     assert re.search(r'\d+ messages read, \d+ actuator states -> \d+ joint_states', out), out
+    # Each motor's holding torque; the SCARA's two arm joints turn about vertical axes (their
+    # motors hold nothing), the quill's motor holds its weight.
+    motors = yaml.safe_load(out[out.index('header:'):].split('---')[0])
+    assert motors['name'] == ['j1_motor', 'j2_motor', 'quill_motor'], out
+    assert motors['effort'][:2] == [0.0, 0.0] and motors['effort'][2] != 0.0, motors
 
 
 PYTHON_BLOCKS = [(path, k, text) for path in [README, *PAGES]

@@ -4,7 +4,9 @@ Offline conversion: apply the transmissions (and a model) to every actuator stat
 The output bag holds every message of the other topics unchanged and, for each
 actuator-state message the live bridge would have answered, the ``joint_states``
 it would have published (same header stamp, same log time) and, with a model,
-the kinematics node's ``gravity_torques``. The actuator states themselves are
+the kinematics node's ``gravity_torques`` and the bridge's ``actuator_commands``
+for them (each motor's holding torque, as in ``robot.launch.py`` with
+``feed_forward:=gravity``). The actuator states themselves are
 kept only with ``keep_input=True``. Two paths give those results:
 
 * **exact**: each message goes through :class:`~transmission_bridge.bridge_core.BridgeCore`
@@ -14,7 +16,9 @@ kept only with ``keep_input=True``. Two paths give those results:
   arrays, no infinite value, and stamps never go back): the whole bag is decoded
   into arrays (:mod:`.joint_state_cdr`) and mapped in one call. The transmission
   maps are element-wise, so joint states are bit-identical to the exact path;
-  gravity uses the batch kinematics and agrees to 1e-12.
+  gravity uses the batch kinematics and agrees to 1e-12. The motor holding torques
+  go through :meth:`BridgeCore.map_trajectory` as one many-point trajectory, which is
+  bit-identical to :meth:`BridgeCore.map_command` message by message.
 """
 
 import contextlib
@@ -29,6 +33,7 @@ from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
 from ..bridge_core import BridgeCore
 from ..kinematics import holding_torques
 from ..kinematics_core import KinematicsCore
+from ..transmissions import ConfigError
 
 
 @dataclasses.dataclass
@@ -39,12 +44,17 @@ class Conversion:
     actuator_messages: int = 0
     joint_states: int = 0
     gravity_torques: int = 0
+    actuator_commands: int = 0
     vectorised: bool = False
     times: object = None              # stamps (s) of the joint states written
     actuator_names: tuple = ()
     actuator_positions: object = None
     joint_names: tuple = ()
     joint_positions: object = None
+    command_names: tuple = ()         # actuators of actuator_commands (empty: none written)
+    command_efforts: object = None    # their holding torques, one row per joint state
+    holding_names: tuple = ()
+    holding_torques: object = None    # joint holding torques, one row per joint state
 
 
 def _topic(name):
@@ -54,11 +64,19 @@ def _topic(name):
 def convert_bag(in_bag, out_bag, tset, model=None, topic='/actuator_states',
                 joint_states_topic='/joint_states',
                 gravity_topic='/kinematics/gravity_torques', storage='mcap', progress=None,
-                keep_input=False):
+                keep_input=False, commands_topic='/actuator_commands'):
     """Convert ``in_bag`` into ``out_bag``; return a :class:`Conversion`. Errors: BagError."""
+    topics = _Topics(*map(_topic, (topic, joint_states_topic, gravity_topic, commands_topic)))
     with _collector_paused():
-        return _convert(in_bag, out_bag, tset, model, topic, joint_states_topic, gravity_topic,
-                        storage, progress, keep_input)
+        return _convert(in_bag, out_bag, tset, model, topics, storage, progress, keep_input)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Topics:
+    actuator_states: str
+    joint_states: str
+    gravity: str
+    commands: str
 
 
 @contextlib.contextmanager
@@ -73,10 +91,8 @@ def _collector_paused():
             gc.enable()
 
 
-def _convert(in_bag, out_bag, tset, model, topic, joint_states_topic, gravity_topic, storage,
-             progress, keep_input):
-    topic, joint_states_topic, gravity_topic = map(_topic, (topic, joint_states_topic,
-                                                            gravity_topic))
+def _convert(in_bag, out_bag, tset, model, topics, storage, progress, keep_input):
+    topic = topics.actuator_states
     ts = io.typestore()
     reader = io.open_reader(in_bag)
     try:
@@ -89,7 +105,10 @@ def _convert(in_bag, out_bag, tset, model, topic, joint_states_topic, gravity_to
         if wrong:
             raise BagError(f'topic {topic!r} in {str(in_bag)!r} has type {wrong[0]}, '
                            f'expected {MSGTYPE}')
-        taken = {c.topic for c in reader.connections} & {joint_states_topic, gravity_topic}
+        outputs = {topics.joint_states}
+        if model is not None:
+            outputs |= {topics.gravity, topics.commands}
+        taken = {c.topic for c in reader.connections} & outputs
         if taken:
             raise BagError(f'the input already has {sorted(taken)[0]!r}; choose another '
                            'output topic')
@@ -109,13 +128,14 @@ def _convert(in_bag, out_bag, tset, model, topic, joint_states_topic, gravity_to
     result.vectorised = joint is not None
     if joint is None:
         joint = _exact_joint_states(ts, tset, topic, raws)
-    gravity = None
+    gravity = commands = None
     if model is not None:
         gravity = (_vectorised_gravity(model, joint) if result.vectorised else None) or \
             _exact_gravity(model, joint)
-    _record_for_plot(result, tset, joint)
-    _write(out_bag, storage, ts, entries, act_pos, joint, gravity, joint_states_topic,
-           gravity_topic, result, progress, keep_input)
+        commands = _motor_holding_torques(tset, gravity)
+    _record_for_plot(result, tset, joint, gravity, commands)
+    _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, topics, result,
+           progress, keep_input)
     return result
 
 
@@ -237,6 +257,50 @@ def _exact_gravity(model, joint):
     return (np.array(qs).reshape(-1, n), np.array(holding).reshape(-1, n), model.joint_names)
 
 
+# --- motor holding torques ------------------------------------------------------------
+@dataclasses.dataclass
+class _Commands:
+    """What the bridge publishes on actuator_commands for each gravity_torques row."""
+
+    row_of: object        # per gravity row: index into names/positions/efforts, or -1
+    names: list
+    positions: list
+    efforts: list
+
+
+def _motor_holding_torques(tset, gravity):
+    """Map every gravity_torques row through the bridge's command rules."""
+    Q, holding, names = gravity
+    m = len(Q)
+    if not m:
+        return _Commands(np.zeros(0, dtype=np.int64), [], [], [])
+    first = BridgeCore(tset).map_command(names, Q[0], [], holding[0])
+    cols = [k for k, n in enumerate(names) if n in tset.joint_index]
+    if first is not None and cols and np.isfinite(Q).all() and np.isfinite(holding).all():
+        # Every row has the same names, all finite: one many-point trajectory, the
+        # same element-wise operations map_command runs per message.
+        joint_names = [names[k] for k in cols]
+        try:
+            out_names, (pos, _, _, eff) = BridgeCore(tset).map_trajectory(
+                joint_names, Q[:, cols], [[]] * m, [[]] * m, holding[:, cols])
+        except ConfigError:
+            out_names = None
+        if out_names == first.names:
+            return _Commands(np.arange(m), [out_names] * m, pos, eff)
+    core = BridgeCore(tset)
+    row_of = np.full(m, -1, dtype=np.int64)
+    out_names, positions, efforts = [], [], []
+    for k in range(m):
+        out = core.map_command(names, Q[k], [], holding[k])
+        if out is None:
+            continue
+        row_of[k] = len(out_names)
+        out_names.append(out.names)
+        positions.append(out.position)
+        efforts.append(out.effort)
+    return _Commands(row_of, out_names, positions, efforts)
+
+
 def _row(joint, k):
     if joint.layout_arrays is not None:
         return joint.layout_names, [None if a is None else a[k] for a in joint.layout_arrays]
@@ -244,10 +308,11 @@ def _row(joint, k):
 
 
 # --- output -----------------------------------------------------------------------------
-def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, js_topic, grav_topic,
-           result, progress, keep_input):
+def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, topics, result,
+           progress, keep_input):
     js_rows = _encode_joint_states(ts, joint)
     grav_rows = _encode_gravity(ts, gravity, joint) if gravity is not None else None
+    cmd_rows = _encode_commands(ts, commands, joint) if commands is not None else None
     with io.atomic_writer(out_bag, storage) as writer:
         copies = {}
         converted = {entries[i][0].id for i in act_pos}
@@ -257,9 +322,11 @@ def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, js_topic, gra
                     c.topic, c.msgtype, msgdef=c.msgdef.data, rihs01=c.digest,
                     serialization_format=c.ext.serialization_format,
                     offered_qos_profiles=c.ext.offered_qos_profiles)
-        js_conn = writer.add_connection(js_topic, MSGTYPE, typestore=ts)
-        grav_conn = (writer.add_connection(grav_topic, MSGTYPE, typestore=ts)
+        js_conn = writer.add_connection(topics.joint_states, MSGTYPE, typestore=ts)
+        grav_conn = (writer.add_connection(topics.gravity, MSGTYPE, typestore=ts)
                      if grav_rows is not None else None)
+        cmd_conn = (writer.add_connection(topics.commands, MSGTYPE, typestore=ts)
+                    if cmd_rows is not None else None)
         # Per input entry: -2 not an actuator state, -1 no output, else the output row.
         out_row = np.full(len(entries), -2, dtype=np.int64)
         out_row[np.asarray(act_pos, dtype=np.int64)] = joint.row_of
@@ -271,8 +338,11 @@ def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, js_topic, gra
                 write(js_conn, stamp, js_rows[row])
                 result.joint_states += 1
                 if grav_conn is not None:
-                    writer.write(grav_conn, stamp, grav_rows[row])
+                    write(grav_conn, stamp, grav_rows[row])
                     result.gravity_torques += 1
+                if cmd_conn is not None and cmd_rows[row] is not None:
+                    write(cmd_conn, stamp, cmd_rows[row])
+                    result.actuator_commands += 1
             if progress and i % 20000 == 0:
                 progress('writing', i, len(entries))
 
@@ -299,14 +369,39 @@ def _encode_gravity(ts, gravity, joint):
     return [r.tobytes() for r in layout.encode(joint.stamps, [Q, None, holding])]
 
 
+def _encode_commands(ts, commands, joint):
+    """Per joint-state row: the actuator_commands bytes, or None where refused."""
+    rows = [None] * len(commands.row_of)
+    if isinstance(commands.efforts, np.ndarray):
+        if len(rows):
+            names = commands.names[0]
+            layout = JointStateLayout(ts, names, 'world', [len(names), 0, len(names)])
+            rows = [r.tobytes() for r in layout.encode(
+                joint.stamps, [commands.positions, None, commands.efforts])]
+        return rows
+    for k, i in enumerate(commands.row_of.tolist()):
+        if i >= 0:
+            rows[k] = _serialize(ts, commands.names[i], 'world', joint.stamps[k],
+                                 [commands.positions[i], np.zeros(0), commands.efforts[i]])
+    return rows
+
+
 def _serialize(ts, names, frame_id, stamp, arrays):
     sec, nanosec = divmod(int(stamp), 1_000_000_000)
     return bytes(ts.serialize_cdr(build(ts, names, frame_id, sec, nanosec, arrays), MSGTYPE))
 
 
-def _record_for_plot(result, tset, joint):
-    """Keep actuator and joint positions over time for the plot (stamps in seconds)."""
+def _record_for_plot(result, tset, joint, gravity, commands):
+    """Keep positions and torques over time for the plot and the demo (stamps in s)."""
     result.times = joint.stamps * 1e-9
+    if gravity is not None:
+        result.holding_names = tuple(gravity[2])
+        result.holding_torques = gravity[1]
+    if commands is not None and commands.names and (commands.row_of >= 0).all() \
+            and len(set(commands.names)) == 1:
+        result.command_names = commands.names[0]
+        result.command_efforts = np.asarray(commands.efforts).reshape(
+            -1, len(result.command_names))
     result.actuator_names = tset.actuator_names
     result.actuator_positions = joint.actuator_positions
     if joint.layout_arrays is not None:

@@ -4,7 +4,9 @@ transmission_bridge_convert: apply transmissions (and a model) to a recorded bag
 Reads every actuator-state message (sensor_msgs/JointState with actuator names) of
 IN_BAG and writes OUT_BAG with every other topic unchanged, the joint_states the
 live bridge would publish (same stamps) and, with --model, the kinematics node's
-gravity torques (--keep-input also keeps the actuator states). No ROS graph is
+gravity torques and each motor's holding torque on /actuator_commands (what the
+bridge publishes when robot.launch.py feeds it the gravity torques; --keep-input
+also keeps the actuator states). No ROS graph is
 needed. The output appears only when complete.
 """
 
@@ -27,6 +29,8 @@ def parser():
     p.add_argument('--topic', default='/actuator_states', help='actuator-state topic')
     p.add_argument('--joint-states-topic', default='/joint_states')
     p.add_argument('--gravity-topic', default='/kinematics/gravity_torques')
+    p.add_argument('--commands-topic', default='/actuator_commands',
+                   help='with --model: motor holding torques (actuator names)')
     p.add_argument('--storage', choices=('mcap', 'sqlite3'), default='mcap')
     p.add_argument('--keep-input', action='store_true',
                    help='also copy the actuator-state topic (default: replaced by joint_states)')
@@ -51,7 +55,7 @@ def main(argv=None):
         model = load_model(args.model) if args.model else None
         result = convert_bag(args.in_bag, args.out_bag, tset, model, args.topic,
                              args.joint_states_topic, args.gravity_topic, args.storage,
-                             progress, args.keep_input)
+                             progress, args.keep_input, args.commands_topic)
         progress.done()
         if args.plot:
             from .plot import plot_conversion
@@ -65,7 +69,8 @@ def main(argv=None):
     if not args.quiet:
         print(f'{result.messages_in} messages read, {result.actuator_messages} actuator '
               f'states -> {result.joint_states} joint_states'
-              + (f', {result.gravity_torques} gravity_torques' if model else '')
+              + (f', {result.gravity_torques} gravity_torques, {result.actuator_commands} '
+                 'actuator_commands' if model else '')
               + f' ({"vectorised" if result.vectorised else "message by message"}); '
               f'wrote {args.out_bag}' + (f' and {args.plot}' if args.plot else ''))
     return 0

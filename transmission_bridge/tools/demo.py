@@ -3,12 +3,16 @@
 
 Replays the bundled bag of the example arm's actuator states
 (``examples/example_robot_bag``) with ``/clock`` into the bridge and the
-kinematics node (both on sim time), prints the joint positions next to the
-torques that hold the arm against gravity, then converts the same bag offline
-and draws actuator and joint signals to ``demo_output/example_robot.png``.
+kinematics node (both on sim time), the bridge fed the kinematics node's holding
+torques as ``robot.launch.py`` does; prints, for a few instants, the joint
+positions and holding torques next to the motor torques that produce them
+(``actuator_commands``), then converts the same bag offline and draws actuator and
+joint positions, joint holding torques and motor torques to
+``demo_output/example_robot.png``.
 """
 
 import argparse
+import itertools
 import os
 import pathlib
 import shutil
@@ -34,7 +38,9 @@ def main(argv=None):
     sim = ['-p', 'use_sim_time:=true']
     procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args', *extra, *sim])
              for module, extra in [
-                 ('transmission_bridge.bridge_node', ['-p', f'transmissions_file:={tfile}']),
+                 ('transmission_bridge.bridge_node', ['-p', f'transmissions_file:={tfile}',
+                                                      '-r', 'joint_commands:=kinematics/'
+                                                      'gravity_torques']),
                  ('transmission_bridge.kinematics_node', ['-p', f'model_file:={model}'])]]
     try:
         ok = _replay_and_listen(bag)
@@ -51,7 +57,7 @@ def main(argv=None):
     code = convert.main([str(bag), str(args.output / 'converted_bag'), '--transmissions',
                          str(tfile), '--model', str(model), '--plot', str(plot)])
     if code == 0:
-        print(f'plot of actuator and joint signals: {plot}')
+        print(f'plot of positions and torques, actuator and joint side: {plot}')
     return 0 if ok and code == 0 else 1
 
 
@@ -61,9 +67,10 @@ def _replay_and_listen(bag):
 
     rclpy.init(args=[])
     node = rclpy.create_node('demo_listener')
-    joints, torques = [], []
+    joints, torques, motors = [], [], []
     node.create_subscription(JointState, 'joint_states', joints.append, 1000)
     node.create_subscription(JointState, 'kinematics/gravity_torques', torques.append, 1000)
+    node.create_subscription(JointState, 'actuator_commands', motors.append, 1000)
     player = subprocess.Popen([sys.executable, '-m', 'transmission_bridge.tools.replay',
                                str(bag), '--clock', '--wait-for-subscribers'])
     while player.poll() is None:
@@ -73,21 +80,33 @@ def _replay_and_listen(bag):
         rclpy.spin_once(node, timeout_sec=0.05)
     node.destroy_node()
     rclpy.shutdown()
-    for k, msg in enumerate(torques[::max(1, len(torques) // 6)]):
-        _print(msg, header=k == 0)
-    print(f'\n{len(joints)} joint_states from transmission_bridge, {len(torques)} '
-          'gravity_torques from kinematics, stamped with the bag time.')
-    print('tau = torque that holds the arm against gravity (N*m), i.e. -tau_g.')
-    return bool(joints and torques)
+    by_stamp = {_stamp(m): m for m in motors}
+    for k, msg in enumerate(torques[::max(1, len(torques) // 4)]):
+        _print(msg, by_stamp.get(_stamp(msg)), header=k == 0)
+    print(f'\n{len(joints)} joint_states and {len(motors)} actuator_commands from '
+          f'transmission_bridge, {len(torques)} gravity_torques from kinematics, stamped with '
+          'the bag time.')
+    print('tau = joint torque that holds the arm against gravity (N*m), i.e. -tau_g;\n'
+          'motor = what each motor supplies through the transmissions for it (N*m).')
+    return bool(joints and torques and motors)
 
 
-def _print(msg, header):
+def _stamp(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+def _print(msg, motor, header):
+    """Print one instant: joints (q, holding torque) beside motors (torque)."""
     if header:
-        print('example arm: joint position (rad) / holding torque (N*m)')
-        print('  t [s]     ' + ' '.join(f'{n:>15}' for n in msg.name))
+        print('example arm, held against gravity: joint side | motor side')
     stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    print(f'  {stamp % 1000:8.3f} q ' + ' '.join(f'{v:15.4f}' for v in msg.position))
-    print('         tau ' + ' '.join(f'{v:15.4f}' for v in msg.effort))
+    joints = [f'{n:<16}{q:9.4f}{t:11.4f}' for n, q, t in zip(msg.name, msg.position, msg.effort)]
+    motors = ([f'{n:<22}{t:10.4f}' for n, t in zip(motor.name, motor.effort)] if motor
+              else ['(no actuator_commands with this stamp)'])
+    print(f'\n  t = {stamp % 1000:.3f} s')
+    print(f'    {"joint":<16}{"q":>9}{"tau [N*m]":>11}  |  {"motor":<22}{"torque":>10}')
+    for left, right in itertools.zip_longest(joints, motors, fillvalue=''):
+        print(f'    {left:<36}  |  {right}')
 
 
 if __name__ == '__main__':
