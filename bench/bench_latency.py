@@ -2,11 +2,15 @@
 End-to-end latency of the nodes against a bare rclpy relay, measured side by side.
 
 For each target (the bridge on a 24-actuator robot with all three transmission
-types; the kinematics node on the 7-DOF example arm) a load generator process
-publishes at RATE for SECONDS with send timestamps, this process receives the
-node's output and computes latency (receive wall time - send stamp, copied through
-by the node), losses, and the node's CPU percent. The same run through a relay
-(republishes the message unchanged, same QoS and executor) is the floor.
+types; the kinematics node on the 7-DOF example arm; the **chain** of
+robot.launch.py on the example arm: actuator_states -> bridge -> joint_states ->
+kinematics -> gravity_torques -> bridge -> actuator_commands, motor reading to
+each motor's holding torque) a load generator process publishes at RATE for
+SECONDS with send timestamps, this process receives the last output and computes
+latency (receive wall time - send stamp, copied through by every node), losses,
+and the nodes' CPU percent (summed). The same run through relays (republish the
+message unchanged, same QoS and executor; two relay processes and three hops for
+the chain) is the floor.
 ``--max-rate`` then finds the highest rate each sustains without loss.
 """
 
@@ -27,15 +31,18 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 TARGETS = {
-    # name: (node module, input topic, output topic)
-    'bridge': ('transmission_bridge.bridge_node', 'actuator_states', 'joint_states'),
-    'kinematics': ('transmission_bridge.kinematics_node', 'joint_states',
-                   'kinematics/gravity_torques'),
+    # name: (input topic, output topic)
+    'bridge': ('actuator_states', 'joint_states'),
+    'kinematics': ('joint_states', 'kinematics/gravity_torques'),
+    'chain': ('actuator_states', 'actuator_commands'),
 }
+BRIDGE = ['-m', 'transmission_bridge.bridge_node']
+KINEMATICS = ['-m', 'transmission_bridge.kinematics_node']
+RELAY = [str(HERE / 'relay_node.py')]
 
 
 def _setup(work):
-    """Write the bench robot's files; return {target: (ros args, input names)}."""
+    """Write the bench robot's files; return {target: (processes, relays, input names)}."""
     from robots import transmissions_24
     from transmission_bridge.kinematics import load_model
     ts = transmissions_24()
@@ -47,30 +54,50 @@ def _setup(work):
          'joints': [{'name': j.name, 'mechanical_reduction': j.mechanical_reduction,
                      'offset': j.offset, 'damping': j.damping} for j in s.joints]}
         for s in ts.specs]}))
+    from transmission_bridge.transmissions import load_transmissions
     model_file = ROOT / 'config' / 'example_arm_model.yaml'
-    return {'bridge': (['-p', f'transmissions_file:={tfile}'], list(ts.actuator_names)),
-            'kinematics': (['-p', f'model_file:={model_file}'],
-                           list(load_model(model_file).joint_names))}
+    arm = ROOT / 'config' / 'example_robot_transmissions.yaml'
+
+    def relay(name, *pairs):
+        return RELAY + ['--ros-args', '-r', f'__node:={name}'] + [
+            x for a, b in pairs for x in ('-r', f'{a}:={b}')]
+
+    return {
+        'bridge': ([BRIDGE + ['--ros-args', '-p', f'transmissions_file:={tfile}']],
+                   [relay('relay', ('input', 'actuator_states'), ('output', 'joint_states'))],
+                   list(ts.actuator_names)),
+        'kinematics': ([KINEMATICS + ['--ros-args', '-p', f'model_file:={model_file}']],
+                       [relay('relay', ('input', 'joint_states'),
+                              ('output', 'kinematics/gravity_torques'))],
+                       list(load_model(model_file).joint_names)),
+        # robot.launch.py feed_forward:=gravity, node for node
+        'chain': ([BRIDGE + ['--ros-args', '-p', f'transmissions_file:={arm}', '-r',
+                             'joint_commands:=kinematics/gravity_torques'],
+                   KINEMATICS + ['--ros-args', '-p', f'model_file:={model_file}']],
+                  [relay('relay_a', ('input', 'actuator_states'), ('output', 'joint_states'),
+                         ('input2', 'kinematics/gravity_torques'),
+                         ('output2', 'actuator_commands')),
+                   relay('relay_b', ('input', 'joint_states'),
+                         ('output', 'kinematics/gravity_torques'))],
+                  list(load_transmissions(arm).actuator_names)),
+    }
 
 
 def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
-    """Measure one node (or the relay standing in for it); return a result dict."""
+    """Measure one target's nodes (or the relays standing in); return a result dict."""
     import psutil
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
-    module, topic_in, topic_out = TARGETS[target]
-    ros_args, names = setup[target]
+    topic_in, topic_out = TARGETS[target]
+    nodes, relays, names = setup[target]
     ns = f'/bench_{os.getpid()}_{kind}_{target}_{int(rate)}'
-    if kind == 'relay':
-        cmd = [sys.executable, str(HERE / 'relay_node.py'), '--ros-args', '-r',
-               f'input:={topic_in}', '-r', f'output:={topic_out}']
-    else:
-        cmd = [sys.executable, '-m', module, '--ros-args', *ros_args]
-    cmd += ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
     env = dict(os.environ, **(extra_env or {}))
     log = open(work / f'{kind}_{target}_{int(rate)}.log', 'w')
-    node = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    procs = [subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={ns}', '-r',
+                               f'/diagnostics:={ns}/diagnostics'],
+                              env=env, stdout=log, stderr=subprocess.STDOUT)
+             for cmd in (relays if kind == 'relay' else nodes)]
     names_file = work / f'names_{target}.txt'
     names_file.write_text(' '.join(names))
     context = rclpy.Context()
@@ -90,22 +117,31 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     deadline = time.monotonic() + 20
     while rx.count_publishers(topic_out) == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
-    proc = psutil.Process(node.pid)
+    watched = [psutil.Process(p.pid) for p in procs]
     gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
                             f'{ns}/{topic_in}', str(names_file), str(rate), str(seconds)],
                            stdout=subprocess.PIPE, text=True, env=env)
     time.sleep(1.0)                  # the generator waits 1 s for matching before it starts
-    proc.cpu_percent()
+    for proc in watched:
+        proc.cpu_percent()
     while gen.poll() is None:
         executor.spin_once(timeout_sec=0.01)
-    cpu = proc.cpu_percent()
+    cpu = sum(proc.cpu_percent() for proc in watched)
     end = time.monotonic() + 1.0
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
     sent = int(gen.stdout.read().strip() or 0)
-    rss = proc.memory_info().rss
-    node.send_signal(2)
-    node.wait(10)
+    rss = sum(proc.memory_info().rss for proc in watched)
+    for p in procs:
+        p.send_signal(2)
+    for p in procs:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:      # say so, and do not lose the run's figures
+            print(f'warning: {p.args[1:3]} did not stop 30 s after Ctrl-C; killed',
+                  file=sys.stderr)
+            p.kill()
+            p.wait()
     executor.shutdown()
     rx.destroy_node()
     rclpy.shutdown(context=context)

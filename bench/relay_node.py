@@ -1,7 +1,9 @@
 """The floor for latency benchmarks: an rclpy node that republishes each JointState unchanged.
 
 Same QoS as the node it stands in for (sensor-data in, reliable depth 10 out) and
-the same process entry and executor as the package's nodes.
+the same process entry and executor as the package's nodes. A second pair,
+``input2`` -> ``output2``, stands in for the bridge's second path in a chain
+(joint_commands -> actuator_commands); unremapped, nothing uses it.
 """
 
 import sys
@@ -14,15 +16,17 @@ from transmission_bridge.ros.node_main import run_node
 
 
 class Relay(Node):
-    """Republish ``input`` on ``output``."""
+    """Republish ``input`` on ``output`` and ``input2`` on ``output2``."""
 
     NODE_NAME = 'relay'
 
     def __init__(self):
         super().__init__(self.NODE_NAME)
-        self._pub = self.create_publisher(
-            JointState, 'output', QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
-        self.create_subscription(JointState, 'input', self._pub.publish, qos_profile_sensor_data)
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        for suffix in ('', '2'):
+            pub = self.create_publisher(JointState, 'output' + suffix, reliable)
+            self.create_subscription(JointState, 'input' + suffix, pub.publish,
+                                     qos_profile_sensor_data)
 
 
 if __name__ == '__main__':

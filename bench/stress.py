@@ -51,10 +51,9 @@ def main(argv=None):
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
-    ros_args, names = _setup(work)['bridge']
+    (cmd,), _, names = _setup(work)['bridge']
     ns = f'/stress_{os.getpid()}'
-    node = subprocess.Popen([sys.executable, '-m', 'transmission_bridge.bridge_node',
-                             '--ros-args', *ros_args, '-r', f'__ns:={ns}',
+    node = subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={ns}',
                              '-r', f'/diagnostics:={ns}/diagnostics'],
                             stdout=open(work / 'node.log', 'w'), stderr=subprocess.STDOUT)
     proc = psutil.Process(node.pid)

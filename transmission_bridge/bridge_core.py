@@ -282,13 +282,14 @@ class BridgeCore:
                 rows.append([])
                 continue
             full[k, cols] = arr
-            missing = [tset.joint_names[i] for i in needed if np.isnan(full[k, i])]
-            if missing:
+            row = full[k, needed]
+            if np.isnan(row).any():
+                missing = [tset.joint_names[i] for i in needed if np.isnan(full[k, i])]
                 c.rejected_incomplete += 1
                 return self._refuse_command(
                     f'{_INTERFACES[k]} of joints {missing} never commanded: a differential or '
                     'four-bar needs both its joints; send them together once')
-            rows.append(full[k, needed])
+            rows.append(row)
         if not len(needed):
             c.rejected_incomplete += 1
             return self._refuse_command('no known joint in the command')
