@@ -117,7 +117,7 @@ ROSDEP_KEYS = {'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
                'matplotlib': 'python3-matplotlib', 'launch': 'launch',
                'launch_ros': 'launch_ros'}
 # Not rosdep keys: pip packages the tests may import (named in setup.py extras_require).
-PIP_ONLY = {'rosbags': 'rosbags'}
+PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]'}
 LOCAL = {'transmission_bridge'}     # and every module in test/
 
 

@@ -55,6 +55,9 @@ class Conversion:
     command_efforts: object = None    # their holding torques, one row per joint state
     holding_names: tuple = ()
     holding_torques: object = None    # joint holding torques, one row per joint state
+    actuator_log_times: object = None  # log times (ns) of the actuator states read
+    rejected: int = 0                 # actuator states the bridge refused (any reason)
+    non_finite: int = 0               # NaN or infinite values in the actuator states
 
 
 def _topic(name):
@@ -123,11 +126,13 @@ def _convert(in_bag, out_bag, tset, model, topics, storage, progress, keep_input
     result = Conversion(messages_in=len(entries))
     act_pos = [i for i, (c, _, _) in enumerate(entries) if c.topic == topic]
     result.actuator_messages = len(act_pos)
+    result.actuator_log_times = np.array([entries[i][1] for i in act_pos], dtype=np.int64)
     raws = [entries[i][2] for i in act_pos]
     joint = _vectorised_joint_states(ts, tset, raws) if raws else None
     result.vectorised = joint is not None
     if joint is None:
         joint = _exact_joint_states(ts, tset, topic, raws)
+    result.rejected, result.non_finite = joint.rejected, joint.non_finite
     gravity = commands = None
     if model is not None:
         gravity = (_vectorised_gravity(model, joint) if result.vectorised else None) or \
@@ -153,6 +158,8 @@ class _Outputs:
     layout_arrays: object = None   # vectorised: [position, velocity, effort] (M, n) or None
     layout_names: tuple = ()
     frame_id: str = ''
+    rejected: int = 0
+    non_finite: int = 0
 
 
 def _vectorised_joint_states(ts, tset, raws):
@@ -190,8 +197,10 @@ def _vectorised_joint_states(ts, tset, raws):
     complete = [bool(reported[[index[a.name] for a in spec.actuators]].all())
                 for spec in tset.specs for _ in spec.joints]
     idx = np.flatnonzero(complete)
+    non_finite = sum(int(np.isnan(a).sum()) for a in arrays if a is not None)
     if not len(idx):
-        return _Outputs(np.full(n, -1), stamps[:0], [], [], [], values[0][:0])
+        return _Outputs(np.full(n, -1), stamps[:0], [], [], [], values[0][:0],
+                        non_finite=non_finite)
     present = [a is not None for a in arrays]
     # The same element-wise operations, in the same order, as BridgeCore._joint_output.
     moved_pos = tset.actuator_to_joint('velocity', values[0])
@@ -204,15 +213,19 @@ def _vectorised_joint_states(ts, tset, raws):
                                        moved_vel)[:, idx]
     joint_names = tuple(tset.joint_names[i] for i in idx)
     return _Outputs(np.arange(n), stamps, [first.header.frame_id] * n, [joint_names] * n, None,
-                    values[0], [pos, vel, eff], joint_names, first.header.frame_id)
+                    values[0], [pos, vel, eff], joint_names, first.header.frame_id,
+                    non_finite=non_finite)
 
 
 def _exact_joint_states(ts, tset, topic, raws):
     core = BridgeCore(tset)
     row_of = np.full(len(raws), -1)
     stamps, frame_ids, names, arrays, motors = [], [], [], [], []
+    non_finite = 0
     for k, raw in enumerate(raws):
         msg = ts.deserialize_cdr(raw, MSGTYPE)
+        non_finite += sum(int((~np.isfinite(np.asarray(a, dtype=float))).sum())
+                          for a in (msg.position, msg.velocity, msg.effort))
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         out = core.ingest(topic, msg.name, msg.position, msg.velocity, msg.effort, stamp)
         if out is None:
@@ -223,8 +236,12 @@ def _exact_joint_states(ts, tset, topic, raws):
         names.append(out.names)
         arrays.append((out.position, out.velocity, out.effort))
         motors.append(core.actuator_positions())
+    c = core.counters
+    rejected = (c.rejected_length_mismatch + c.rejected_duplicate_names
+                + c.rejected_non_finite)
     return _Outputs(row_of, np.array(stamps, dtype=np.int64), frame_ids, names, arrays,
-                    np.array(motors).reshape(-1, tset.num_actuators))
+                    np.array(motors).reshape(-1, tset.num_actuators), rejected=rejected,
+                    non_finite=non_finite)
 
 
 # --- gravity --------------------------------------------------------------------------

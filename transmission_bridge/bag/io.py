@@ -6,8 +6,8 @@ error into :class:`BagError` with the path in the message. Writers: an output
 bag is written into a hidden temporary folder next to the target and renamed
 into place only when it is complete (:func:`atomic_writer`); on any error or
 interrupt the temporary folder is removed, so a half-written bag is never left
-looking complete. Jazzy's ``ros2 bag`` reads what is written here (metadata
-version 9).
+looking complete. The same messages written twice give the same bytes. Jazzy's
+``ros2 bag`` reads what is written here (metadata version 9).
 """
 
 import contextlib
@@ -75,39 +75,26 @@ def atomic_writer(path, storage='mcap'):
         raise BagError(f'output {str(path)!r} already exists')
     if not path.parent.exists():
         raise BagError(f'output folder {str(path.parent)!r} does not exist')
-    tmp = path.parent / f'.{path.name}.partial-{os.getpid()}'
-    shutil.rmtree(tmp, ignore_errors=True)
+    # The bag is written under its final name inside a hidden folder, so the storage file
+    # and the metadata rosbags embeds in it name the final bag (and two runs write the same
+    # bytes); the rename then moves it into place in one step.
+    staging = path.parent / f'.{path.name}.partial-{os.getpid()}'
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    tmp = staging / path.name
     plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
     writer = Writer(tmp, version=9, storage_plugin=plugin)
     try:
         writer.open()
         yield writer
         writer.close()
-        _rename_storage_files(tmp, path)
         os.replace(tmp, path)
+        staging.rmdir()
     except BaseException:
         with contextlib.suppress(Exception):
             writer.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
-
-
-def _rename_storage_files(tmp, path):
-    """Name the storage file and metadata after the final folder, as ros2 bag does."""
-    import yaml
-    meta_path = tmp / 'metadata.yaml'
-    meta = yaml.safe_load(meta_path.read_text())
-    info = meta['rosbag2_bagfile_information']
-    renamed = []
-    for rel in info.get('relative_file_paths', []):
-        new = rel.replace(tmp.name, path.name, 1)
-        if new != rel:
-            os.replace(tmp / rel, tmp / new)
-        renamed.append(new)
-    info['relative_file_paths'] = renamed
-    for entry in info.get('files', []):
-        entry['path'] = entry['path'].replace(tmp.name, path.name, 1)
-    meta_path.write_text(yaml.safe_dump(meta, sort_keys=False))
 
 
 def atomic_file(path):

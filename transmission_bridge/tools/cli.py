@@ -39,7 +39,7 @@ class Progress:
 
     def __call__(self, what, done, total):
         """Show ``what`` at ``done`` of ``total`` (at most ten times a second)."""
-        if not self.enabled or time.monotonic() - self._last < 0.1:
+        if not self.enabled or (done < total and time.monotonic() - self._last < 0.1):
             return
         self._last = time.monotonic()
         width = 30
