@@ -210,6 +210,10 @@ PROVOKE = {
     'Could not determine the type for the passed topic': lambda t: (
         'ros2 topic echo --no-daemon /kinematics/gravity_torques'),
     "this needs the Python package 'matplotlib'": lambda t: _without_matplotlib(t),
+    "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'": lambda t: (
+        f'transmission_bridge_convert {REPO / "examples" / "example_robot_bag"} --output-dir '
+        f'{t / "out"} --transmissions {CONFIG / "example_robot_transmissions.yaml"} '
+        '--scheduler tcp://127.0.0.1:9'),
 }
 
 

@@ -289,3 +289,15 @@ def test_bad_fleet_arguments_fail_cleanly(tmp_path):
         assert not (out / 'run1').exists()
     usage = convert_cli(bag, out, '--transmissions', TRANSMISSIONS, '--workers', 2)
     assert usage.returncode == 2 and '--workers needs --output-dir' in usage.stderr
+
+
+def test_progress_line_shows_bags_failures_and_throughput(capsys):
+    from transmission_bridge.tools.convert import FleetProgress
+    progress = FleetProgress()
+    progress._line.enabled = True            # as on a terminal
+    progress(3, 10, 1, 12345.6)
+    progress(10, 10, 1, 23456.0)             # the last one is always drawn
+    progress.done()
+    err = capsys.readouterr().err
+    assert '3/10' in err and '10/10' in err
+    assert '(1 failed)' in err and '23,456 msg/s' in err

@@ -196,6 +196,12 @@ class Engine:
             except (OSError, TimeoutError) as exc:
                 raise BagError(f'cannot reach the Dask scheduler at {address!r}: {exc}') \
                     from None
+            try:
+                self.client.wait_for_workers(1, timeout=30)
+            except TimeoutError:
+                self.client.close()
+                raise BagError(f'the Dask scheduler at {address!r} has no workers (waited '
+                               '30 s); start some with: dask worker ' + address) from None
             return
         # Worker processes ignore Ctrl-C (inherited); the main process cancels them.
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
