@@ -1,5 +1,6 @@
 """One ``main`` for every node: clean exit on Ctrl-C, SIGTERM and external shutdown."""
 
+import faulthandler
 import os
 import signal
 import sys
@@ -11,6 +12,12 @@ from rclpy.signals import SignalHandlerOptions
 # How often the spin loop looks at the stop flag, s. Signals only set the flag; the context
 # is shut down here, after spin_once returned, never under a running wait set.
 _POLL = 0.1
+# Once stopped, a node that has not torn down its DDS participant within this many seconds
+# exits anyway (code 1): Fast DDS 2.14 can busy-wait for ever in delete_participant while a
+# discovery callback is in flight (seen once under a 1 kHz chain benchmark; the issue is
+# eProsima/Fast-DDS#6513). The watchdog is faulthandler's C thread: the stuck call holds
+# the GIL, so no Python thread could run.
+TEARDOWN_TIMEOUT_S = 10.0
 
 
 # rclpy's EventsExecutor (Jazzy, experimental) dispatches each message without rebuilding a
@@ -71,11 +78,16 @@ def run_node(node_class, args=None, executor_class=default_executor):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        if executor is not None:
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        with open(os.devnull, 'w') as sink:
+            faulthandler.dump_traceback_later(TEARDOWN_TIMEOUT_S, exit=True, file=sink)
+            try:
+                if executor is not None:
+                    executor.shutdown()
+                if node is not None:
+                    node.destroy_node()
+                rclpy.try_shutdown()
+            finally:
+                faulthandler.cancel_dump_traceback_later()
     return code
 
 
