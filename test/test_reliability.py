@@ -4,6 +4,7 @@ import pathlib
 import subprocess
 import sys
 
+from conftest import CONFIG
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
@@ -108,3 +109,34 @@ def test_stale_publisher_recovers_and_two_publishers_are_warned(tmp_path):
     finally:
         g.close()
         assert node.stop() == 0, node.output()
+
+
+@pytest.mark.parametrize('module,args', [
+    ('transmission_bridge.bridge_node',
+     ['-p', f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}']),
+    ('transmission_bridge.kinematics_node',
+     ['-p', f'model_file:={CONFIG / "example_arm_model.yaml"}']),
+])
+def test_ctrl_c_twice_still_exits_cleanly(tmp_path, module, args):
+    """
+    Ctrl-C in a terminal reaches a launched node twice: from the terminal and from launch.
+
+    A second SIGINT while the node was already finishing used to kill it by the signal
+    (exit code -2: launch prints 'process has died'), because Python restores the default
+    handler while it finalizes. Here SIGINT repeats every 5 ms until the node is gone.
+    """
+    import signal
+    import time
+    ns = unique_namespace('twice')
+    node = NodeProcess(module, [*args, '-r', f'__ns:={ns}'], tmp_path / 'node.log')
+    graph = Graph(ns)
+    try:
+        assert graph.spin_until(lambda: graph.node.count_publishers('/rosout') > 1, 20)
+    finally:
+        graph.close()
+    deadline = time.monotonic() + 20
+    while node.alive() and time.monotonic() < deadline:
+        node.proc.send_signal(signal.SIGINT)
+        time.sleep(0.005)
+    assert node.stop() == 0, node.output()
+    assert 'Traceback' not in node.output()

@@ -78,6 +78,7 @@ def run_node(node_class, args=None, executor_class=default_executor):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        ignore_stop_signals()
         with open(os.devnull, 'w') as sink:
             faulthandler.dump_traceback_later(TEARDOWN_TIMEOUT_S, exit=True, file=sink)
             try:
@@ -89,6 +90,18 @@ def run_node(node_class, args=None, executor_class=default_executor):
             finally:
                 faulthandler.cancel_dump_traceback_later()
     return code
+
+
+def ignore_stop_signals():
+    """
+    Ignore further SIGINT and SIGTERM: the process is stopping already.
+
+    Ctrl-C reaches a launched node twice (from the terminal and from launch). Python
+    resets its own handlers to the default while it finalizes, and a SIGINT then
+    would kill the process by the signal (exit code -2, 'process has died').
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def exit_with(code):

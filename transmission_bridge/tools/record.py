@@ -47,6 +47,7 @@ def main(argv=None):
     from rclpy.signals import SignalHandlerOptions
 
     from .ros_types import message_class
+    from ..ros.node_main import ignore_stop_signals
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: stop.append(signum))
@@ -84,6 +85,7 @@ def main(argv=None):
     except (BagError, LookupError) as exc:
         return cli.fail(PROG, exc)
     finally:
+        ignore_stop_signals()
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()

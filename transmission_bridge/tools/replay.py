@@ -98,6 +98,7 @@ def _play(args, messages, classes, remap):
     from rosgraph_msgs.msg import Clock
 
     from ..ros.conversions import ns_to_stamp
+    from ..ros.node_main import ignore_stop_signals
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: stop.append(signum))
@@ -145,6 +146,7 @@ def _play(args, messages, classes, remap):
         duration = time.monotonic() - began
         time.sleep(0.2)          # let the last messages leave before the publishers go
     finally:
+        ignore_stop_signals()
         node.destroy_node()
         rclpy.try_shutdown()
     print(f'played {played} messages' + (f' in {loops} loops' if args.loop else '')
