@@ -6,13 +6,14 @@ converted three ways, each into a fresh output folder: a plain loop in this
 process calling the same per-bag function the Dask tasks run
 (``fleet.convert_one``: ``convert_bag`` plus the summary row), then ``fleet.run``
 on an embedded cluster of 1 and of 2 workers. Reported: throughput in messages/s
-(cluster start-up included), the scaling ratio of 2 workers over 1 (goal >= 1.7x
+(cluster start-up, also shown alone, included), the scaling ratio of 2 workers over 1 (goal >= 1.7x
 on 2 cores), the engine's overhead over the loop at 1 worker (goal <= 1.1x), and
 each worker's peak resident memory, measured for a tenth of the bags and for all
 of them (bounded by one bag's working set: the two should match).
 """
 
 import argparse
+import os
 import pathlib
 import shutil
 import sys
@@ -38,6 +39,7 @@ def _on_engine(jobs, tset, model, workers):
     from transmission_bridge.bag import fleet
     start = time.perf_counter()
     engine = fleet.Engine(workers)
+    startup = time.perf_counter() - start
     try:
         rows = fleet.run(jobs, tset, model, OPTIONS, engine)
         peaks = engine.client.run(_peak_rss_mb)
@@ -45,7 +47,7 @@ def _on_engine(jobs, tset, model, workers):
         engine.close()
     seconds = time.perf_counter() - start
     assert all(r['status'] == fleet.STATUS_CONVERTED for r in rows), rows
-    return seconds, sum(r['messages'] for r in rows), max(peaks.values())
+    return seconds, startup, sum(r['messages'] for r in rows), max(peaks.values())
 
 
 def main(argv=None):
@@ -74,34 +76,39 @@ def main(argv=None):
                                rate=rate)
 
         def jobs(name, count=args.bags):
-            out = work / name
-            return fleet.find_jobs(sorted(source.iterdir())[:count], out)
+            # The previous run's outputs go, and their dirty pages reach the disk first:
+            # otherwise each run pays for the last one's write-back.
+            for old in work.iterdir():
+                if old != source:
+                    shutil.rmtree(old)
+            os.sync()
+            return fleet.find_jobs(sorted(source.iterdir())[:count], work / name)
 
         rows = []
         loop_jobs = jobs('loop')
-        (work / 'loop').mkdir()
         start = time.perf_counter()
         messages = sum(fleet.convert_one(j, tset, model, OPTIONS)['messages'] for j in loop_jobs)
         loop_s = time.perf_counter() - start
         rows.append({'engine': 'plain loop', 'workers': 1, 'bags': args.bags,
-                     'messages': messages, 'seconds': loop_s,
+                     'messages': messages, 'seconds': loop_s, 'startup_s': 0.0,
                      'messages_per_s': messages / loop_s, 'vs_loop': 1.0,
                      'scaling': float('nan'), 'worker_peak_rss_mb': _peak_rss_mb()})
         timed = {}
         for workers in (1, 2):
-            seconds, messages, peak = _on_engine(jobs(f'dask{workers}'), tset, model, workers)
+            seconds, startup, messages, peak = _on_engine(jobs(f'dask{workers}'), tset, model,
+                                                          workers)
             timed[workers] = seconds
             rows.append({'engine': 'dask', 'workers': workers, 'bags': args.bags,
-                         'messages': messages, 'seconds': seconds,
+                         'messages': messages, 'seconds': seconds, 'startup_s': startup,
                          'messages_per_s': messages / seconds, 'vs_loop': seconds / loop_s,
                          'scaling': timed[1] / seconds, 'worker_peak_rss_mb': peak})
         tenth = max(1, args.bags // 10)
-        seconds, messages, peak = _on_engine(jobs('dask_tenth', tenth), tset, model, 2)
+        seconds, startup, messages, peak = _on_engine(jobs('dask_tenth', tenth), tset, model, 2)
         rows.append({'engine': 'dask', 'workers': 2, 'bags': tenth, 'messages': messages,
-                     'seconds': seconds, 'messages_per_s': messages / seconds,
+                     'seconds': seconds, 'startup_s': startup, 'messages_per_s': messages / seconds,
                      'vs_loop': float('nan'), 'scaling': float('nan'),
                      'worker_peak_rss_mb': peak})
-        report('fleet', rows, ['engine', 'workers', 'bags', 'messages', 'seconds',
+        report('fleet', rows, ['engine', 'workers', 'bags', 'messages', 'seconds', 'startup_s',
                                'messages_per_s', 'vs_loop', 'scaling', 'worker_peak_rss_mb'])
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -184,10 +184,18 @@ def remove_partial_outputs(jobs):
 
 
 # --- the engine ---------------------------------------------------------------------------
+# Embedded workers run one conversion at a time. Two Dask defaults cost it: the statistical
+# profiler (a stack sample every 10 ms, for a dashboard not started here), and
+# MALLOC_TRIM_THRESHOLD_, which, set at all, turns off glibc's adaptive mmap threshold, so
+# every large array is a fresh mmap and its page faults (bench/bench_fleet.py measures it).
+WORKER_CONFIG = {'distributed.worker.profile.enabled': False,
+                 'distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_': None}
+
 class Engine:
     """A Dask client: on an embedded LocalCluster, or on the scheduler at ``address``."""
 
     def __init__(self, workers=None, address=None):
+        import dask
         from dask.distributed import Client, LocalCluster
         self.cluster = None
         if address:
@@ -206,10 +214,11 @@ class Engine:
         # Worker processes ignore Ctrl-C (inherited); the main process cancels them.
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
-                                        threads_per_worker=1, processes=True,
-                                        dashboard_address=None,
-                                        silence_logs=logging.CRITICAL)
+            with dask.config.set(WORKER_CONFIG):
+                self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
+                                            threads_per_worker=1, processes=True,
+                                            dashboard_address=None,
+                                            silence_logs=logging.CRITICAL)
         finally:
             signal.signal(signal.SIGINT, previous)
         self.client = Client(self.cluster)
