@@ -105,7 +105,8 @@ def main(argv=None):
         tenth = max(1, args.bags // 10)
         seconds, startup, messages, peak = _on_engine(jobs('dask_tenth', tenth), tset, model, 2)
         rows.append({'engine': 'dask', 'workers': 2, 'bags': tenth, 'messages': messages,
-                     'seconds': seconds, 'startup_s': startup, 'messages_per_s': messages / seconds,
+                     'seconds': seconds, 'startup_s': startup,
+                     'messages_per_s': messages / seconds,
                      'vs_loop': float('nan'), 'scaling': float('nan'),
                      'worker_peak_rss_mb': peak})
         report('fleet', rows, ['engine', 'workers', 'bags', 'messages', 'seconds', 'startup_s',

@@ -184,12 +184,13 @@ def remove_partial_outputs(jobs):
 
 
 # --- the engine ---------------------------------------------------------------------------
-# Embedded workers run one conversion at a time. Two Dask defaults cost it: the statistical
-# profiler (a stack sample every 10 ms, for a dashboard not started here), and
-# MALLOC_TRIM_THRESHOLD_, which, set at all, turns off glibc's adaptive mmap threshold, so
-# every large array is a fresh mmap and its page faults (bench/bench_fleet.py measures it).
+# Embedded workers run one conversion at a time; two Dask defaults serve other workloads:
+# the statistical profiler (a stack sample every 10 ms, for a dashboard not started here)
+# and MALLOC_TRIM_THRESHOLD_, which, set at all, turns off glibc's adaptive mmap threshold
+# (mallopt(3)), so each large array of a bag would be a fresh mmap. Both are off.
 WORKER_CONFIG = {'distributed.worker.profile.enabled': False,
                  'distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_': None}
+
 
 class Engine:
     """A Dask client: on an embedded LocalCluster, or on the scheduler at ``address``."""
