@@ -301,3 +301,24 @@ def test_progress_line_shows_bags_failures_and_throughput(capsys):
     err = capsys.readouterr().err
     assert '3/10' in err and '10/10' in err
     assert '(1 failed)' in err and '23,456 msg/s' in err
+
+
+def test_a_task_run_again_after_finishing_returns_its_row(tmp_path):
+    """Dask reruns a task whose worker died before its result was collected: a no-op."""
+    from transmission_bridge.bag import fleet
+    tset = load_transmissions(TRANSMISSIONS)
+    bag = tmp_path / 'in' / 'run1'
+    bag.parent.mkdir()
+    write_actuator_bag(bag, tset, seconds=0.3)
+    (job,) = fleet.find_jobs([bag], tmp_path / 'out')
+    options = {'topic': '/actuator_states', 'joint_states_topic': '/joint_states',
+               'gravity_topic': '/g', 'commands_topic': '/c', 'storage': 'mcap',
+               'keep_input': False, 'stale_timeout': 0.5}
+    first = fleet.convert_one(job, tset, None, options)
+    assert first['status'] == 'converted', first
+    written = {p.name: p.read_bytes() for p in job.output.iterdir()}
+    again = fleet.convert_one(job, tset, None, options)
+    assert again == first
+    assert {p.name: p.read_bytes() for p in job.output.iterdir()} == written
+    assert not _partials(tmp_path / 'out')
+    assert [p.name for p in (tmp_path / 'out' / '.fleet').iterdir()] == ['run1.json']

@@ -9,11 +9,11 @@ the other bags go on. The engine is an embedded ``LocalCluster`` (one single-thr
 worker process per core: a worker holds one bag at a time) or, given an address, an
 existing Dask cluster whose workers see the same file system.
 
-Resuming: when a bag's output is complete its row is written to
-``OUT_DIR/.fleet/<bag>.json`` (atomically, after the bag); a rerun takes the row
-from there instead of converting again. Outputs are written atomically by
-:func:`~transmission_bridge.bag.io.atomic_writer`; the temporary folders of tasks
-that were interrupted or whose worker died are removed when the run ends.
+Resuming: a bag is converted into a staging folder under ``OUT_DIR/.fleet``, its
+row written to ``OUT_DIR/.fleet/<bag>.json`` (atomically), and the bag then moved
+into place; a rerun (or Dask's rerun of a task whose worker died after finishing)
+takes the row instead of converting again. The staging folders of tasks that were
+interrupted or whose worker died are removed when the run ends.
 """
 
 import dataclasses
@@ -99,26 +99,54 @@ def _hidden_or_inside(folder, root, out_resolved):
 
 # --- one bag ----------------------------------------------------------------------------
 def convert_one(job, tset, model, options):
-    """Convert one bag and return its summary row; a failure is a row, never an exception."""
+    """
+    Convert one bag and return its summary row; a failure is a row, never an exception.
+
+    The task may run twice: Dask reruns a task whose worker died before its result was
+    collected, possibly after the bag was done. So the bag is converted in a staging
+    folder under ``OUT_DIR/.fleet``, its row written, and only then moved into place; a
+    rerun that finds row and output returns the row.
+    """
     from .convert import convert_bag
     started = time.perf_counter()
+    done = _stored_row(job)
+    if done is not None:
+        return done
     row = {'robot': job.robot, 'bag': job.bag, 'input': str(job.source),
            'output': str(job.output), 'status': STATUS_FAILED, 'error': ''}
+    staging_root = job.output_dir / MARKERS / f'staging-{os.getpid()}-{time.time_ns()}'
+    staging = staging_root / job.bag
     try:
-        job.output.parent.mkdir(parents=True, exist_ok=True)
-        result = convert_bag(job.source, job.output, tset, model, options['topic'],
+        if job.output.exists():
+            raise BagError(f'output {str(job.output)!r} already exists')
+        staging.parent.mkdir(parents=True)
+        result = convert_bag(job.source, staging, tset, model, options['topic'],
                              options['joint_states_topic'], options['gravity_topic'],
                              options['storage'], None, options['keep_input'],
                              options['commands_topic'])
+        row.update(summarize(result, options['stale_timeout']))
+        row['status'] = STATUS_CONVERTED
+        row['seconds'] = time.perf_counter() - started
+        job.output.parent.mkdir(parents=True, exist_ok=True)
+        _write_json(job.marker, row)
+        os.replace(staging, job.output)
     except Exception as exc:   # noqa: B902 - any failure is this bag's, reported in its row
+        row['status'] = STATUS_FAILED
         row['error'] = str(exc) if isinstance(exc, (BagError, OSError)) else \
             f'{type(exc).__name__}: {exc}'
-        return row
-    row.update(summarize(result, options['stale_timeout']))
-    row['status'] = STATUS_CONVERTED
-    row['seconds'] = time.perf_counter() - started
-    _write_json(job.marker, row)
+        job.marker.unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(staging_root, ignore_errors=True)
     return row
+
+
+def _stored_row(job):
+    """Return the row stored for a complete output of ``job``, or None."""
+    try:
+        row = json.loads(job.marker.read_text())
+    except (OSError, ValueError):
+        return None
+    return row if (job.output / 'metadata.yaml').exists() else None
 
 
 def summarize(result, stale_timeout):
@@ -164,18 +192,19 @@ def _write_json(path, row):
 
 def earlier_row(job):
     """Return the row of a bag converted by an earlier run, or None (output incomplete)."""
-    try:
-        row = json.loads(job.marker.read_text())
-    except (OSError, ValueError):
-        return None
-    if not (job.output / 'metadata.yaml').exists():
-        return None
-    row['status'] = STATUS_EARLIER
+    row = _stored_row(job)
+    if row is not None:
+        row['status'] = STATUS_EARLIER
     return row
 
 
 def remove_partial_outputs(jobs):
-    """Remove temporary outputs interrupted tasks left (``.<name>.partial-<pid>``)."""
+    """Remove what interrupted tasks left: staging folders and ``.<name>.partial-<pid>``."""
+    roots = {job.output_dir / MARKERS for job in jobs}
+    for root in roots:
+        if root.is_dir():
+            for leftover in root.glob('staging-*'):
+                shutil.rmtree(leftover, ignore_errors=True)
     for job in jobs:
         parent = job.output.parent
         if parent.is_dir():
