@@ -323,11 +323,13 @@ class BridgeCore:
         return found
 
     def _coverage(self, joint_names):
-        """``TransmissionSet.coverage`` of ``joint_names``, cached per name tuple."""
+        """``TransmissionSet.coverage`` of ``joint_names`` and the actuator names, cached."""
         key = ('coverage', tuple(joint_names))
         found = self._layout_cache.get(key)
         if found is None:
-            found = self._cached(key, self._tset.coverage(joint_names))
+            joint_idx, act_idx = self._tset.coverage(joint_names)
+            names = tuple(self._tset.actuator_names[i] for i in act_idx)
+            found = self._cached(key, (joint_idx, act_idx, names))
         return found
 
     def _cached(self, key, value):
@@ -339,13 +341,15 @@ class BridgeCore:
     def _renamed_commands(self, old, tset):
         """Last commanded joint values carried over to ``tset`` by joint name."""
         self._joint_siblings = []
+        index = tset.joint_index            # a copy per access: once
         for spec in tset.specs:
-            members = [tset.joint_index[j.name] for j in spec.joints]
+            members = [index[j.name] for j in spec.joints]
             self._joint_siblings.extend([members] * len(spec.joints))
         values = np.full((3, tset.num_joints), np.nan)
         if old is not None and self._last_command is not None:
+            old_index = old.joint_index
             for new_i, name in enumerate(tset.joint_names):
-                old_i = old.joint_index.get(name)
+                old_i = old_index.get(name)
                 if old_i is not None:
                     values[:, new_i] = self._last_command[:, old_i]
         return values
@@ -373,7 +377,7 @@ class BridgeCore:
 
     def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
         tset = self._tset
-        joint_idx, act_idx = self._coverage(joint_names)
+        joint_idx, act_idx, names = self._coverage(joint_names)
         n_points = len(positions)
         fields = []
         for label, rows in (('positions', positions), ('velocities', velocities),
@@ -397,7 +401,6 @@ class BridgeCore:
         pos, vel, acc, eff = fields
         if eff is not None and vel is not None:
             eff = eff + tset.damping * vel
-        names = tuple(tset.actuator_names[i] for i in act_idx)
         mapped = [
             None if pos is None else tset.joint_to_actuator('position', pos)[:, act_idx],
             None if vel is None else tset.joint_to_actuator('velocity', vel)[:, act_idx],

@@ -19,7 +19,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from .bridge_core import BridgeCore, seconds_to_ns
 from .ros.configurable import ConfigurableNode, positive, RELIABLE_10
 from .ros.conversions import doubles, name_values, stamp_to_ns
-from .ros.diagnostics import diagnostics
+from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
 from .transmissions import ConfigError, load_transmissions
@@ -84,6 +84,8 @@ class TransmissionBridge(ConfigurableNode):
         self._pending = None
         self._joint_msg = None            # reused output message (publish copies it out)
         self._joint_names_for = None
+        self._command_msg = None          # likewise for actuator_commands
+        self._command_names_for = None
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -203,16 +205,13 @@ class TransmissionBridge(ConfigurableNode):
                           stamp_to_ns(msg.header.stamp),
                           self.get_clock().now().nanoseconds)
         result = core.last_result
-        for name in result.new_unknown_names:
-            self.get_logger().warning(f'{source}: ignoring unknown actuator {name!r}')
         for name in result.new_shared_actuators:
             self.get_logger().warning(
                 f'actuator {name!r} is reported on more than one topic; the latest wins')
+        waiting = out is None and result.reason.startswith('no transmission')  # not an error
+        report_input(self.get_logger(), source, 'actuator', result.new_unknown_names,
+                     '' if waiting else result.reason)
         if out is None:
-            if result.reason.startswith('no transmission'):
-                return
-            self.get_logger().warning(f'{source}: rejected message: {result.reason}',
-                                      throttle_duration_sec=5.0)
             return
         js = self._joint_msg
         if js is None or self._joint_names_for is not out.names:   # same cached tuple: reuse
@@ -230,15 +229,18 @@ class TransmissionBridge(ConfigurableNode):
             return
         out = core.map_command(msg.name, msg.position, msg.velocity, msg.effort)
         result = core.last_command_result
-        for name in result.new_unknown_names:
-            self.get_logger().warning(f'joint_commands: ignoring unknown joint {name!r}')
+        report_input(self.get_logger(), 'joint_commands', 'joint', result.new_unknown_names,
+                     result.reason)
         if out is None:
-            self.get_logger().warning(f'joint_commands: refused: {result.reason}',
-                                      throttle_duration_sec=5.0)
             return
-        cmd = JointState(name=list(out.names), position=doubles(out.position),
-                         velocity=doubles(out.velocity), effort=doubles(out.effort))
+        cmd = self._command_msg
+        if cmd is None or self._command_names_for is not out.names:    # same cached tuple
+            cmd = self._command_msg = JointState(name=list(out.names))
+            self._command_names_for = out.names
         cmd.header = msg.header
+        cmd.position = doubles(out.position)
+        cmd.velocity = doubles(out.velocity)
+        cmd.effort = doubles(out.effort)
         self._command_pub.publish(cmd)
 
     def _on_trajectory(self, msg):

@@ -27,7 +27,7 @@ from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
 from .ros.configurable import ConfigurableNode, RELIABLE_10
 from .ros.conversions import doubles, fill_poses, name_values, poses_to_msgs, stamp_to_ns
-from .ros.diagnostics import diagnostics
+from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
 
@@ -227,11 +227,9 @@ class KinematicsNode(ConfigurableNode):
         if core is None:
             return
         out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp))
-        for name in core.last_new_unknown:
-            self.get_logger().warning(f'joint_states: ignoring unknown joint {name!r}')
+        report_input(self.get_logger(), 'joint_states', 'joint', core.last_new_unknown,
+                     core.last_reason if out is None else '')
         if out is None:
-            self.get_logger().warning(f'joint_states rejected: {core.last_reason}',
-                                      throttle_duration_sec=5.0)
             return
         header = msg.header
         header.frame_id = self._base

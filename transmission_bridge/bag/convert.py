@@ -33,7 +33,6 @@ from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
 from ..bridge_core import BridgeCore
 from ..kinematics import holding_torques
 from ..kinematics_core import KinematicsCore
-from ..transmissions import ConfigError
 
 
 @dataclasses.dataclass
@@ -291,19 +290,16 @@ def _motor_holding_torques(tset, gravity):
     m = len(Q)
     if not m:
         return _Commands(np.zeros(0, dtype=np.int64), [], [], [])
+    known = tset.joint_index
+    cols = [k for k, n in enumerate(names) if n in known]
     first = BridgeCore(tset).map_command(names, Q[0], [], holding[0])
-    cols = [k for k, n in enumerate(names) if n in tset.joint_index]
-    if first is not None and cols and np.isfinite(Q).all() and np.isfinite(holding).all():
-        # Every row has the same names, all finite: one many-point trajectory, the
-        # same element-wise operations map_command runs per message.
-        joint_names = [names[k] for k in cols]
-        try:
-            out_names, (pos, _, _, eff) = BridgeCore(tset).map_trajectory(
-                joint_names, Q[:, cols], [[]] * m, [[]] * m, holding[:, cols])
-        except ConfigError:
-            out_names = None
-        if out_names == first.names:
-            return _Commands(np.arange(m), [out_names] * m, pos, eff)
+    if first is not None and np.isfinite(Q).all() and np.isfinite(holding).all():
+        # Every row has the same names, all finite, and the first is complete (so every
+        # transmission touched is covered whole): one many-point trajectory, the same
+        # element-wise operations map_command runs per message.
+        out_names, (pos, _, _, eff) = BridgeCore(tset).map_trajectory(
+            [names[k] for k in cols], Q[:, cols], [[]] * m, [[]] * m, holding[:, cols])
+        return _Commands(np.arange(m), [out_names] * m, pos, eff)
     core = BridgeCore(tset)
     row_of = np.full(m, -1, dtype=np.int64)
     out_names, positions, efforts = [], [], []
@@ -378,24 +374,25 @@ def _encode_joint_states(ts, joint):
             for k in range(len(joint.stamps))]
 
 
-def _encode_gravity(ts, gravity, joint):
-    Q, holding, names = gravity
-    if not len(joint.stamps):
+def _encode_position_effort(ts, names, stamps, position, effort):
+    """Encode rows of (position, effort) messages in 'world', as the nodes publish them."""
+    if not len(stamps):
         return []
     layout = JointStateLayout(ts, names, 'world', [len(names), 0, len(names)])
-    return [r.tobytes() for r in layout.encode(joint.stamps, [Q, None, holding])]
+    return [r.tobytes() for r in layout.encode(stamps, [position, None, effort])]
+
+
+def _encode_gravity(ts, gravity, joint):
+    Q, holding, names = gravity
+    return _encode_position_effort(ts, names, joint.stamps, Q, holding)
 
 
 def _encode_commands(ts, commands, joint):
     """Per joint-state row: the actuator_commands bytes, or None where refused."""
     rows = [None] * len(commands.row_of)
     if isinstance(commands.efforts, np.ndarray):
-        if len(rows):
-            names = commands.names[0]
-            layout = JointStateLayout(ts, names, 'world', [len(names), 0, len(names)])
-            rows = [r.tobytes() for r in layout.encode(
-                joint.stamps, [commands.positions, None, commands.efforts])]
-        return rows
+        return _encode_position_effort(ts, commands.names[0] if rows else (), joint.stamps,
+                                       commands.positions, commands.efforts)
     for k, i in enumerate(commands.row_of.tolist()):
         if i >= 0:
             rows[k] = _serialize(ts, commands.names[i], 'world', joint.stamps[k],

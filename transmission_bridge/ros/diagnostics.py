@@ -1,4 +1,4 @@
-"""diagnostic_msgs/DiagnosticArray built from a node's counters and its current problems."""
+"""What a node reports about its input: the /diagnostics status, and log lines per message."""
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
@@ -23,3 +23,16 @@ def diagnostics(stamp, name, hardware_id, counters, warning='', extra=None):
     msg = DiagnosticArray(status=[status])
     msg.header.stamp = stamp
     return msg
+
+
+def report_input(logger, topic, kind, new_unknown_names, refused=''):
+    """
+    Log what one input message needs said: each unknown name once, and why it was refused.
+
+    ``kind`` names what the names are (``joint``, ``actuator``); refusals are throttled
+    (5 s), as a stream of bad messages would otherwise flood the log.
+    """
+    for name in new_unknown_names:
+        logger.warning(f'{topic}: ignoring unknown {kind} {name!r}')
+    if refused:
+        logger.warning(f'{topic}: refused: {refused}', throttle_duration_sec=5.0)
