@@ -3,8 +3,10 @@
 from conftest import CONFIG
 import numpy as np
 import pytest
+from tolerances import COMPILED_ATOL, COMPILED_RTOL
 from transmission_bridge.transmissions import (
     ConfigError, INTERFACES, load_transmissions, TransmissionSet)
+from transmission_bridge.transmissions.interfaces import map_kind
 from transmission_bridge.transmissions.parameters import (
     apply_parameters, check_parameter_names, parameter_values)
 
@@ -25,6 +27,7 @@ def test_example_uses_all_types_in_file_order(ts):
 
 @pytest.mark.parametrize('interface', INTERFACES)
 def test_set_equals_each_transmission(ts, interface):
+    """The compiled set maps agree with each type's own formulas to rounding (a few ulps)."""
     rng = np.random.default_rng(7)
     a = rng.normal(size=(5, ts.num_actuators)) * 10
     j = ts.actuator_to_joint(interface, a)
@@ -34,8 +37,28 @@ def test_set_equals_each_transmission(ts, interface):
     for spec, t in zip(ts.specs, ts.transmissions):
         cols_a = [ai[x.name] for x in spec.actuators]
         cols_j = [ji[x.name] for x in spec.joints]
-        assert np.array_equal(j[:, cols_j], t.actuator_to_joint(interface, a[:, cols_a]))
-        assert np.array_equal(back[:, cols_a], t.joint_to_actuator(interface, j[:, cols_j]))
+        np.testing.assert_allclose(j[:, cols_j], t.actuator_to_joint(interface, a[:, cols_a]),
+                                   rtol=COMPILED_RTOL, atol=COMPILED_ATOL)
+        np.testing.assert_allclose(back[:, cols_a], t.joint_to_actuator(interface, j[:, cols_j]),
+                                   rtol=COMPILED_RTOL, atol=COMPILED_ATOL)
+
+
+@pytest.mark.parametrize('interface', INTERFACES)
+def test_a_batch_maps_each_row_as_alone_bit_for_bit(ts, interface):
+    """What keeps the live bridge (one message) and the converter (a whole bag) equal."""
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=(6, ts.num_actuators)) * 10
+    batch = ts.actuator_to_joint(interface, a)
+    back = ts.joint_to_actuator(interface, batch)
+    for k in range(len(a)):
+        assert np.array_equal(batch[k], ts.actuator_to_joint(interface, a[k]))
+        assert np.array_equal(back[k], ts.joint_to_actuator(interface, batch[k]))
+    stacked = ts.actuator_state_to_joint(np.stack([a, a, a], axis=-2))
+    kind = map_kind(interface)
+    if kind == 'position':
+        assert np.array_equal(stacked[:, 0] + ts.joint_offsets, batch)
+    else:
+        assert np.array_equal(stacked[:, {'velocity': 1, 'effort': 2}[kind]], batch)
 
 
 def test_nan_stays_inside_its_transmission(ts):

@@ -8,3 +8,7 @@ POWER_RTOL = 1e-12
 PEER_ATOL = 1e-9
 # Finite-difference checks (central differences, step 1e-6): truncation plus rounding.
 FD_ATOL = 1e-6
+# The transmission set's compiled maps (x[i0] c0 + x[i1] c1, coefficients from the formulas)
+# against each transmission's own formulas: rounding differs by a few ulps of a term.
+COMPILED_RTOL = 1e-14
+COMPILED_ATOL = 1e-12

@@ -3,9 +3,13 @@ All transmissions of a robot as one vectorised map between actuator and joint ve
 
 The actuator vector is ordered as :attr:`TransmissionSet.actuator_names` and the
 joint vector as :attr:`TransmissionSet.joint_names` (file order, roles kept).
-Transmissions of one type are evaluated together with their type's formulas over
-index arrays, so one call maps one sample or a whole bag, and a NaN (unknown)
-actuator value never reaches the joints of another transmission.
+At construction the set is compiled: every map is linear (plus the joint offsets on
+position), and each joint or actuator value depends on at most the two values of its
+own transmission, so each map becomes ``out[k] = x[i0[k]] * c0[k] + x[i1[k]] * c1[k]``
+with coefficients taken from the types' formulas. One call is five numpy operations
+whatever the number or types of transmissions, maps one sample or a whole bag the
+same way (element-wise, so bit for bit), and a NaN (unknown) actuator value never
+reaches the joints of another transmission.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> ts = load_transmissions({'transmissions': [
@@ -25,6 +29,9 @@ from .errors import ConfigError
 from .interfaces import map_kind
 
 
+_KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint offsets
+
+
 class _Group:
     """Every transmission of one type: index arrays and per-transmission coefficients."""
 
@@ -37,6 +44,50 @@ class _Group:
         self.ar = tuple(np.array(c) for c in zip(*(t.actuator_reductions for t in transmissions)))
         self.jr = tuple(np.array(c) for c in zip(*(t.joint_reductions for t in transmissions)))
         self.off = tuple(np.array(c) for c in zip(*(t.joint_offsets for t in transmissions)))
+
+
+class _TwoTerm:
+    """
+    A linear map whose every output reads at most two inputs: ``x[i0] * c0 + x[i1] * c1``.
+
+    Built from a dense coefficient matrix ``(n_out, n_in)`` and, per output, the inputs
+    of its own transmission (the only entries read). An output that reads one input,
+    or whose coefficient on the other is zero, has ``i1 = i0`` and ``c1 = 0``: an
+    unknown (NaN) input reaches only the outputs that depend on it.
+    """
+
+    __slots__ = ('i0', 'i1', 'c0', 'c1')
+
+    def __init__(self, matrix, inputs_of):
+        n_out = matrix.shape[0]
+        self.i0 = np.zeros(n_out, dtype=np.intp)
+        self.i1 = np.zeros(n_out, dtype=np.intp)
+        self.c0 = np.zeros(n_out)
+        self.c1 = np.zeros(n_out)
+        for k, inputs in enumerate(inputs_of):
+            used = [i for i in inputs if matrix[k, i] != 0] or list(inputs[:1])
+            self.i0[k] = self.i1[k] = used[0]
+            self.c0[k] = matrix[k, used[0]]
+            if len(used) == 2:
+                self.i1[k] = used[1]
+                self.c1[k] = matrix[k, used[1]]
+
+    @classmethod
+    def stacked(cls, maps):
+        """Return one map applying ``maps[r]`` to row ``r`` of an ``(..., R, n_in)`` input."""
+        new = cls.__new__(cls)
+        new.i0 = np.stack([m.i0 for m in maps])
+        new.i1 = np.stack([m.i1 for m in maps])
+        new.c0 = np.stack([m.c0 for m in maps])
+        new.c1 = np.stack([m.c1 for m in maps])
+        return new
+
+    def __call__(self, x):
+        """Apply the map along the last axis of ``x``."""
+        if self.i0.ndim == 1:
+            return x[..., self.i0] * self.c0 + x[..., self.i1] * self.c1
+        rows = np.arange(self.i0.shape[0])[:, None]
+        return x[..., rows, self.i0] * self.c0 + x[..., rows, self.i1] * self.c1
 
 
 class TransmissionSet:
@@ -70,6 +121,20 @@ class TransmissionSet:
         self._damping = np.array([j.damping for s in specs for j in s.joints])
         for arr in (self._offsets, self._defaults, self._damping):
             arr.flags.writeable = False
+        eye_a, eye_j = np.eye(self.num_actuators), np.eye(self.num_joints)
+        # Column k of each coefficient matrix: the formulas applied to unit vector k.
+        with np.errstate(all='ignore'):       # extreme reductions overflow as the formulas do
+            a2j = {kind: self._by_formulas('a2j', kind, eye_a).T for kind in _KINDS}
+            j2a = {kind: self._by_formulas('j2a', kind, eye_j).T for kind in _KINDS}
+        actuators_of = [[self._actuator_index[a.name] for a in s.actuators]
+                        for s in specs for _ in s.joints]
+        joints_of = [[self._joint_index[j.name] for j in s.joints]
+                     for s in specs for _ in s.actuators]
+        self._a2j = {kind: _TwoTerm(m, actuators_of) for kind, m in a2j.items()}
+        self._j2a = {kind: _TwoTerm(m, joints_of) for kind, m in j2a.items()}
+        # The bridge's stacked (position, velocity, effort) rows in one pass.
+        motion, effort = self._a2j['velocity'], self._a2j['effort']
+        self._a2j_state = _TwoTerm.stacked([motion, motion, effort])
 
     # --- description -------------------------------------------------------------
     @property
@@ -146,47 +211,41 @@ class TransmissionSet:
         """Map ``(..., num_actuators)`` actuator values to ``(..., num_joints)`` joint values."""
         kind = map_kind(interface)
         a = last_dimension(values, self.num_actuators, 'actuator')
-        out = np.empty(a.shape[:-1] + (self.num_joints,))
-        for g in self._groups:
-            cols = tuple(a[..., idx] for idx in g.act_idx)
-            mapped = g.formulas.actuator_to_joint(kind, cols, g.ar, g.jr, g.off)
-            for idx, val in zip(g.jnt_idx, mapped):
-                out[..., idx] = val
-        return out
+        if kind == 'position':
+            return self._a2j['velocity'](a) + self._offsets
+        return self._a2j[kind](a)
 
     def joint_to_actuator(self, interface, values):
         """Map ``(..., num_joints)`` joint values to ``(..., num_actuators)`` actuator values."""
         kind = map_kind(interface)
         j = last_dimension(values, self.num_joints, 'joint')
-        out = np.empty(j.shape[:-1] + (self.num_actuators,))
-        for g in self._groups:
-            cols = tuple(j[..., idx] for idx in g.jnt_idx)
-            mapped = g.formulas.joint_to_actuator(kind, cols, g.ar, g.jr, g.off)
-            for idx, val in zip(g.act_idx, mapped):
-                out[..., idx] = val
-        return out
+        if kind == 'position':
+            return self._j2a['velocity'](j - self._offsets)
+        return self._j2a[kind](j)
 
     def actuator_state_to_joint(self, values):
         """
         Map stacked actuator (position, velocity, effort) ``(..., 3, nA)`` in one pass.
 
         Returns ``(..., 3, nJ)``: the velocity map of positions (add
-        :attr:`joint_offsets` for joint positions; that equals the position map bit
-        for bit), the velocity map of velocities, and the effort map of efforts. The
-        same formulas as :meth:`actuator_to_joint`, with one gather and one scatter
-        per transmission type instead of three: the bridge's per-message path.
+        :attr:`joint_offsets` for joint positions: that is the position map), the
+        velocity map of velocities, and the effort map of efforts, each element
+        computed exactly as :meth:`actuator_to_joint` computes it: the bridge's
+        per-message path.
         """
-        a = np.asarray(values, dtype=float)
-        out = np.empty(a.shape[:-1] + (self.num_joints,))
+        return self._a2j_state(np.asarray(values, dtype=float))
+
+    def _by_formulas(self, direction, kind, values):
+        """Evaluate the types' own formulas group by group (used to compile the maps)."""
+        n_out = self.num_joints if direction == 'a2j' else self.num_actuators
+        out = np.zeros(values.shape[:-1] + (n_out,))
         for g in self._groups:
-            cols = tuple(a[..., idx] for idx in g.act_idx)
-            moved = g.formulas.actuator_to_joint(
-                'velocity', tuple(c[..., :2, :] for c in cols), g.ar, g.jr, g.off)
-            forces = g.formulas.actuator_to_joint(
-                'effort', tuple(c[..., 2, :] for c in cols), g.ar, g.jr, g.off)
-            for idx, m, f in zip(g.jnt_idx, moved, forces):
-                out[..., :2, idx] = m
-                out[..., 2, idx] = f
+            src, dst = (g.act_idx, g.jnt_idx) if direction == 'a2j' else (g.jnt_idx, g.act_idx)
+            formula = (g.formulas.actuator_to_joint if direction == 'a2j'
+                       else g.formulas.joint_to_actuator)
+            mapped = formula(kind, tuple(values[..., idx] for idx in src), g.ar, g.jr, g.off)
+            for idx, val in zip(dst, mapped):
+                out[..., idx] = val
         return out
 
     def damped_joint_effort(self, joint_effort, joint_velocity):
