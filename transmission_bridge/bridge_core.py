@@ -77,6 +77,17 @@ class ActuatorCommand:
 
 
 @dataclasses.dataclass(frozen=True)
+class Lane:
+    """What :meth:`BridgeCore.ingest_lane` needs to take one source's messages of one name list."""
+
+    generation: int
+    sid: int
+    rows: object        # message rows of the known names; None: every row
+    cols: object        # their actuator indices; slice(None) when all actuators in order
+    num_unknown: int
+
+
+@dataclasses.dataclass(frozen=True)
 class IngestResult:
     """Why a message was not turned into joint states (``reason``) and what to warn about."""
 
@@ -105,6 +116,7 @@ class BridgeCore:
         self._source_ids = {}
         self._all_reported = False
         self._input = NamedInput(())
+        self._generation = 0        # bumped whenever a Lane may no longer hold
         self.set_transmissions(tset)
 
     # --- configuration -----------------------------------------------------------
@@ -133,6 +145,7 @@ class BridgeCore:
             self._all_reported = False
             self._last_seen_ns, self._owner = seen, owner
         self._tset = tset
+        self._generation += 1
         self._actuator_index = tset.actuator_index
         self._input = self._input.renamed(tset.actuator_names)
         self._command_input = self._command_input.renamed(tset.joint_names)
@@ -180,17 +193,69 @@ class BridgeCore:
         if not self._all_reported and len(cols) and not self._reported[cols].all():
             self._reported[cols] = True
             self._complete_for = None
+            self._generation += 1
             self._all_reported = bool(self._reported.all())
         self._last_seen_ns[cols] = stamp_ns if now_ns is None else now_ns
         self._owner[cols] = sid
         self.last_result = IngestResult('', new_unknown, shared)
         return self._joint_output([arr is not None for arr in arrays])
 
+    def lane(self, source, names):
+        """
+        Return a :class:`Lane` for ``source``'s messages named ``names``, or None.
+
+        Call it after :meth:`ingest` accepted such a message. None when the names have not
+        been checked, or when the message did not complete its actuators' transmissions.
+        """
+        layout = self._input.layout_of(tuple(names))
+        if layout is None or source not in self._source_ids:
+            return None
+        rows, cols, unknown = layout
+        if not len(cols) or not self._reported[cols].all():
+            return None
+        if len(cols) == self._tset.num_actuators and (cols == np.arange(len(cols))).all():
+            cols = slice(None)
+        return Lane(self._generation, self._source_ids[source], rows, cols, len(unknown))
+
+    def ingest_lane(self, lane, values, stamp_ns, now_ns):
+        """
+        Take a message of ``lane``'s names: what :meth:`ingest` would return, or None.
+
+        ``values`` is a ``(3, n)`` array (all three interfaces, message order). None means
+        "not taken, nothing changed: call :meth:`ingest`": the configuration or the set of
+        reported actuators changed since the lane was made, the stamp went back, a value is
+        infinite, or another source wrote one of these actuators last. Otherwise the
+        counters, stamps and values change exactly as :meth:`ingest` changes them.
+        """
+        if lane.generation != self._generation:
+            return None
+        sid = lane.sid
+        last = self._input.last_stamp(sid)
+        if last is not None and stamp_ns < last:
+            return None
+        if not math.isfinite(values.sum()) and np.isinf(values).any():
+            return None
+        cols = lane.cols
+        if len(self._source_ids) > 1:
+            owners = self._owner[cols]
+            if ((owners >= 0) & (owners != sid)).any():
+                return None
+        self._input.record_stamp(sid, stamp_ns)
+        c = self.counters
+        c.received += 1
+        c.unknown_names += lane.num_unknown
+        self._values[:, cols] = values if lane.rows is None else values[:, lane.rows]
+        self._last_seen_ns[cols] = now_ns
+        self._owner[cols] = sid
+        self.last_result = _ACCEPTED
+        return self._joint_output(_ALL_PRESENT)
+
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
         return None
 
     def _forget(self, sid):
+        self._generation += 1
         self._all_reported = False
         mask = self._owner == sid
         self._values[:, mask] = np.nan
@@ -226,6 +291,7 @@ class BridgeCore:
 
     def reset(self):
         """Forget every actuator value and stamp (a time jump, or a fresh start)."""
+        self._generation += 1
         self._all_reported = False
         self._values[:] = np.nan
         self._reported[:] = False
@@ -411,6 +477,8 @@ class BridgeCore:
 
 
 _INTERFACES = ('position', 'velocity', 'effort')
+_ACCEPTED = IngestResult()
+_ALL_PRESENT = (True, True, True)
 _MAX_CACHED_LAYOUTS = 64
 
 

@@ -24,6 +24,7 @@ from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
 from .transmissions import ConfigError, load_transmissions
 from .transmissions import parameters as tparams
+from .wire import JointStateLayout
 
 TRANSMISSIONS_FILE = 'transmissions_file'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
@@ -70,6 +71,8 @@ class TransmissionBridge(ConfigurableNode):
             'an actuator not heard from for this long is reported stale, s', constraints='> 0')))
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
+        self._fast_path = self._declare_fast_path()
+        self._fast = {}                   # topic -> _FastInput (learned byte layout)
         self._source = sources.label
         self._core = None
         self._source_set = None
@@ -97,13 +100,15 @@ class TransmissionBridge(ConfigurableNode):
         for topic in topics:        # raw: a message the budget drops is never decoded
             self.create_subscription(
                 JointState, topic,
-                budget.wrap(lambda data, src=topic: self._on_actuator_state(
-                    src, deserialize_message(data, JointState))),
+                budget.wrap(lambda data, src=topic: self._publish(
+                    self._joint_pub, self._actuator_state(src, data))),
                 qos_profile_sensor_data, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
-        self.create_subscription(JointState, 'joint_commands', self._on_command,
-                                 qos_profile_sensor_data)
+        self.create_subscription(
+            JointState, 'joint_commands',
+            lambda data: self._publish(self._command_pub, self._command(data)),
+            qos_profile_sensor_data, raw=True)
         self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)
@@ -197,22 +202,43 @@ class TransmissionBridge(ConfigurableNode):
         return result.successful, result.reason
 
     # --- topics ------------------------------------------------------------------
-    def _on_actuator_state(self, source, msg):
+    # Each input is handled from its bytes. A message with the layout of the last one from
+    # its topic (same names, frame_id and array lengths: wire.JointStateLayout) is read in
+    # place and answered from a byte template; any other is decoded and answered with a
+    # message object (the typed path), which then learns its layout. Both give the same
+    # output for the same input (test_fast_path.py).
+    @staticmethod
+    def _publish(publisher, out):
+        if out is not None:
+            publisher.publish(out)
+
+    def _actuator_state(self, source, data):
+        """Return the joint_states for one actuator-state message (bytes or a message), or None."""
         core = self._core
         if core is None:
-            return
-        out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort,
-                          stamp_to_ns(msg.header.stamp),
-                          self.get_clock().now().nanoseconds)
-        result = core.last_result
-        for name in result.new_shared_actuators:
-            self.get_logger().warning(
-                f'actuator {name!r} is reported on more than one topic; the latest wins')
-        waiting = out is None and result.reason.startswith('no transmission')  # not an error
-        report_input(self.get_logger(), source, 'actuator', result.new_unknown_names,
-                     '' if waiting else result.reason)
+            return None
+        now = self.get_clock().now().nanoseconds
+        fast = self._fast.get(source)
+        if fast is not None and fast.layout.matches(data):
+            layout = fast.layout
+            stamp = layout.stamp_ns(data)
+            out = None
+            if fast.lane is not None:
+                out = core.ingest_lane(fast.lane, layout.values(data), stamp, now)
+            if out is None:
+                out = core.ingest(source, layout.names, *layout.arrays(data), stamp, now)
+                self._report_actuator_state(source, out)
+                fast.lane = (core.lane(source, layout.names)
+                             if out is not None and layout.stacked else None)
+            return None if out is None else fast.encode(out, layout.stamp_bytes(data))
+        msg = deserialize_message(data, JointState)
+        stamp = stamp_to_ns(msg.header.stamp)
+        out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort, stamp, now)
+        self._report_actuator_state(source, out)
+        if self._fast_path:
+            self._learn(source, data, msg)
         if out is None:
-            return
+            return None
         js = self._joint_msg
         if js is None or self._joint_names_for is not out.names:   # same cached tuple: reuse
             js = self._joint_msg = JointState(name=list(out.names))
@@ -221,18 +247,48 @@ class TransmissionBridge(ConfigurableNode):
         js.position = doubles(out.position)
         js.velocity = doubles(out.velocity)
         js.effort = doubles(out.effort)
-        self._joint_pub.publish(js)
+        return js
 
-    def _on_command(self, msg):
+    def _learn(self, source, data, msg):
+        layout = JointStateLayout.learn_message(data, msg)
+        if layout is None:
+            self._fast.pop(source, None)
+            return
+        lane = (self._core.lane(source, layout.names)
+                if layout.stacked and self._core.last_result.reason == '' else None)
+        self._fast[source] = _FastInput(layout, lane)
+
+    def _report_actuator_state(self, source, out):
+        result = self._core.last_result
+        for name in result.new_shared_actuators:
+            self.get_logger().warning(
+                f'actuator {name!r} is reported on more than one topic; the latest wins')
+        waiting = out is None and result.reason.startswith('no transmission')  # not an error
+        report_input(self.get_logger(), source, 'actuator', result.new_unknown_names,
+                     '' if waiting else result.reason)
+
+    def _command(self, data):
+        """Return the actuator_commands for one joint_commands message, or None."""
         core = self._core
         if core is None:
-            return
+            return None
+        fast = self._fast.get(_COMMANDS)
+        if fast is not None and fast.layout.matches(data):
+            layout = fast.layout
+            out = core.map_command(layout.names, *layout.arrays(data))
+            self._report_command()
+            return None if out is None else fast.encode(out, layout.stamp_bytes(data))
+        msg = deserialize_message(data, JointState)
         out = core.map_command(msg.name, msg.position, msg.velocity, msg.effort)
-        result = core.last_command_result
-        report_input(self.get_logger(), 'joint_commands', 'joint', result.new_unknown_names,
-                     result.reason)
+        self._report_command()
+        if self._fast_path:
+            layout = JointStateLayout.learn_message(data, msg)
+            if layout is None:
+                self._fast.pop(_COMMANDS, None)
+            else:
+                self._fast[_COMMANDS] = _FastInput(layout, None)
         if out is None:
-            return
+            return None
         cmd = self._command_msg
         if cmd is None or self._command_names_for is not out.names:    # same cached tuple
             cmd = self._command_msg = JointState(name=list(out.names))
@@ -241,7 +297,12 @@ class TransmissionBridge(ConfigurableNode):
         cmd.position = doubles(out.position)
         cmd.velocity = doubles(out.velocity)
         cmd.effort = doubles(out.effort)
-        self._command_pub.publish(cmd)
+        return cmd
+
+    def _report_command(self):
+        result = self._core.last_command_result
+        report_input(self.get_logger(), 'joint_commands', 'joint', result.new_unknown_names,
+                     result.reason)
 
     def _on_trajectory(self, msg):
         points = msg.points
@@ -335,6 +396,32 @@ class TransmissionBridge(ConfigurableNode):
             warning='; '.join(warnings),
             extra={'stale_actuators': ','.join(stale),
                    'dropped_overload': self._budget.dropped}))
+
+
+_COMMANDS = ' joint_commands'     # key of the command input's layout (no topic has a space)
+
+
+class _FastInput:
+    """One input's learned byte layout, its core lane, and its output templates."""
+
+    __slots__ = ('layout', 'lane', '_names', '_template')
+
+    def __init__(self, layout, lane):
+        self.layout = layout
+        self.lane = lane
+        self._names = None
+        self._template = None
+
+    def encode(self, out, stamp_bytes):
+        """Return ``out`` (JointOutput or ActuatorCommand) as JointState bytes."""
+        arrays = (out.position, out.velocity, out.effort)
+        if self._names is not out.names:        # the core's cached tuple: same layout
+            n = len(out.names)
+            self._template = JointStateLayout(
+                out.names, self.layout.frame_id,
+                [0 if a is None else n for a in arrays]).encoder()
+            self._names = out.names
+        return self._template.write(stamp_bytes, arrays)
 
 
 def main(args=None):

@@ -24,16 +24,20 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
+from .kinematics.spatial import rotation_to_quaternion
 from .kinematics_core import KinematicsCore
 from .ros.configurable import ConfigurableNode, RELIABLE_10
 from .ros.conversions import doubles, fill_poses, name_values, poses_to_msgs, stamp_to_ns
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
+from .wire import DoublesTemplate, JointStateLayout
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
+PUBLISH_EVERY = 'publish_every'
+OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy')
 
 HELP = """
 kinematics: joint_states -> gravity and damping torques, body poses, potential energy.
@@ -47,9 +51,11 @@ Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose,
 ~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
 Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; base_frame, tip_links, diagnostics_period,
-input_time_share. Settable at runtime: gravity, joints.<joint>.damping,
+input_time_share, fast_path. Settable at runtime: gravity, joints.<joint>.damping,
 joints.<joint>.default_position, joints.<joint>.default_translation (screw joints only)
-('ros2 param describe' gives units and ranges).
+publish_every.<output> (gravity_torques, passive_torques, body_poses, tip_poses,
+potential_energy: 1 every message, N every Nth, 0 off) ('ros2 param describe' gives
+units and ranges).
 Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
 ~/reset_damping, ~/go_to_default_pose.
 """
@@ -75,6 +81,11 @@ class KinematicsNode(ConfigurableNode):
                        read_only=True)
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
+        self._fast_path = self._declare_fast_path()
+        self._fast = None                 # learned joint_states byte layout
+        self._templates = None            # output byte templates, per model
+        self._every = [self._declare_every(name) for name in OUTPUTS]
+        self._count = 0                   # inputs that produced outputs (for publish_every)
         self._source = sources.label
         self._base = base
         self._tip_names = tips
@@ -89,7 +100,7 @@ class KinematicsNode(ConfigurableNode):
             except ModelError as exc:
                 raise StartupError(str(exc)) from None
             self._tips = [(t, model.body_names.index(t)) for t in tips]
-            self._refuse_unknown_overrides(('joints',))
+            self._refuse_unknown_overrides(('joints', PUBLISH_EVERY))
         self._pending = None
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -107,7 +118,7 @@ class KinematicsNode(ConfigurableNode):
         # Raw: a message dropped by the budget is never decoded (ros/input_budget.py).
         self.create_subscription(
             JointState, 'joint_states',
-            budget.wrap(lambda data: self._on_joint_states(deserialize_message(data, JointState))),
+            budget.wrap(lambda data: [pub.publish(out) for pub, out in self._joint_states(data)]),
             qos_profile_sensor_data, raw=True)
         self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
                                  RELIABLE_10)
@@ -123,6 +134,14 @@ class KinematicsNode(ConfigurableNode):
                 f'{model.num_positions} joints from {self._source}; outputs in {base!r}')
 
     # --- configuration -----------------------------------------------------------
+    def _declare_every(self, output):
+        name = f'{PUBLISH_EVERY}.{output}'
+        value = declare(self, name, 1, int, f'publish ~/{output} for every Nth input '
+                        'message (1: every message, 0: never)', constraints='>= 0')
+        if value < 0:
+            raise StartupError(f'{name} must be >= 0, got {value}')
+        return value
+
     def _checked(self, model):
         """Return ``model`` if base_frame and tip_links are bodies of it, else raise."""
         if self._base != 'world' and self._base not in model.body_names:
@@ -177,6 +196,10 @@ class KinematicsNode(ConfigurableNode):
             return SetParametersResult(successful=True)
         changes = {}
         for p in params:
+            if p.name.startswith(PUBLISH_EVERY + '.') and (
+                    p.type_ != Parameter.Type.INTEGER or p.value < 0):
+                return SetParametersResult(
+                    successful=False, reason=f'{p.name} must be an integer >= 0, got {p.value!r}')
             if kparams.split_parameter(p.name) and self._core is None:
                 return SetParametersResult(successful=False, reason='no model yet')
             if kparams.split_parameter(p.name):
@@ -194,6 +217,9 @@ class KinematicsNode(ConfigurableNode):
 
     def _apply_parameters(self, params):
         """Post-set callback: the validated model takes effect; coupled values follow."""
+        for p in params:
+            if p.name.startswith(PUBLISH_EVERY + '.'):
+                self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
         if self._syncing or self._pending is None:
             return
         model, self._pending = self._pending, None
@@ -222,33 +248,98 @@ class KinematicsNode(ConfigurableNode):
         return result.successful, result.reason
 
     # --- topics ------------------------------------------------------------------
-    def _on_joint_states(self, msg):
+    def _joint_states(self, data):
+        """
+        Return ``[(publisher, message or bytes)]`` for one joint_states message.
+
+        A message with the layout of the last one (wire.JointStateLayout) is read in place
+        and answered from byte templates; any other is decoded and answered with message
+        objects (the typed path), which then learns its layout. Same outputs either way.
+        """
         core = self._core
         if core is None:
-            return
-        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp))
+            return ()
+        fast = self._fast
+        if fast is not None and fast.matches(data):
+            pos, vel, _ = fast.arrays(data)
+            out = core.ingest(fast.names, pos, vel, fast.stamp_ns(data))
+            self._report_joint_states(out)
+            return () if out is None else self._encode(out, fast.stamp_bytes(data))
+        msg = deserialize_message(data, JointState)
+        stamp = stamp_to_ns(msg.header.stamp)
+        out = core.ingest(msg.name, msg.position, msg.velocity, stamp)
+        self._report_joint_states(out)
+        if self._fast_path:
+            self._fast = JointStateLayout.learn_message(data, msg)
+        return () if out is None else self._messages(out, msg.header)
+
+    def _report_joint_states(self, out):
+        core = self._core
         report_input(self.get_logger(), 'joint_states', 'joint', core.last_new_unknown,
                      core.last_reason if out is None else '')
-        if out is None:
-            return
-        header = msg.header
+
+    def _due(self):
+        """Return which outputs (OUTPUTS order) this input publishes; counts the input."""
+        count, self._count = self._count, self._count + 1
+        return [every > 0 and count % every == 0 for every in self._every]
+
+    def _messages(self, out, header):
         header.frame_id = self._base
-        m = self._outputs_for(core.model)
+        gravity, passive, poses, tips, energy = self._due()
+        m = self._outputs_for(self._core.model)
+        sent = []
         q = doubles(out.q)
-        m.gravity.header, m.gravity.position = header, q
-        m.gravity.effort = doubles(out.holding)
-        self._gravity_pub.publish(m.gravity)
-        m.passive.header, m.passive.position = header, q
-        m.passive.velocity, m.passive.effort = doubles(out.v), doubles(out.passive)
-        self._passive_pub.publish(m.passive)
-        fill_poses(m.poses.poses, out.poses)
-        m.poses.header = header
-        self._poses_pub.publish(m.poses)
-        for (_, i), pub, tip in zip(self._tips, self._tip_pubs, m.tips):
-            tip.header, tip.pose = header, m.poses.poses[i]
-            pub.publish(tip)
-        m.energy.data = out.potential_energy
-        self._energy_pub.publish(m.energy)
+        if gravity:
+            m.gravity.header, m.gravity.position = header, q
+            m.gravity.effort = doubles(out.holding)
+            sent.append((self._gravity_pub, m.gravity))
+        if passive:
+            m.passive.header, m.passive.position = header, q
+            m.passive.velocity, m.passive.effort = doubles(out.v), doubles(out.passive)
+            sent.append((self._passive_pub, m.passive))
+        if poses or (tips and self._tips):
+            fill_poses(m.poses.poses, out.poses)
+        if poses:
+            m.poses.header = header
+            sent.append((self._poses_pub, m.poses))
+        if tips:
+            for (_, i), pub, tip in zip(self._tips, self._tip_pubs, m.tips):
+                tip.header, tip.pose = header, m.poses.poses[i]
+                sent.append((pub, tip))
+        if energy:
+            m.energy.data = out.potential_energy
+            sent.append((self._energy_pub, m.energy))
+        return sent
+
+    def _encode(self, out, stamp_bytes):
+        gravity, passive, poses, tips, energy = self._due()
+        t = self._templates
+        if t is None or t.model is not self._core.model:
+            t = self._templates = _Templates(self._core.model, self._base, len(self._tips))
+        sent = []
+        if gravity:
+            sent.append((self._gravity_pub,
+                         t.gravity.write(stamp_bytes, (out.q, (), out.holding))))
+        if passive:
+            sent.append((self._passive_pub,
+                         t.passive.write(stamp_bytes, (out.q, out.v, out.passive))))
+        if poses or (tips and self._tips):
+            X = out.poses
+            block = t.poses.values
+            block[:, :3] = X[:, :3, 3]
+            block[:, 3:] = rotation_to_quaternion(X[:, :3, :3])
+        if poses:
+            t.poses.set_stamp(stamp_bytes)
+            sent.append((self._poses_pub, t.poses.to_bytes()))
+        if tips:
+            for (_, i), pub, tip in zip(self._tips, self._tip_pubs, t.tips):
+                tip.set_stamp(stamp_bytes)
+                tip.values[:] = t.poses.values[i]
+                sent.append((pub, tip.to_bytes()))
+        if energy:
+            t.energy.values[0] = out.potential_energy
+            sent.append((self._energy_pub, t.energy.to_bytes()))
+        return sent
 
     def _outputs_for(self, model):
         """Output messages, allocated once per model and refilled for every input."""
@@ -344,6 +435,19 @@ class _Outputs:
     poses: PoseArray
     tips: list
     energy: Float64
+
+
+class _Templates:
+    """Output byte templates for one model (wire.py); refilled for every input."""
+
+    def __init__(self, model, base, num_tips):
+        n = model.num_positions
+        self.model = model
+        self.gravity = JointStateLayout(model.joint_names, base, (n, 0, n)).encoder()
+        self.passive = JointStateLayout(model.joint_names, base, (n, n, n)).encoder()
+        self.poses = DoublesTemplate.pose_array(base, len(model.body_names))
+        self.tips = [DoublesTemplate.pose_stamped(base) for _ in range(num_tips)]
+        self.energy = DoublesTemplate.float64()
 
 
 def main(args=None):

@@ -121,6 +121,18 @@ class NamedInput:
         self._layouts[names] = layout
         return layout
 
+    def layout_of(self, names):
+        """Return ``(rows, cols, unknown)`` of a name tuple already checked, else None."""
+        return self._layouts.get(names)
+
+    def last_stamp(self, source):
+        """Return the last stamp recorded for ``source`` (None if none)."""
+        return self._last_stamp.get(source)
+
+    def record_stamp(self, source, stamp_ns):
+        """Record ``stamp_ns`` for ``source`` (the caller has checked it does not go back)."""
+        self._last_stamp[source] = stamp_ns
+
     def renamed(self, known_names):
         """Return a checker for other known names that keeps the stamps and warnings so far."""
         new = NamedInput(known_names)

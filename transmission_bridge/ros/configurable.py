@@ -19,6 +19,7 @@ from .time_jumps import on_backward_jump
 ROBOT_DESCRIPTION = 'robot_description'
 USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 INPUT_SHARE = 'input_time_share'
+FAST_PATH = 'fast_path'
 DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
 RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -134,6 +135,13 @@ class ConfigurableNode(Node):
         return positive(DIAGNOSTICS_PERIOD, declare(
             self, DIAGNOSTICS_PERIOD, 1.0, float, 'period of /diagnostics messages, s',
             read_only=True, constraints='> 0'))
+
+    def _declare_fast_path(self):
+        """Declare ``fast_path`` and return it."""
+        return declare(self, FAST_PATH, True, bool,
+                       'handle input messages of a known layout as bytes and write outputs '
+                       'into byte templates (false: decode and build every message; the '
+                       'outputs are the same)', read_only=True)
 
     def _declare_input_budget(self):
         """Declare ``input_time_share`` and return its :class:`InputBudget`."""

@@ -8,6 +8,7 @@ from .node_main import StartupError
 
 _TYPES = {
     float: (ParameterType.PARAMETER_DOUBLE, Parameter.Type.DOUBLE),
+    int: (ParameterType.PARAMETER_INTEGER, Parameter.Type.INTEGER),
     str: (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
     bool: (ParameterType.PARAMETER_BOOL, Parameter.Type.BOOL),
     'double_array': (ParameterType.PARAMETER_DOUBLE_ARRAY, Parameter.Type.DOUBLE_ARRAY),

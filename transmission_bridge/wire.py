@@ -1,0 +1,254 @@
+"""
+Messages as bytes: fixed CDR layouts for the nodes' per-message hot path.
+
+A sensor_msgs/JointState (or a PoseArray, a Float64...) has a fixed byte layout once its
+strings and sequence lengths are fixed; only the stamp and the doubles change from message
+to message. The nodes learn the layout of an input from a message their typed path has
+decoded, then read the next messages of that layout as numpy views of the received bytes,
+and write their outputs into preallocated byte templates (stamp and doubles in place),
+which ``Publisher.publish`` sends as they are. Anything else takes the typed path.
+
+CDR as ROS 2 uses it (XCDR1, little endian): a 4-byte encapsulation header (``00 01``,
+two option bytes), then the fields in order, each aligned to its size counted from the end
+of that header; a string is a ``uint32`` length (with the NUL) and the bytes with the NUL;
+a sequence is a ``uint32`` count and the elements (no alignment when the count is 0).
+
+Which bytes are compared: padding bytes are never compared, because Fast-CDR leaves them
+uninitialised, and the received length may exceed the content (rclpy's serialiser returns
+a buffer a few bytes longer); a message matches a learned layout when its length equals the
+length of the message the layout was learned from and its strings and sequence counts equal
+the layout's. A layout is only used after it has decoded the message it was learned from
+to the same stamp and values, bit for bit (:meth:`JointStateLayout.learn`).
+
+No rclpy here: the nodes pass bytes in and publish the bytes that come out.
+
+>>> layout = JointStateLayout(['a', 'b'], 'base', (2, 0, 2))
+>>> data = layout.template_bytes()
+>>> layout.matches(data), layout.sizes, layout.content_length
+(True, (2, 0, 2), 92)
+"""
+
+import struct
+
+import numpy as np
+
+FIELDS = ('position', 'velocity', 'effort')
+_HEADER = b'\x00\x01\x00\x00'
+_STAMP = struct.Struct('<iI')
+_EMPTY = np.empty(0)
+
+
+class CdrWriter:
+    """Builds a CDR template and remembers where its variable numbers go."""
+
+    def __init__(self):
+        self.buf = bytearray(_HEADER)
+        self.fixed = bytearray(b'\xff\xff\x00\x00')   # which bytes a layout check compares
+
+    def _align(self, size):
+        pad = -(len(self.buf) - 4) % size
+        self.buf += bytes(pad)
+        self.fixed += bytes(pad)
+
+    def _put(self, data, fixed):
+        start = len(self.buf)
+        self.buf += data
+        self.fixed += (b'\xff' if fixed else b'\x00') * len(data)
+        return start
+
+    def stamp(self):
+        """Append a builtin_interfaces/Time (variable); return its offset."""
+        self._align(4)
+        return self._put(bytes(8), False)
+
+    def uint32(self, value):
+        """Append a constant 32-bit count: a string length or a sequence length."""
+        self._align(4)
+        return self._put(struct.pack('<I', value), True)
+
+    def string(self, text):
+        """Append a constant string."""
+        data = text.encode() + b'\x00'
+        self.uint32(len(data))
+        self._put(data, True)
+
+    def doubles(self, count):
+        """Append variable doubles, ``count`` of them, not a sequence; return their offset."""
+        if count == 0:
+            return len(self.buf)
+        self._align(8)
+        return self._put(bytes(8 * count), False)
+
+    def double_sequence(self, count):
+        """Append a sequence<double> of ``count`` variable values; return their offset or None."""
+        self.uint32(count)
+        return self.doubles(count) if count else None
+
+    def header(self, frame_id):
+        """Append a std_msgs/Header; return the stamp offset."""
+        offset = self.stamp()
+        self.string(frame_id)
+        return offset
+
+
+class Template:
+    """Preallocated output bytes: numpy views of its doubles, the stamp written in place."""
+
+    def __init__(self, writer, stamp_offset=None):
+        self.buf = bytearray(writer.buf)
+        self._stamp_offset = stamp_offset
+
+    def view(self, offset, shape, strides=None):
+        """Return a float64 view into the template at ``offset``; writes land in the bytes."""
+        return np.ndarray(shape, dtype='<f8', buffer=self.buf, offset=offset, strides=strides)
+
+    def set_stamp(self, stamp_bytes):
+        """Copy an 8-byte CDR stamp (as read from an input) into the template."""
+        o = self._stamp_offset
+        self.buf[o:o + 8] = stamp_bytes
+
+    def set_stamp_ns(self, stamp_ns):
+        """Write a stamp given in nanoseconds."""
+        _STAMP.pack_into(self.buf, self._stamp_offset, *divmod(stamp_ns, 1_000_000_000))
+
+    def to_bytes(self):
+        """Return the message as ``bytes`` (what ``Publisher.publish`` takes)."""
+        return bytes(self.buf)
+
+
+class JointStateLayout:
+    """
+    The byte layout of JointState messages with one name list, frame_id and array sizes.
+
+    ``values(data)`` returns the arrays of a matching message as views of ``data``;
+    ``encoder()`` a :class:`JointStateTemplate` writing messages of this layout.
+    """
+
+    def __init__(self, names, frame_id, sizes, length=None):
+        self.names = tuple(names)
+        self.frame_id = frame_id
+        self.sizes = tuple(int(s) for s in sizes)
+        w = CdrWriter()
+        self.stamp_offset = w.header(frame_id)
+        w.uint32(len(self.names))
+        for name in self.names:
+            w.string(name)
+        self.offsets = tuple(w.double_sequence(n) for n in self.sizes)
+        self._writer = w
+        self.content_length = len(w.buf)
+        self.length = self.content_length if length is None else length
+        mask = int.from_bytes(w.fixed, 'little')
+        self._mask = mask
+        self._constant = int.from_bytes(w.buf, 'little') & mask
+        n = len(self.names)
+        # All three arrays present (the usual case): one strided (3, n) view over the bytes.
+        self.stacked = n > 0 and self.sizes == (n, n, n)
+        self._stride = 8 * n + 8
+
+    @classmethod
+    def learn(cls, data, names, frame_id, sizes, stamp_ns, arrays):
+        """
+        Return the layout of the received message ``data`` decoded as the given fields, or None.
+
+        None when the computed layout does not decode ``data`` back to exactly ``stamp_ns``
+        and ``arrays`` (a serialiser with other rules): such messages stay on the typed path.
+        """
+        layout = cls(names, frame_id, sizes, len(data))
+        if len(data) < layout.content_length or not layout.matches(data):
+            return None
+        if layout.stamp_ns(data) != stamp_ns:
+            return None
+        for got, want in zip(layout.arrays(data), arrays):
+            if got.tobytes() != np.asarray(want, dtype=np.float64).tobytes():
+                return None
+        return layout
+
+    @classmethod
+    def learn_message(cls, data, msg):
+        """:meth:`learn` from ``msg``, the JointState message object ``data`` decodes to."""
+        header = msg.header
+        return cls.learn(data, msg.name, header.frame_id,
+                         [len(msg.position), len(msg.velocity), len(msg.effort)],
+                         header.stamp.sec * 1_000_000_000 + header.stamp.nanosec,
+                         (msg.position, msg.velocity, msg.effort))
+
+    def matches(self, data):
+        """Return True if ``data`` has this layout's length, strings and sequence counts."""
+        return (len(data) == self.length and int.from_bytes(
+            data[:self.content_length], 'little') & self._mask == self._constant)
+
+    def stamp_ns(self, data):
+        """Return the header stamp of ``data`` in nanoseconds."""
+        sec, nanosec = _STAMP.unpack_from(data, self.stamp_offset)
+        return sec * 1_000_000_000 + nanosec
+
+    def stamp_bytes(self, data):
+        """Return the 8 stamp bytes of ``data`` (to copy into an output's header)."""
+        return data[self.stamp_offset:self.stamp_offset + 8]
+
+    def values(self, data):
+        """Return a ``(3, n)`` float64 view of ``data`` (only when :attr:`stacked`)."""
+        if self.stacked:
+            return np.ndarray((3, len(self.names)), dtype='<f8', buffer=data,
+                              offset=self.offsets[0], strides=(self._stride, 8))
+        return self.arrays(data)
+
+    def arrays(self, data):
+        """Return position, velocity, effort as float64 views of ``data`` (empty where empty)."""
+        return [_EMPTY if o is None else np.frombuffer(data, '<f8', n, o)
+                for o, n in zip(self.offsets, self.sizes)]
+
+    def template_bytes(self):
+        """Return a zero-valued message of this layout (tests and probes)."""
+        return bytes(self._writer.buf)
+
+    def encoder(self):
+        """Return a :class:`JointStateTemplate` for messages of this layout."""
+        return JointStateTemplate(self)
+
+
+class JointStateTemplate(Template):
+    """A JointState output: ``write(stamp, arrays)`` fills it in and returns the bytes."""
+
+    def __init__(self, layout):
+        self.buf = bytearray(layout.template_bytes())
+        self._stamp_offset = layout.stamp_offset
+        self.fields = [None if o is None else self.view(o, (n,))
+                       for o, n in zip(layout.offsets, layout.sizes)]
+
+    def write(self, stamp_bytes, arrays):
+        """Fill in the stamp and the arrays (each None exactly where the layout has none)."""
+        self.set_stamp(stamp_bytes)
+        for field, values in zip(self.fields, arrays):
+            if field is not None:
+                field[:] = values
+        return bytes(self.buf)
+
+
+class DoublesTemplate(Template):
+    """An output whose variable part is one block of doubles (``values``) and the stamp."""
+
+    def __init__(self, writer, stamp_offset, offset, shape):
+        super().__init__(writer, stamp_offset)
+        self.values = self.view(offset, shape)
+
+    @classmethod
+    def pose_array(cls, frame_id, count):
+        """geometry_msgs/PoseArray: ``values`` is ``(count, 7)``, position then x, y, z, w."""
+        w = CdrWriter()
+        stamp = w.header(frame_id)
+        w.uint32(count)
+        return cls(w, stamp, w.doubles(7 * count), (count, 7))
+
+    @classmethod
+    def pose_stamped(cls, frame_id):
+        """geometry_msgs/PoseStamped: ``values`` is ``(7,)``."""
+        w = CdrWriter()
+        stamp = w.header(frame_id)
+        return cls(w, stamp, w.doubles(7), (7,))
+
+    @classmethod
+    def float64(cls):
+        """std_msgs/Float64: ``values`` is ``(1,)``."""
+        w = CdrWriter()
+        return cls(w, None, w.doubles(1), (1,))
