@@ -1,0 +1,217 @@
+"""
+The nodes' two paths give the same bytes: fast (bytes in, byte templates out) and typed.
+
+Two real nodes of each kind are built in-process (real rclpy, not spun): one with
+``fast_path`` on (the default), one with it off, so every message is decoded and every
+output a message object. The same seeded random streams go through both: two topics,
+subsets of actuators, reordered and unknown names, NaN and inf, stamps going back, a
+changed frame_id, missing arrays, mismatched lengths, duplicate names, and parameter
+changes mid-stream. A typed output is serialised by the rosbags library (its own CDR
+writer, zero padding), a fast output is compared with those bytes as it is: identical.
+The typed node's outputs are also the pre-issue-12 behaviour the rest of the suite pins.
+"""
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import JointState
+
+from conftest import CONFIG
+from ros_harness import DOMAIN_ID
+from transmission_bridge.bag import io
+from transmission_bridge.bag.joint_state_cdr import build
+from transmission_bridge.bridge_node import TransmissionBridge
+from transmission_bridge.kinematics_node import KinematicsNode, OUTPUTS
+from transmission_bridge.transmissions import load_transmissions
+
+TS = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
+STORE = io.typestore()
+TOPICS = ('actuator_states', 'wrist_states')
+MESSAGES = 1500             # per stream
+FAST_SHARE = 0.5            # at least this share of the outputs must come from the fast path
+
+
+@pytest.fixture
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+def _pair(cls, context, params):
+    return [cls(context=context, namespace=f'/{label}', parameter_overrides=[
+        *(Parameter(k, value=v) for k, v in params.items()),
+        Parameter('fast_path', value=fast)]) for fast, label in ((True, 'fast'), (False, 'typed'))]
+
+
+def _js(names, frame, stamp_ns, arrays):
+    msg = JointState(name=list(names))
+    msg.header.frame_id = frame
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    msg.position, msg.velocity, msg.effort = (np.asarray(a, dtype=float).tolist()
+                                              for a in arrays)
+    return msg
+
+
+def _rosbags_bytes(out):
+    """Serialise an output with rosbags (a CDR writer that is not the one under test)."""
+    if isinstance(out, bytes):
+        return out
+    kind = type(out).__name__
+    T = STORE.types
+    if kind == 'JointState':
+        msg = build(STORE, out.name, out.header.frame_id, out.header.stamp.sec,
+                    out.header.stamp.nanosec, (out.position, out.velocity, out.effort))
+        name = 'sensor_msgs/msg/JointState'
+    elif kind == 'Float64':
+        msg, name = T['std_msgs/msg/Float64'](data=out.data), 'std_msgs/msg/Float64'
+    else:
+        def header(h):
+            return T['std_msgs/msg/Header'](stamp=T['builtin_interfaces/msg/Time'](
+                sec=h.stamp.sec, nanosec=h.stamp.nanosec), frame_id=h.frame_id)
+
+        def pose(p):
+            return T['geometry_msgs/msg/Pose'](
+                position=T['geometry_msgs/msg/Point'](x=p.position.x, y=p.position.y,
+                                                      z=p.position.z),
+                orientation=T['geometry_msgs/msg/Quaternion'](
+                    x=p.orientation.x, y=p.orientation.y, z=p.orientation.z,
+                    w=p.orientation.w))
+        if kind == 'PoseArray':
+            msg = T['geometry_msgs/msg/PoseArray'](header=header(out.header),
+                                                   poses=[pose(p) for p in out.poses])
+            name = 'geometry_msgs/msg/PoseArray'
+        else:
+            msg = T['geometry_msgs/msg/PoseStamped'](header=header(out.header),
+                                                     pose=pose(out.pose))
+            name = 'geometry_msgs/msg/PoseStamped'
+    return bytes(STORE.serialize_cdr(msg, name))
+
+
+def _stream(rng, names_by_topic, irregular=True):
+    """Yield ``(topic, bytes)`` or ``('param', None)``: mostly regular, some of everything."""
+    stamps = {t: 10**9 for t in names_by_topic}
+    frames = {t: 'motors' for t in names_by_topic}
+    for _ in range(MESSAGES):
+        topic = list(names_by_topic)[rng.integers(len(names_by_topic))]
+        names = list(names_by_topic[topic])
+        n = len(names)
+        arrays = [rng.normal(0, 2, n) for _ in range(3)]
+        event = rng.random() if irregular else 1.0
+        stamps[topic] += int(rng.integers(1, 2_000_000))
+        stamp = stamps[topic]
+        if event < 0.04:
+            arrays[rng.integers(3)][rng.integers(n)] = np.nan
+        elif event < 0.06:
+            arrays[rng.integers(3)][rng.integers(n)] = rng.choice([np.inf, -np.inf])
+        elif event < 0.08:
+            stamp -= int(rng.integers(1, 5_000_000))            # a looping bag
+            stamps[topic] = stamp
+        elif event < 0.11:
+            keep = np.sort(rng.choice(n, rng.integers(1, n + 1), replace=False))
+            names = [names[k] for k in keep]
+            arrays = [a[keep] for a in arrays]
+        elif event < 0.13:
+            order = rng.permutation(n)
+            names = [names[k] for k in order]
+        elif event < 0.15:
+            names = names + ['stranger']
+            arrays = [np.r_[a, 1.0] for a in arrays]
+        elif event < 0.16:
+            arrays[rng.integers(3)] = arrays[0][:-1]             # length mismatch
+        elif event < 0.17 and n > 1:
+            names[1] = names[0]                                   # duplicate names
+        elif event < 0.19:
+            frames[topic] = rng.choice(['motors', 'base', ''])
+        elif event < 0.21:
+            arrays[rng.integers(3)] = []
+        elif event < 0.22:
+            yield 'param', None
+            continue
+        yield topic, serialize_message(_js(names, frames[topic], stamp, arrays))
+
+
+def _compare(outputs_fast, outputs_typed, tally):
+    if not isinstance(outputs_typed, (list, tuple)):     # the bridge: one output or None
+        outputs_fast, outputs_typed = (
+            [] if out is None else [(None, out)] for out in (outputs_fast, outputs_typed))
+    assert ([p and p.topic_name.split('/', 2)[2] for p, _ in outputs_fast]
+            == [p and p.topic_name.split('/', 2)[2] for p, _ in outputs_typed])
+    for (_, fast), (_, typed) in zip(outputs_fast, outputs_typed):
+        assert not isinstance(typed, bytes)
+        tally[isinstance(fast, bytes)] += 1
+        assert _rosbags_bytes(fast) == _rosbags_bytes(typed)
+
+
+def test_bridge_actuator_states_fast_equals_typed(context):
+    rng = np.random.default_rng(1201)
+    fast, typed = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'),
+        'actuator_state_topics': list(TOPICS)})
+    names = list(TS.actuator_names)
+    wrist = [n for n in names if n.startswith('wrist')]
+    by_topic = {TOPICS[0]: [n for n in names if n not in wrist], TOPICS[1]: wrist}
+    tally = {True: 0, False: 0}
+    joints = TS.joint_names
+    for topic, data in _stream(rng, by_topic):
+        if topic == 'param':
+            change = [Parameter(f'joints.{joints[rng.integers(len(joints))]}.offset',
+                                value=float(rng.normal()))]
+            for node in (fast, typed):
+                assert node.set_parameters(change)[0].successful
+            continue
+        _compare(fast._actuator_state(topic, data), typed._actuator_state(topic, data), tally)
+    assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
+    np.testing.assert_array_equal(fast._core.actuator_positions(),
+                                  typed._core.actuator_positions())
+    assert fast._core.counters.rejected_non_finite > 0 and fast._core.counters.stamp_backwards > 0
+    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
+    for node in (fast, typed):
+        node.destroy_node()
+
+
+def test_bridge_joint_commands_fast_equals_typed(context):
+    rng = np.random.default_rng(1202)
+    fast, typed = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml')})
+    by_topic = {'joint_commands': list(TS.joint_names)}
+    tally = {True: 0, False: 0}
+    alone = serialize_message(_js(['wrist_pitch'], '', 1, [[0.1], [], []]))  # roll never sent
+    _compare(fast._command(alone), typed._command(alone), tally)
+    for topic, data in _stream(rng, by_topic):
+        if topic == 'param':
+            change = [Parameter(f'actuators.{TS.actuator_names[0]}.mechanical_reduction',
+                                value=float(rng.uniform(5, 50)))]
+            for node in (fast, typed):
+                assert node.set_parameters(change)[0].successful
+            continue
+        _compare(fast._command(data), typed._command(data), tally)
+    assert fast._core.command_counters.as_dict() == typed._core.command_counters.as_dict()
+    assert fast._core.command_counters.rejected_incomplete > 0
+    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
+
+
+def test_kinematics_outputs_fast_equal_typed(context):
+    rng = np.random.default_rng(1203)
+    fast, typed = _pair(KinematicsNode, context, {
+        'model_file': str(CONFIG / 'example_arm_model.yaml'),
+        'tip_links': ['tool', 'hand']})
+    joints = list(fast._core.model.joint_names)
+    tally = {True: 0, False: 0}
+    for topic, data in _stream(rng, {'joint_states': joints}):
+        if topic == 'param':
+            if rng.random() < 0.5:
+                change = [Parameter(f'publish_every.{OUTPUTS[rng.integers(len(OUTPUTS))]}',
+                                    value=int(rng.integers(0, 4)))]
+            else:
+                change = [Parameter(f'joints.{joints[rng.integers(len(joints))]}.damping',
+                                    value=float(rng.uniform(0, 2)))]
+            for node in (fast, typed):
+                assert node.set_parameters(change)[0].successful
+            continue
+        _compare(fast._joint_states(data), typed._joint_states(data), tally)
+    assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
+    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
