@@ -11,15 +11,14 @@ writer, zero padding), a fast output is compared with those bytes as it is: iden
 The typed node's outputs are also the pre-issue-12 behaviour the rest of the suite pins.
 """
 
+from conftest import CONFIG
 import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.serialization import serialize_message
-from sensor_msgs.msg import JointState
-
-from conftest import CONFIG
 from ros_harness import DOMAIN_ID
+from sensor_msgs.msg import JointState
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
 from transmission_bridge.bridge_node import TransmissionBridge

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
 from transmission_bridge.wire import JointStateLayout

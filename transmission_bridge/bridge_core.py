@@ -280,8 +280,8 @@ class BridgeCore:
         tset = self._tset
         # Position is the velocity map plus the offsets, in the same order of operations as
         # the 'position' formulas (bit-identical); all three interfaces go in one pass.
-        moved = tset.actuator_state_to_joint(self._values)
-        pos = moved[0] + tset.joint_offsets if present[0] else None
+        moved = tset.actuator_state_to_joint(self._values)      # a new array: reused here
+        pos = np.add(moved[0], tset.joint_offsets, out=moved[0]) if present[0] else None
         vel = moved[1] if present[1] else None
         eff = tset.damped_joint_effort(moved[2], moved[1]) if present[2] else None
         if idx is not None:

@@ -18,7 +18,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
 from .ros.configurable import ConfigurableNode, positive, RELIABLE_10
-from .ros.conversions import doubles, name_values, stamp_to_ns
+from .ros.conversions import doubles, name_values, now_ns_function, stamp_to_ns
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
@@ -73,6 +73,7 @@ class TransmissionBridge(ConfigurableNode):
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
         self._fast = {}                   # topic -> _FastInput (learned byte layout)
+        self._now_ns = now_ns_function(self.get_clock())
         self._source = sources.label
         self._core = None
         self._source_set = None
@@ -217,7 +218,7 @@ class TransmissionBridge(ConfigurableNode):
         core = self._core
         if core is None:
             return None
-        now = self.get_clock().now().nanoseconds
+        now = self._now_ns()
         fast = self._fast.get(source)
         if fast is not None and fast.layout.matches(data):
             layout = fast.layout

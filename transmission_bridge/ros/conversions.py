@@ -19,6 +19,22 @@ def ns_to_stamp(ns):
     return Time(sec=sec, nanosec=nanosec)
 
 
+def now_ns_function(clock):
+    """
+    Return a function giving ``clock``'s time in integer nanoseconds, for per-message use.
+
+    ``Clock.now()`` builds a ``Time`` object (a few microseconds); the function reads the
+    same rcl clock without it when this rclpy exposes it, else falls back to ``now()``.
+    """
+    handle = getattr(clock, '_Clock__clock', None)
+    if handle is not None and hasattr(handle, 'get_now'):
+        def now_ns():
+            with clock.handle:
+                return handle.get_now().nanoseconds
+        return now_ns
+    return lambda: clock.now().nanoseconds
+
+
 def doubles(values):
     """Return a float64 numpy array (or None) as an ``array('d')`` a message field takes fast."""
     if values is None:

@@ -21,6 +21,7 @@ array([[0.2],
 """
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class _TwoTerm:
     unknown (NaN) input reaches only the outputs that depend on it.
     """
 
-    __slots__ = ('i0', 'i1', 'c0', 'c1')
+    __slots__ = ('i0', 'i1', 'c0', 'c1', 'f0', 'f1')
 
     def __init__(self, matrix, inputs_of):
         n_out = matrix.shape[0]
@@ -73,21 +74,33 @@ class _TwoTerm:
                 self.c1[k] = matrix[k, used[1]]
 
     @classmethod
-    def stacked(cls, maps):
-        """Return one map applying ``maps[r]`` to row ``r`` of an ``(..., R, n_in)`` input."""
+    def stacked(cls, maps, n_inputs):
+        """Return one map applying ``maps[r]`` to row ``r`` of an ``(..., R, n_inputs)`` input."""
         new = cls.__new__(cls)
         new.i0 = np.stack([m.i0 for m in maps])
         new.i1 = np.stack([m.i1 for m in maps])
         new.c0 = np.stack([m.c0 for m in maps])
         new.c1 = np.stack([m.c1 for m in maps])
+        # Row r's inputs as indices into the flattened (R * n_in) rows: one take per term.
+        n_in = n_inputs
+        offsets = (np.arange(len(maps)) * n_in)[:, None]
+        new.f0, new.f1 = new.i0 + offsets, new.i1 + offsets
         return new
 
     def __call__(self, x):
         """Apply the map along the last axis of ``x``."""
         if self.i0.ndim == 1:
             return x[..., self.i0] * self.c0 + x[..., self.i1] * self.c1
-        rows = np.arange(self.i0.shape[0])[:, None]
-        return x[..., rows, self.i0] * self.c0 + x[..., rows, self.i1] * self.c1
+        if x.ndim == 2:                     # one sample (the bridge): no temporaries
+            flat = x.reshape(-1)
+            out = flat.take(self.f0)
+            other = flat.take(self.f1)
+            np.multiply(out, self.c0, out=out)
+            np.multiply(other, self.c1, out=other)
+            return np.add(out, other, out=out)
+        flat = x.reshape(x.shape[:-2] + (-1,))
+        return (np.take(flat, self.f0, axis=-1) * self.c0
+                + np.take(flat, self.f1, axis=-1) * self.c1)
 
 
 class TransmissionSet:
@@ -134,7 +147,7 @@ class TransmissionSet:
         self._j2a = {kind: _TwoTerm(m, joints_of) for kind, m in j2a.items()}
         # The bridge's stacked (position, velocity, effort) rows in one pass.
         motion, effort = self._a2j['velocity'], self._a2j['effort']
-        self._a2j_state = _TwoTerm.stacked([motion, motion, effort])
+        self._a2j_state = _TwoTerm.stacked([motion, motion, effort], self.num_actuators)
 
     # --- description -------------------------------------------------------------
     @property
@@ -257,6 +270,8 @@ class TransmissionSet:
         tau = np.asarray(joint_effort, dtype=float)
         v = np.asarray(joint_velocity, dtype=float)
         loss = self._damping * v
+        if math.isfinite(v.sum()):          # every velocity known (the usual case): no mask
+            return tau - loss
         return np.where(np.isfinite(v), tau - loss, tau)
 
     def coverage(self, joint_names):
