@@ -10,12 +10,17 @@ SECONDS with send timestamps, this process receives the last output and computes
 latency (receive wall time - send stamp, copied through by every node), losses,
 and the nodes' CPU percent (summed). The same run through relays (republish the
 message unchanged, same QoS and executor; two relay processes and three hops for
-the chain) is the floor.
-``--max-rate`` then finds the highest rate each sustains without loss.
+the chain) is the floor, twice: a typed relay (decodes each message and publishes the
+object, what a plain rclpy node does) and a raw relay (publishes the received bytes).
+The generator publishes pre-serialised bytes and the receiver takes raw bytes, so
+neither is the bottleneck at high rates.
+``--max-rate`` then finds the highest rate each sustains without loss; ``--rates``
+reports losses and p50 at each given rate (3 s each) for relays and nodes.
 """
 
 import argparse
 import os
+import struct
 import pathlib
 import subprocess
 import sys
@@ -83,6 +88,14 @@ def _setup(work):
     }
 
 
+KINDS = ('raw_relay', 'relay', 'node')
+
+
+def _raw(cmd):
+    """The raw relay's command for a relay command."""
+    return cmd[:1] + ['--raw'] + cmd[1:]
+
+
 def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     """Measure one target's nodes (or the relays standing in); return a result dict."""
     import psutil
@@ -94,10 +107,11 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     ns = f'/bench_{os.getpid()}_{kind}_{target}_{int(rate)}'
     env = dict(os.environ, **(extra_env or {}))
     log = open(work / f'{kind}_{target}_{int(rate)}.log', 'w')
+    commands = {'node': nodes, 'relay': relays, 'raw_relay': [_raw(c) for c in relays]}[kind]
     procs = [subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={ns}', '-r',
                                f'/diagnostics:={ns}/diagnostics'],
                               env=env, stdout=log, stderr=subprocess.STDOUT)
-             for cmd in (relays if kind == 'relay' else nodes)]
+             for cmd in commands]
     names_file = work / f'names_{target}.txt'
     names_file.write_text(' '.join(names))
     context = rclpy.Context()
@@ -107,13 +121,17 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     executor.add_node(rx)
     latencies, seqs = [], []
 
-    def receive(msg):
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    unpack = struct.Struct('<iI').unpack_from
+
+    def receive(data):              # raw: the stamp is the first field after the CDR header
+        sec, nanosec = unpack(data, 4)
+        stamp = sec * 1_000_000_000 + nanosec
         latencies.append(time.time_ns() - stamp)
         seqs.append(stamp)          # unique per message; every node copies the stamp
 
     rx.create_subscription(JointState, topic_out, receive,
-                           QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE))
+                           QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE),
+                           raw=True)
     deadline = time.monotonic() + 20
     while rx.count_publishers(topic_out) == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
@@ -165,6 +183,8 @@ def main(argv=None):
     parser.add_argument('--targets', nargs='+', default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument('--max-rate', nargs='*', type=float, default=None,
                         help='also try these rates (3 s each) to find the highest without loss')
+    parser.add_argument('--rates', nargs='*', type=float, default=None,
+                        help='also report losses and p50 at each of these rates (3 s each)')
     args = parser.parse_args(argv)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
@@ -173,19 +193,31 @@ def main(argv=None):
     rows = []
     for target in args.targets:
         pair = {}
-        for kind in ('relay', 'node'):
+        for kind in KINDS:
             pair[kind] = run_once(kind, target, setup, args.rate, args.seconds, work)
             rows.append(pair[kind])
-        for key in ('p50_us', 'p99_us'):
-            pair['node'][key.replace('_us', '_ratio')] = pair['node'][key] / pair['relay'][key]
-        for key in ('p50_ratio', 'p99_ratio'):
-            pair['relay'][key] = 1.0
+        for row in pair.values():       # against the typed relay and against the raw relay
+            for key in ('p50_us', 'p99_us', 'cpu_percent'):
+                name = key.split('_')[0]
+                row[f'{name}/relay'] = row[key] / pair['relay'][key]
+                row[f'{name}/raw'] = row[key] / pair['raw_relay'][key]
     report('latency', rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'p50_us', 'p99_us',
-                             'max_us', 'p50_ratio', 'p99_ratio', 'cpu_percent', 'rss_mb'])
+                             'max_us', 'p50/relay', 'p50/raw', 'p99/relay', 'p99/raw',
+                             'cpu_percent', 'cpu/relay', 'rss_mb'])
+    if args.rates:
+        swept = []
+        for rate in sorted(args.rates):
+            for target in args.targets:
+                for kind in KINDS:
+                    r = run_once(kind, target, setup, rate, 3.0, work)
+                    swept.append({k: r[k] for k in ('target', 'node', 'rate_hz', 'sent',
+                                                    'lost', 'p50_us', 'cpu_percent')})
+        report('high_rate', swept, ['target', 'node', 'rate_hz', 'sent', 'lost', 'p50_us',
+                                    'cpu_percent'])
     if args.max_rate:
         best = []
         for target in args.targets:
-            for kind in ('relay', 'node'):
+            for kind in KINDS:
                 sustained = 0.0
                 for rate in sorted(args.max_rate):
                     r = run_once(kind, target, setup, rate, 3.0, work)

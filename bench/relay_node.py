@@ -4,6 +4,9 @@ Same QoS as the node it stands in for (sensor-data in, reliable depth 10 out) an
 the same process entry and executor as the package's nodes. A second pair,
 ``input2`` -> ``output2``, stands in for the bridge's second path in a chain
 (joint_commands -> actuator_commands); unremapped, nothing uses it.
+
+``--raw`` (before ``--ros-args``): the second floor, a relay that takes each message's
+bytes and publishes them as they are (no decoding, no message objects).
 """
 
 import sys
@@ -20,14 +23,25 @@ class Relay(Node):
 
     NODE_NAME = 'relay'
 
+    RAW = False
+
     def __init__(self):
         super().__init__(self.NODE_NAME)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         for suffix in ('', '2'):
             pub = self.create_publisher(JointState, 'output' + suffix, reliable)
             self.create_subscription(JointState, 'input' + suffix, pub.publish,
-                                     qos_profile_sensor_data)
+                                     qos_profile_sensor_data, raw=self.RAW)
+
+
+class RawRelay(Relay):
+    """The same, on bytes."""
+
+    RAW = True
 
 
 if __name__ == '__main__':
-    sys.exit(run_node(Relay))
+    raw = '--raw' in sys.argv
+    if raw:
+        sys.argv.remove('--raw')
+    sys.exit(run_node(RawRelay if raw else Relay))

@@ -5,19 +5,14 @@ import numpy as np
 from transmission_bridge.transmissions import parse_transmissions
 
 
-def transmissions_24(seed=0):
-    """Return a 24-actuator robot with all three transmission types (8 simple, 4 + 4 pairs)."""
+def _items_24(seed, prefix=''):
     rng = np.random.default_rng(seed)
     items = []
     for k in range(8):
-        items.append({'name': f's{k}', 'type': 'simple',
-                      'actuators': [{'name': f's{k}_motor',
-                                     'mechanical_reduction': float(rng.uniform(10, 100))}],
-                      'joints': [{'name': f's{k}_joint', 'offset': float(rng.normal()),
-                                  'damping': 0.1}]})
+        items.append(_simple(f'{prefix}s{k}', rng))
     for kind, count in (('differential', 4), ('four_bar_linkage', 4)):
         for k in range(count):
-            tag = f'{kind[0]}{k}'
+            tag = f'{prefix}{kind[0]}{k}'
             items.append({'name': tag, 'type': kind,
                           'actuators': [{'name': f'{tag}_m{r}',
                                          'mechanical_reduction': float(rng.uniform(5, 50))}
@@ -25,6 +20,28 @@ def transmissions_24(seed=0):
                           'joints': [{'name': f'{tag}_j{r}',
                                       'mechanical_reduction': float(rng.uniform(0.5, 2)),
                                       'offset': float(rng.normal())} for r in (1, 2)]})
+    return items
+
+
+def _simple(tag, rng):
+    return {'name': tag, 'type': 'simple',
+            'actuators': [{'name': f'{tag}_motor',
+                           'mechanical_reduction': float(rng.uniform(10, 100))}],
+            'joints': [{'name': f'{tag}_joint', 'offset': float(rng.normal()), 'damping': 0.1}]}
+
+
+def transmissions_24(seed=0):
+    """Return a 24-actuator robot with all three transmission types (8 simple, 4 + 4 pairs)."""
+    return parse_transmissions({'transmissions': _items_24(seed)})
+
+
+def transmissions_n(count, seed=0):
+    """Return a ``count``-actuator robot: copies of the 24-actuator mix, then simple ones."""
+    items = []
+    for copy in range(count // 24):
+        items += _items_24(seed + copy, f'c{copy}_')
+    rng = np.random.default_rng(seed)
+    items += [_simple(f'extra{k}', rng) for k in range(count % 24)]
     return parse_transmissions({'transmissions': items})
 
 
@@ -67,3 +84,16 @@ def transmissions_12(seed=0):
     specs += [s for s in full.specs if s.type == 'differential'][:2]
     specs += [s for s in full.specs if s.type == 'four_bar_linkage'][:2]
     return TransmissionSet(specs)
+
+
+def write_transmissions(ts, path):
+    """Write ``ts`` as a transmissions YAML file (what the nodes load) and return ``path``."""
+    import yaml
+    path.write_text(yaml.safe_dump({'transmissions': [
+        {'name': s.name, 'type': s.type,
+         'actuators': [{'name': a.name, 'mechanical_reduction': a.mechanical_reduction}
+                       for a in s.actuators],
+         'joints': [{'name': j.name, 'mechanical_reduction': j.mechanical_reduction,
+                     'offset': j.offset, 'damping': j.damping} for j in s.joints]}
+        for s in ts.specs]}))
+    return path

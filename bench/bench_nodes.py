@@ -1,0 +1,120 @@
+"""
+What one input message costs inside each node, fast path against typed path, same run.
+
+Real nodes built in this process (real rclpy, real publishers, not spun): the time is the
+node's whole handling of one serialised message, from the bytes a raw subscription hands
+over to the publish call returning (decode or layout check, checks and counters, stale
+bookkeeping, the maps, the output and its publish). ``fast_path`` on (bytes in, byte
+templates out) and off (decode to a message object, build message objects: the path every
+message took before). The floor is a raw relay's work: publish the received bytes as they
+are. The bridge runs the bench's 24- and 200-actuator robots; the kinematics node the
+example arm (7 joints, 10 bodies) with every output on, and with only the torques.
+"""
+
+import argparse
+import pathlib
+import sys
+import tempfile
+
+from common import per_call, report
+import numpy as np
+from robots import transmissions_24, transmissions_n, write_transmissions
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _messages(names, count, seed):
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        msg = JointState(name=list(names))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 1, k
+        msg.position, msg.velocity, msg.effort = (rng.normal(size=len(names)).tolist()
+                                                  for _ in range(3))
+        out.append(serialize_message(msg))
+    return out
+
+
+def _node(cls, context, tag, params, fast):
+    from rclpy.parameter import Parameter
+    return cls(context=context, namespace=f'/bench_{tag}_{"fast" if fast else "typed"}',
+               parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+               + [Parameter('fast_path', value=fast)])
+
+
+def main(argv=None):
+    """Run the benchmark and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--number', type=int, default=2000, help='messages per timing')
+    args = parser.parse_args(argv)
+    import rclpy
+    from transmission_bridge.bridge_node import TransmissionBridge
+    from transmission_bridge.kinematics import load_model
+    from transmission_bridge.kinematics_node import KinematicsNode, OUTPUTS
+    context = rclpy.Context()
+    rclpy.init(context=context, args=['--ros-args', '--log-level', 'warn'], domain_id=231)
+    work = pathlib.Path(tempfile.mkdtemp(prefix='bench_nodes_'))
+    rows = []
+
+    def measure(what, nodes, handle, publish_of, messages):
+        """Time fast and typed node side by side (alternating rounds), and the raw floor."""
+        times = {}
+        for fast in (True, False):          # warm up: learn layouts, fill caches
+            for data in messages[:50]:
+                for pub, out in publish_of(nodes[fast], handle(nodes[fast], data)):
+                    pub.publish(out)
+        cursor = {True: 50, False: 50}
+
+        def run(fast):
+            node = nodes[fast]
+
+            def one():
+                k = cursor[fast] = (cursor[fast] + 1) % len(messages)
+                for pub, out in publish_of(node, handle(node, messages[k])):
+                    pub.publish(out)
+            return one
+        floor_pub = publish_of(nodes[True], handle(nodes[True], messages[0]))[0][0]
+        for fast in (True, False, True, False):
+            times.setdefault(fast, []).append(per_call(run(fast), args.number, repeat=3))
+        data = messages[1]
+        floor = per_call(lambda: floor_pub.publish(data), args.number, repeat=3)
+        t_fast, t_typed = min(times[True]), min(times[False])
+        rows.append({'what': what, 'fast_us': t_fast * 1e6, 'typed_us': t_typed * 1e6,
+                     'typed/fast': t_typed / t_fast, 'raw_relay_us': floor * 1e6,
+                     'fast/raw_relay': t_fast / floor})
+
+    def one_output(node, out):
+        return [] if out is None else [(node._joint_pub, out)]
+
+    for count, ts in ((24, transmissions_24()), (200, transmissions_n(200))):
+        path = write_transmissions(ts, work / f'bench{count}.yaml')
+        nodes = {fast: _node(TransmissionBridge, context, f'b{count}',
+                             {'transmissions_file': str(path)}, fast) for fast in (True, False)}
+        measure(f'bridge, {count} actuators', nodes,
+                lambda node, data: one_output(node, node._actuator_state('actuator_states',
+                                                                         data)),
+                lambda node, outs: outs, _messages(ts.actuator_names, 1000, count))
+
+    model_file = ROOT / 'config' / 'example_arm_model.yaml'
+    joints = load_model(model_file).joint_names
+    for label, every in (('every output', {}),
+                         ('torques only', {f'publish_every.{o}': 0 for o in OUTPUTS
+                                           if not o.endswith('torques')})):
+        params = {'model_file': str(model_file), 'tip_links': ['tool'], **every}
+        tag = 'k' + label.split()[0]
+        nodes = {fast: _node(KinematicsNode, context, tag, params, fast)
+                 for fast in (True, False)}
+        measure(f'kinematics, example arm, {label}', nodes,
+                lambda node, data: node._joint_states(data), lambda node, outs: list(outs),
+                _messages(joints, 1000, 7))
+    report('nodes', rows, ['what', 'fast_us', 'typed_us', 'typed/fast', 'raw_relay_us',
+                           'fast/raw_relay'])
+    rclpy.shutdown(context=context)
+
+
+if __name__ == '__main__':
+    main()
