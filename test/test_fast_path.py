@@ -23,6 +23,7 @@ from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
 from transmission_bridge.bridge_node import TransmissionBridge
 from transmission_bridge.kinematics_node import KinematicsNode, OUTPUTS
+from transmission_bridge.ros.node_main import StartupError
 from transmission_bridge.transmissions import load_transmissions
 
 TS = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
@@ -214,3 +215,40 @@ def test_kinematics_outputs_fast_equal_typed(context):
         _compare(fast._joint_states(data), typed._joint_states(data), tally)
     assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
     assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
+
+
+def test_publish_every_decimates_and_switches_off_outputs(context):
+    fast, typed = _pair(KinematicsNode, context, {
+        'model_file': str(CONFIG / 'example_arm_model.yaml'), 'tip_links': ['tool'],
+        'publish_every.gravity_torques': 3, 'publish_every.potential_energy': 0})
+    joints = list(fast._core.model.joint_names)
+    stream = [serialize_message(_js(joints, '', 10**9 + k, [np.full(len(joints), 0.1 * k),
+                                                            [], []])) for k in range(9)]
+    for node in (fast, typed):
+        sent = [p.topic_name.split('/')[-1] for data in stream
+                for p, _ in node._joint_states(data)]
+        assert sent.count('gravity_torques') == 3           # messages 0, 3, 6
+        assert sent.count('potential_energy') == 0
+        assert sent.count('passive_torques') == sent.count('body_poses') == 9
+        assert sent.count('pose') == 9                      # ~/tool/pose
+        # Refused with a reason, nothing changed; a valid change takes effect at once.
+        result = node.set_parameters([Parameter('publish_every.body_poses', value=-1)])[0]
+        assert not result.successful and 'publish_every.body_poses' in result.reason
+        for bad in (1.5, 'two'):        # rclpy refuses another type with its own reason
+            result = node.set_parameters([Parameter('publish_every.body_poses', value=bad)])[0]
+            assert not result.successful and 'INTEGER' in result.reason
+        assert node.get_parameter('publish_every.body_poses').value == 1
+        assert node.set_parameters([Parameter('publish_every.body_poses', value=0)])[0].successful
+        assert 'body_poses' not in [p.topic_name.split('/')[-1]
+                                    for p, _ in node._joint_states(stream[0])]
+
+
+@pytest.mark.parametrize('override, words', [
+    ({'publish_every.gravity_torque': 2}, "no parameter 'publish_every.gravity_torque'"),
+    ({'publish_every.body_poses': -2}, 'publish_every.body_poses must be >= 0, got -2'),
+])
+def test_a_bad_publish_every_stops_start_up_with_the_key(context, override, words):
+    with pytest.raises(StartupError, match=words):
+        KinematicsNode(context=context, parameter_overrides=[
+            Parameter('model_file', value=str(CONFIG / 'example_arm_model.yaml')),
+            *(Parameter(k, value=v) for k, v in override.items())])
