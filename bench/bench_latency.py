@@ -20,8 +20,8 @@ reports losses and p50 at each given rate (3 s each) for relays and nodes.
 
 import argparse
 import os
-import struct
 import pathlib
+import struct
 import subprocess
 import sys
 import tempfile
@@ -92,7 +92,7 @@ KINDS = ('raw_relay', 'relay', 'node')
 
 
 def _raw(cmd):
-    """The raw relay's command for a relay command."""
+    """Return the raw relay's command for a relay command."""
     return cmd[:1] + ['--raw'] + cmd[1:]
 
 

@@ -34,6 +34,7 @@ refused command changes nothing.
 
 import dataclasses
 import math
+import typing
 
 import numpy as np
 
@@ -56,8 +57,7 @@ class CommandCounters(named_input.Counters):
     rejected_incomplete: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class JointOutput:
+class JointOutput(typing.NamedTuple):
     """Joint states computed from one actuator message; ``None`` where the input had no array."""
 
     names: tuple
@@ -66,8 +66,7 @@ class JointOutput:
     effort: object
 
 
-@dataclasses.dataclass(frozen=True)
-class ActuatorCommand:
+class ActuatorCommand(typing.NamedTuple):
     """Actuator set-points mapped from one joint command; ``None`` where the input had none."""
 
     names: tuple

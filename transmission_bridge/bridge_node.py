@@ -237,7 +237,7 @@ class TransmissionBridge(ConfigurableNode):
         out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort, stamp, now)
         self._report_actuator_state(source, out)
         if self._fast_path:
-            self._learn(source, data, msg)
+            self._learn(source, data, msg, source)
         if out is None:
             return None
         js = self._joint_msg
@@ -250,14 +250,15 @@ class TransmissionBridge(ConfigurableNode):
         js.effort = doubles(out.effort)
         return js
 
-    def _learn(self, source, data, msg):
+    def _learn(self, key, data, msg, source=None):
+        """Learn the byte layout of ``data`` (decoded: ``msg``) for input ``key``."""
         layout = JointStateLayout.learn_message(data, msg)
         if layout is None:
-            self._fast.pop(source, None)
+            self._fast.pop(key, None)
             return
-        lane = (self._core.lane(source, layout.names)
-                if layout.stacked and self._core.last_result.reason == '' else None)
-        self._fast[source] = _FastInput(layout, lane)
+        lane = (self._core.lane(source, layout.names) if source is not None and layout.stacked
+                and self._core.last_result.reason == '' else None)
+        self._fast[key] = _FastInput(layout, lane)
 
     def _report_actuator_state(self, source, out):
         result = self._core.last_result
@@ -283,11 +284,7 @@ class TransmissionBridge(ConfigurableNode):
         out = core.map_command(msg.name, msg.position, msg.velocity, msg.effort)
         self._report_command()
         if self._fast_path:
-            layout = JointStateLayout.learn_message(data, msg)
-            if layout is None:
-                self._fast.pop(_COMMANDS, None)
-            else:
-                self._fast[_COMMANDS] = _FastInput(layout, None)
+            self._learn(_COMMANDS, data, msg)
         if out is None:
             return None
         cmd = self._command_msg
