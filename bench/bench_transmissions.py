@@ -3,6 +3,9 @@
 Per message: BridgeCore.ingest (validate, cache, map, damp) against the floor of
 turning the message's three arrays into numpy arrays. Batch: TransmissionSet
 actuator_to_joint over N samples against a plain copy of the same array.
+Compiled maps: one (3, n) actuator state mapped by the set's gather maps (what the
+bridge uses) against dense per-interface matrices (three matrix-vector products, which
+would also spread an unknown value to every joint), for 24 and 200 actuators.
 Ratios are measured side by side in one run.
 """
 
@@ -11,7 +14,7 @@ import array
 
 from common import once, per_call, report
 import numpy as np
-from robots import transmissions_24
+from robots import transmissions_24, transmissions_n
 
 from transmission_bridge.bridge_core import BridgeCore
 
@@ -50,6 +53,16 @@ def main(argv=None):
     t_copy = once(lambda: batch.copy())
     rows.append({'what': f'map {args.batch:,} samples (position)', 'time_us': t_map * 1e6,
                  'floor': 'batch.copy()', 'floor_us': t_copy * 1e6, 'ratio': t_map / t_copy})
+    for count, robot in ((24, ts), (200, transmissions_n(200))):
+        state = rng.normal(size=(3, robot.num_actuators))
+        eye = np.eye(robot.num_actuators)
+        dense = np.stack([robot.actuator_to_joint(kind, eye).T
+                          for kind in ('velocity', 'velocity', 'effort')])
+        t_gather = per_call(lambda: robot.actuator_state_to_joint(state), 2000)
+        t_dense = per_call(lambda: np.matmul(dense, state[:, :, None]), 2000)
+        rows.append({'what': f'map one {count}-actuator state (gather maps)',
+                     'time_us': t_gather * 1e6, 'floor': 'dense matrices (matmul)',
+                     'floor_us': t_dense * 1e6, 'ratio': t_gather / t_dense})
     report('transmissions', rows, ['what', 'time_us', 'floor', 'floor_us', 'ratio'])
 
 
