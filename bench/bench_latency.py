@@ -29,7 +29,6 @@ import time
 
 from common import report
 import numpy as np
-import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -48,17 +47,10 @@ RELAY = [str(HERE / 'relay_node.py')]
 
 def _setup(work):
     """Write the bench robot's files; return {target: (processes, relays, input names)}."""
-    from robots import transmissions_24
+    from robots import transmissions_24, write_transmissions
     from transmission_bridge.kinematics import load_model
     ts = transmissions_24()
-    tfile = work / 'bench24.yaml'
-    tfile.write_text(yaml.safe_dump({'transmissions': [
-        {'name': s.name, 'type': s.type,
-         'actuators': [{'name': a.name, 'mechanical_reduction': a.mechanical_reduction}
-                       for a in s.actuators],
-         'joints': [{'name': j.name, 'mechanical_reduction': j.mechanical_reduction,
-                     'offset': j.offset, 'damping': j.damping} for j in s.joints]}
-        for s in ts.specs]}))
+    tfile = write_transmissions(ts, work / 'bench24.yaml')
     from transmission_bridge.transmissions import load_transmissions
     model_file = ROOT / 'config' / 'example_arm_model.yaml'
     arm = ROOT / 'config' / 'example_robot_transmissions.yaml'

@@ -158,6 +158,18 @@ def _compare(outputs_fast, outputs_typed, tally):
         assert _rosbags_bytes(fast) == _rosbags_bytes(typed)
 
 
+def _run(nodes, stream, handle, change, tally):
+    """Feed ``stream`` to both nodes (``handle(node, topic, data)``), compare every output."""
+    for topic, data in stream:
+        if topic == 'param':
+            params = [change()]
+            for node in nodes:
+                assert node.set_parameters(params)[0].successful
+            continue
+        _compare(*(handle(node, topic, data) for node in nodes), tally)
+    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
+
+
 def test_bridge_actuator_states_fast_equals_typed(context):
     rng = np.random.default_rng(1201)
     fast, typed = _pair(TransmissionBridge, context, {
@@ -168,19 +180,14 @@ def test_bridge_actuator_states_fast_equals_typed(context):
     by_topic = {TOPICS[0]: [n for n in names if n not in wrist], TOPICS[1]: wrist}
     tally = {True: 0, False: 0}
     joints = TS.joint_names
-    for topic, data in _stream(rng, by_topic):
-        if topic == 'param':
-            change = [Parameter(f'joints.{joints[rng.integers(len(joints))]}.offset',
-                                value=float(rng.normal()))]
-            for node in (fast, typed):
-                assert node.set_parameters(change)[0].successful
-            continue
-        _compare(fast._actuator_state(topic, data), typed._actuator_state(topic, data), tally)
+    _run((fast, typed), _stream(rng, by_topic),
+         lambda node, topic, data: node._actuator_state(topic, data),
+         lambda: Parameter(f'joints.{joints[rng.integers(len(joints))]}.offset',
+                           value=float(rng.normal())), tally)
     assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
     np.testing.assert_array_equal(fast._core.actuator_positions(),
                                   typed._core.actuator_positions())
     assert fast._core.counters.rejected_non_finite > 0 and fast._core.counters.stamp_backwards > 0
-    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
 def test_bridge_joint_commands_fast_equals_typed(context):
@@ -191,17 +198,11 @@ def test_bridge_joint_commands_fast_equals_typed(context):
     tally = {True: 0, False: 0}
     alone = serialize_message(_js(['wrist_pitch'], '', 1, [[0.1], [], []]))  # roll never sent
     _compare(fast._command(alone), typed._command(alone), tally)
-    for topic, data in _stream(rng, by_topic):
-        if topic == 'param':
-            change = [Parameter(f'actuators.{TS.actuator_names[0]}.mechanical_reduction',
-                                value=float(rng.uniform(5, 50)))]
-            for node in (fast, typed):
-                assert node.set_parameters(change)[0].successful
-            continue
-        _compare(fast._command(data), typed._command(data), tally)
+    _run((fast, typed), _stream(rng, by_topic), lambda node, topic, data: node._command(data),
+         lambda: Parameter(f'actuators.{TS.actuator_names[0]}.mechanical_reduction',
+                           value=float(rng.uniform(5, 50))), tally)
     assert fast._core.command_counters.as_dict() == typed._core.command_counters.as_dict()
     assert fast._core.command_counters.rejected_incomplete > 0
-    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
 def test_kinematics_outputs_fast_equal_typed(context):
@@ -211,20 +212,16 @@ def test_kinematics_outputs_fast_equal_typed(context):
         'tip_links': ['tool', 'hand']})
     joints = list(fast._core.model.joint_names)
     tally = {True: 0, False: 0}
-    for topic, data in _stream(rng, {'joint_states': joints}):
-        if topic == 'param':
-            if rng.random() < 0.5:
-                change = [Parameter(f'publish_every.{OUTPUTS[rng.integers(len(OUTPUTS))]}',
-                                    value=int(rng.integers(0, 4)))]
-            else:
-                change = [Parameter(f'joints.{joints[rng.integers(len(joints))]}.damping',
-                                    value=float(rng.uniform(0, 2)))]
-            for node in (fast, typed):
-                assert node.set_parameters(change)[0].successful
-            continue
-        _compare(fast._joint_states(data), typed._joint_states(data), tally)
+
+    def change():
+        if rng.random() < 0.5:
+            return Parameter(f'publish_every.{OUTPUTS[rng.integers(len(OUTPUTS))]}',
+                             value=int(rng.integers(0, 4)))
+        return Parameter(f'joints.{joints[rng.integers(len(joints))]}.damping',
+                         value=float(rng.uniform(0, 2)))
+    _run((fast, typed), _stream(rng, {'joint_states': joints}),
+         lambda node, topic, data: node._joint_states(data), change, tally)
     assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
-    assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
 def test_publish_every_decimates_and_switches_off_outputs(context):

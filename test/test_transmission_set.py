@@ -59,6 +59,8 @@ def test_a_batch_maps_each_row_as_alone_bit_for_bit(ts, interface):
         assert np.array_equal(stacked[:, 0] + ts.joint_offsets, batch)
     else:
         assert np.array_equal(stacked[:, {'velocity': 1, 'effort': 2}[kind]], batch)
+    for k in range(len(a)):     # one (3, n) state: the bridge's per-message path
+        assert np.array_equal(ts.actuator_state_to_joint(np.stack([a[k]] * 3)), stacked[k])
 
 
 def test_nan_stays_inside_its_transmission(ts):

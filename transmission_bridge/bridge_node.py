@@ -86,10 +86,8 @@ class TransmissionBridge(ConfigurableNode):
             self._core = BridgeCore(tset)
             self._refuse_unknown_overrides(('joints', 'actuators'))
         self._pending = None
-        self._joint_msg = None            # reused output message (publish copies it out)
-        self._joint_names_for = None
-        self._command_msg = None          # likewise for actuator_commands
-        self._command_names_for = None
+        self._typed_joint_states = _TypedOutput()
+        self._typed_commands = _TypedOutput()
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -238,17 +236,7 @@ class TransmissionBridge(ConfigurableNode):
         self._report_actuator_state(source, out)
         if self._fast_path:
             self._learn(source, data, msg, source)
-        if out is None:
-            return None
-        js = self._joint_msg
-        if js is None or self._joint_names_for is not out.names:   # same cached tuple: reuse
-            js = self._joint_msg = JointState(name=list(out.names))
-            self._joint_names_for = out.names
-        js.header = msg.header
-        js.position = doubles(out.position)
-        js.velocity = doubles(out.velocity)
-        js.effort = doubles(out.effort)
-        return js
+        return None if out is None else self._typed_joint_states.fill(out, msg.header)
 
     def _learn(self, key, data, msg, source=None):
         """Learn the byte layout of ``data`` (decoded: ``msg``) for input ``key``."""
@@ -285,17 +273,7 @@ class TransmissionBridge(ConfigurableNode):
         self._report_command()
         if self._fast_path:
             self._learn(_COMMANDS, data, msg)
-        if out is None:
-            return None
-        cmd = self._command_msg
-        if cmd is None or self._command_names_for is not out.names:    # same cached tuple
-            cmd = self._command_msg = JointState(name=list(out.names))
-            self._command_names_for = out.names
-        cmd.header = msg.header
-        cmd.position = doubles(out.position)
-        cmd.velocity = doubles(out.velocity)
-        cmd.effort = doubles(out.effort)
-        return cmd
+        return None if out is None else self._typed_commands.fill(out, msg.header)
 
     def _report_command(self):
         result = self._core.last_command_result
@@ -397,6 +375,28 @@ class TransmissionBridge(ConfigurableNode):
 
 
 _COMMANDS = ' joint_commands'     # key of the command input's layout (no topic has a space)
+
+
+class _TypedOutput:
+    """One output's JointState message, reused while the names stay (publish copies it out)."""
+
+    __slots__ = ('_msg', '_names')
+
+    def __init__(self):
+        self._msg = None
+        self._names = None
+
+    def fill(self, out, header):
+        """Return the message carrying ``out`` (JointOutput or ActuatorCommand) and ``header``."""
+        if self._names is not out.names:        # the core's cached tuple: same names
+            self._msg = JointState(name=list(out.names))
+            self._names = out.names
+        msg = self._msg
+        msg.header = header
+        msg.position = doubles(out.position)
+        msg.velocity = doubles(out.velocity)
+        msg.effort = doubles(out.effort)
+        return msg
 
 
 class _FastInput:

@@ -24,10 +24,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
-from .kinematics.spatial import rotation_to_quaternion
 from .kinematics_core import KinematicsCore
 from .ros.configurable import ConfigurableNode, RELIABLE_10
-from .ros.conversions import doubles, fill_poses, name_values, poses_to_msgs, stamp_to_ns
+from .ros.conversions import (doubles, fill_poses, name_values, pose_rows, poses_to_msgs,
+                              stamp_to_ns)
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
@@ -324,10 +324,7 @@ class KinematicsNode(ConfigurableNode):
             sent.append((self._passive_pub,
                          t.passive.write(stamp_bytes, (out.q, out.v, out.passive))))
         if poses or (tips and self._tips):
-            X = out.poses
-            block = t.poses.values
-            block[:, :3] = X[:, :3, 3]
-            block[:, 3:] = rotation_to_quaternion(X[:, :3, :3])
+            t.poses.values[:] = pose_rows(out.poses)
         if poses:
             t.poses.set_stamp(stamp_bytes)
             sent.append((self._poses_pub, t.poses.to_bytes()))

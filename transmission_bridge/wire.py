@@ -135,6 +135,7 @@ class JointStateLayout:
             w.string(name)
         self.offsets = tuple(w.double_sequence(n) for n in self.sizes)
         self._writer = w
+        self.fixed = bytes(w.fixed)         # 0xff where a byte is compared (strings, counts)
         self.content_length = len(w.buf)
         self.length = self.content_length if length is None else length
         mask = int.from_bytes(w.fixed, 'little')

@@ -3,16 +3,19 @@ Decode and encode many sensor_msgs/JointState at once when they share one byte l
 
 A JointState's CDR bytes have a fixed layout once its names, frame_id and array
 lengths are fixed: only the stamp and the doubles change from message to message.
-:class:`JointStateLayout` finds where those numbers sit by serialising a probe
-message through the rosbags serializer (sentinel values, then verified by decoding
-the probe back), so nothing here re-implements CDR rules. Then a whole bag of
-same-layout messages becomes numpy slices of one ``(N, length)`` byte array.
+The layout is the nodes' own (:class:`transmission_bridge.wire.JointStateLayout`, from
+the CDR rules), checked here against the rosbags serializer on a probe message with
+sentinel values; then a whole bag of same-layout messages becomes numpy slices of one
+``(N, length)`` byte array. Padding bytes are not compared, so bags recorded from
+Fast-CDR publishers (uninitialised padding) take the vectorised path too.
 """
 
 import numpy as np
 
+from .. import wire
+
 MSGTYPE = 'sensor_msgs/msg/JointState'
-FIELDS = ('position', 'velocity', 'effort')
+FIELDS = wire.FIELDS
 _SEC, _NANOSEC = 0x5EC05EC0 - 2 ** 31, 0x0A050A05
 
 
@@ -20,32 +23,22 @@ class JointStateLayout:
     """Where the stamp and the three arrays live in messages of one shape."""
 
     def __init__(self, typestore, names, frame_id, sizes):
-        self.names = tuple(names)
-        self.frame_id = frame_id
-        self.sizes = tuple(sizes)
+        shape = wire.JointStateLayout(names, frame_id, sizes)
+        self.names, self.frame_id, self.sizes = shape.names, shape.frame_id, shape.sizes
+        self.length = shape.content_length
+        self.template = np.frombuffer(shape.template_bytes(), dtype=np.uint8).copy()
+        self.stamp_offset = shape.stamp_offset
+        self.offsets = list(shape.offsets)
+        constant = np.frombuffer(shape.fixed, dtype=np.uint8) != 0
+        # The compared bytes as contiguous runs [start, end): compared as views, no copies.
+        edges = np.flatnonzero(np.diff(np.r_[0, constant.astype(np.int8), 0]))
+        self.constant_runs = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
         rng = np.random.default_rng(len(self.names) * 7919 + sum(self.sizes))
         probes = [rng.uniform(1e3, 1e6, n) + np.pi for n in self.sizes]
         msg = build(typestore, names, frame_id, _SEC, _NANOSEC, probes)
         raw = np.frombuffer(bytes(typestore.serialize_cdr(msg, MSGTYPE)), dtype=np.uint8)
-        self.length = raw.shape[0]
-        self.template = raw.copy()
-        self.stamp_offset = _find(raw, np.array([_SEC], '<i4').view(np.uint8))
-        self.offsets = []
-        for values in probes:
-            if len(values) == 0:
-                self.offsets.append(None)
-                continue
-            start = _find(raw, values[:1].astype('<f8').view(np.uint8))
-            self.offsets.append(start)
-        variable = np.zeros(self.length, dtype=bool)
-        variable[self.stamp_offset:self.stamp_offset + 8] = True
-        for start, n in zip(self.offsets, self.sizes):
-            if start is not None:
-                variable[start:start + 8 * n] = True
-        self.constant = ~variable
-        # The constant bytes as contiguous runs [start, end): compared as views, no copies.
-        edges = np.flatnonzero(np.diff(np.r_[0, self.constant.astype(np.int8), 0]))
-        self.constant_runs = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+        if raw.shape[0] != self.length or not self.matches(raw[None, :])[0]:
+            raise ValueError('JointState layout differs from the rosbags serializer')
         decoded = self.decode(raw[None, :])
         if not (decoded[0][0] == _SEC * 1_000_000_000 + _NANOSEC and all(
                 np.array_equal(d[0], p) for d, p in zip(decoded[1], probes) if len(p))):
@@ -101,11 +94,3 @@ def build(typestore, names, frame_id, sec, nanosec, arrays):
     return js(header=header(stamp=time(sec=int(sec), nanosec=int(nanosec)), frame_id=frame_id),
               name=list(names), **{f: np.asarray(a, dtype=np.float64)
                                    for f, a in zip(FIELDS, arrays)})
-
-
-def _find(haystack, needle):
-    hits = np.flatnonzero(np.lib.stride_tricks.sliding_window_view(haystack, len(needle))
-                          .__eq__(needle).all(axis=1))
-    if len(hits) != 1:
-        raise ValueError('JointState layout probe is ambiguous')
-    return int(hits[0])

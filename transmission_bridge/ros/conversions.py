@@ -4,6 +4,7 @@ import array
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose
+import numpy as np
 
 from ..kinematics.spatial import rotation_to_quaternion
 
@@ -49,13 +50,20 @@ def poses_to_msgs(X):
     return poses
 
 
+def pose_rows(X):
+    """Return transforms ``X`` (n, 4, 4) as rows ``x, y, z, qx, qy, qz, qw`` (a Pose's order)."""
+    rows = np.empty((len(X), 7))
+    rows[:, :3] = X[:, :3, 3]
+    rows[:, 3:] = rotation_to_quaternion(X[:, :3, :3])
+    return rows
+
+
 def fill_poses(poses, X):
     """Write transforms ``X`` (n, 4, 4) into existing Pose messages (no allocation)."""
-    quats = rotation_to_quaternion(X[:, :3, :3]).tolist()
-    for pose, p, q in zip(poses, X[:, :3, 3].tolist(), quats):
+    for pose, (x, y, z, qx, qy, qz, qw) in zip(poses, pose_rows(X).tolist()):
         position, orientation = pose.position, pose.orientation
-        position.x, position.y, position.z = p
-        orientation.x, orientation.y, orientation.z, orientation.w = q
+        position.x, position.y, position.z = x, y, z
+        orientation.x, orientation.y, orientation.z, orientation.w = qx, qy, qz, qw
 
 
 def name_values(names, values):
