@@ -93,3 +93,8 @@ def test_poses_and_gravity_in_one_pass_equal_the_separate_calls(seed):
         poses, tau = model.poses_and_gravity(q)
         np.testing.assert_array_equal(poses, model.body_poses(q))
         np.testing.assert_array_equal(tau, model.gravity_generalized_forces(q))
+        poses, tau, energy = model.poses_gravity_and_energy(q)
+        np.testing.assert_array_equal(poses, model.body_poses(q))
+        np.testing.assert_array_equal(tau, model.gravity_generalized_forces(q))
+        np.testing.assert_array_equal(energy, model.potential_energy(q))
+    assert isinstance(model.poses_gravity_and_energy(q[0])[2], float)

@@ -111,7 +111,7 @@ def test_relative_transform():
         m.forward_kinematics(q[:-1])
 
 
-def test_quaternions_few_and_many_paths_agree_and_invert():
+def test_quaternions_invert_the_rotation_matrix_one_at_a_time_and_stacked():
     from transmission_bridge.kinematics.spatial import rotation_to_quaternion
     rng = np.random.default_rng(21)
     # Random rotations, plus the awkward ones: identity and half-turns about each axis.
@@ -124,9 +124,13 @@ def test_quaternions_few_and_many_paths_agree_and_invert():
     R = np.stack([np.stack(r, -1) for r in rows], -2)
     R = np.concatenate([R, np.eye(3)[None], np.diag([1.0, -1, -1])[None],
                         np.diag([-1.0, 1, -1])[None], np.diag([-1.0, -1, 1])[None]])
-    many = rotation_to_quaternion(R)                      # vectorised path
-    few = np.concatenate([rotation_to_quaternion(R[i:i + 4]) for i in range(0, len(R), 4)])
-    np.testing.assert_allclose(few, many, rtol=0, atol=1e-15)
+    many = rotation_to_quaternion(R)
+    one = np.array([rotation_to_quaternion(r) for r in R])
+    np.testing.assert_array_equal(one, many)
+    np.testing.assert_array_equal(rotation_to_quaternion(R.reshape(8, 8, 3, 3)),
+                                  many.reshape(8, 8, 4))
     expected = np.where(q[:, 3:] < 0, -q, q)
     np.testing.assert_allclose(many[:60], expected, rtol=0, atol=1e-14)
+    # Identity, then half-turns about x, y, z: the vector part alone, w = 0.
+    np.testing.assert_array_equal(many[60:], np.eye(4)[[3, 0, 1, 2]])
     assert (many[:, 3] >= 0).all()

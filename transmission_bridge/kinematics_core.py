@@ -21,6 +21,7 @@ every reported value. Outputs, all for the same configuration::
 """
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -49,6 +50,17 @@ class KinematicsOutput:
     potential_energy: float
 
 
+@dataclasses.dataclass(frozen=True)
+class Lane:
+    """What :meth:`KinematicsCore.ingest_lane` needs to take messages of one name list."""
+
+    generation: int
+    rows: object        # message rows of the known names; None: every row
+    cols: object        # their joint indices
+    num_names: int
+    num_unknown: int
+
+
 class KinematicsCore:
     """Latest joint state, and gravity, damping and poses computed from it."""
 
@@ -62,6 +74,7 @@ class KinematicsCore:
         self._reported = np.zeros(0, dtype=bool)
         self._input = NamedInput(())
         self.received_any = False
+        self._generation = 0              # lanes made before a model change are not taken
         self.set_model(model, base_frame)
 
     @property
@@ -94,6 +107,7 @@ class KinematicsCore:
         self._base_index = None if base == 'world' else model.body_names.index(base)
         self._q, self._v, self._reported = q, v, reported
         self._input = self._input.renamed(model.joint_names)
+        self._generation += 1
 
     def reset(self):
         """Forget every reported value: joints go back to their defaults."""
@@ -137,11 +151,52 @@ class KinematicsCore:
         c.published += 1
         return self.evaluate(self._q, self._v)
 
+    def lane(self, names):
+        """Return a :class:`Lane` for messages named ``names`` (checked already), or None."""
+        layout = self._input.layout_of(tuple(names))
+        if layout is None:
+            return None
+        rows, cols, unknown = layout
+        return Lane(self._generation, rows, cols, len(names), len(unknown))
+
+    def ingest_lane(self, lane, position, velocity, stamp_ns):
+        """
+        Take a message of ``lane``'s names: what :meth:`ingest` would return, or None.
+
+        ``position`` and ``velocity`` are float arrays in message order (empty if absent).
+        None means "not taken, nothing changed: call :meth:`ingest`": the model changed
+        since the lane was made, an array's length is not the number of names, the stamp
+        went back, or a value is NaN or infinite. Otherwise the counters, stamps and the
+        configuration change exactly as :meth:`ingest` changes them.
+        """
+        if lane.generation != self._generation:
+            return None
+        for values in (position, velocity):
+            if len(values) and (len(values) != lane.num_names
+                                or not math.isfinite(values.sum())):
+                return None
+        last = self._input.last_stamp('joint_states')
+        if last is not None and stamp_ns < last:
+            return None
+        self._input.record_stamp('joint_states', stamp_ns)
+        c = self.counters
+        c.received += 1
+        c.unknown_names += lane.num_unknown
+        self.last_new_unknown = ()
+        rows, cols = lane.rows, lane.cols
+        if len(position):
+            self._q[cols] = position if rows is None else position[rows]
+            self._reported[cols] = True
+        if len(velocity):
+            self._v[cols] = velocity if rows is None else velocity[rows]
+        self.received_any = True
+        c.published += 1
+        return self.evaluate(self._q, self._v)
+
     def evaluate(self, q, v):
         """Return the :class:`KinematicsOutput` for configuration ``(q, v)``."""
         model = self._model
-        poses, tau_g = model.poses_and_gravity(q)
-        energy = float(model.potential_energy_from_poses(poses))
+        poses, tau_g, energy = model.poses_gravity_and_energy(q)
         if self._base_index is not None:
             poses = invert(poses[self._base_index]) @ poses
         holding = holding_torques(tau_g)

@@ -83,6 +83,7 @@ class KinematicsNode(ConfigurableNode):
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
         self._fast = None                 # learned joint_states byte layout
+        self._lane = None                 # and the core's lane for its names
         self._templates = None            # output byte templates, per model
         self._every = [self._declare_every(name) for name in OUTPUTS]
         self._count = 0                   # inputs that produced outputs (for publish_every)
@@ -262,15 +263,20 @@ class KinematicsNode(ConfigurableNode):
         fast = self._fast
         if fast is not None and fast.matches(data):
             pos, vel, _ = fast.arrays(data)
-            out = core.ingest(fast.names, pos, vel, fast.stamp_ns(data))
-            self._report_joint_states(out)
+            stamp = fast.stamp_ns(data)
+            lane = self._lane
+            out = None if lane is None else core.ingest_lane(lane, pos, vel, stamp)
+            if out is None:
+                out = core.ingest(fast.names, pos, vel, stamp)
+                self._report_joint_states(out)
+                self._lane = core.lane(fast.names)
             return () if out is None else self._encode(out, fast.stamp_bytes(data))
         msg = deserialize_message(data, JointState)
         stamp = stamp_to_ns(msg.header.stamp)
         out = core.ingest(msg.name, msg.position, msg.velocity, stamp)
         self._report_joint_states(out)
         if self._fast_path:
-            self._fast = JointStateLayout.learn_message(data, msg)
+            self._fast, self._lane = JointStateLayout.learn_message(data, msg), None
         return () if out is None else self._messages(out, msg.header)
 
     def _report_joint_states(self, out):

@@ -13,12 +13,16 @@ translation per unit q (revolute 1 / 0, prismatic 0 / 1, screw 1 / pitch / 2 pi,
 fixed 0 / 0). Poses compose down the tree: ``R_WB = R_WP R_PB``,
 ``p_WB = p_WP + R_WP p_PB``.
 
-Two layouts run the same formulas. One configuration builds every ``X_PB`` as a
-4x4 in one ``einsum`` and composes the tree by pointer jumping: ``P[i] =
-P[jump[i]] @ P[i]`` for all bodies at once, ``ceil(log2(depth))`` times, so the
-number of numpy calls does not grow with the number of bodies. A batch uses
-batch-last arrays ``(3, 3, N)`` so every matrix entry is one contiguous vector
-(``einsum`` products per body), in chunks of :data:`CHUNK`.
+``1 - cos(a)`` is computed as ``2 sin²(a/2)`` (the factor 2 folded into ``A2`` and
+``b2``), which keeps its precision for small angles.
+
+Two layouts run the same formulas. One configuration builds every ``X_PB`` (stored
+transposed, ``X_PB^T``) in one ``einsum`` and composes down the tree with one BLAS
+``dot`` per body into a preallocated stack, ``X_WB^T = X_PB^T X_WP^T``; everything after
+that (gravity, energy, joint axes) is a constant matrix times that stack, because each
+is linear in the entries of the frames. A batch uses batch-last arrays ``(3, 3, N)`` so
+every matrix entry is one contiguous vector (``einsum`` products per body), in chunks of
+:data:`CHUNK`.
 
 Gravity uses subtree mass moments. With ``S_k = sum m_i p_WBcm_i`` and ``M_k =
 sum m_i`` over the bodies moved by joint k, world axis ``w_k`` through point
@@ -26,12 +30,17 @@ sum m_i`` over the bodies moved by joint k, world axis ``w_k`` through point
 
     tau_g[k] = rot_k (S_k - M_k o_k) . (g x w_k) + tr_k M_k (g . w_k)
 
-which is ``-dV/dq`` with ``V = -sum m_i g . p_WBcm_i``.
+which is ``-dV/dq`` with ``V = -sum m_i g . p_WBcm_i``. Written as ``tau_g[k] = w_k .
+u_k`` with ``u_k = r_k x g + tr_k M_k g`` and ``r_k = rot_k (S_k - M_k o_k)``: ``w_k``,
+``r_k`` and ``V`` are linear in the world frames, so one configuration gets all of them
+from one matrix product.
 """
 
 import numpy as np
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
+_ZERO = np.zeros(1)
+_EYE4 = np.eye(4)
 
 
 class ChainKinematics:
@@ -59,10 +68,10 @@ class ChainKinematics:
         KK = K @ K
         self.A0 = R_PJ @ R_JB
         self.A1 = R_PJ @ K @ R_JB
-        self.A2 = R_PJ @ KK @ R_JB
+        self.A2 = 2.0 * (R_PJ @ KK @ R_JB)       # times sin²(a/2): (1 - cos a) = 2 sin²(a/2)
         self.b0 = p_PJ + (R_PJ @ p_JB[..., None])[..., 0]
         self.b1 = (R_PJ @ K @ p_JB[..., None])[..., 0]
-        self.b2 = (R_PJ @ KK @ p_JB[..., None])[..., 0]
+        self.b2 = 2.0 * (R_PJ @ KK @ p_JB[..., None])[..., 0]
         self.axis_P = (R_PJ @ axis[..., None])[..., 0]
         self.p_PJ = p_PJ.copy()
         self.mass = np.array([b.inertial.mass for b in bodies])
@@ -87,79 +96,102 @@ class ChainKinematics:
         gx, gy, gz = self.gravity
         self.g_cross = np.array([[0.0, -gz, gy], [gz, 0.0, -gx], [-gy, gx, 0.0]])
         self.damping = np.array([joints[i].damping for i in movable])
-        # Single-configuration path: X_PB = H . (1, sin, 1 - cos, tr q), and jump levels.
-        H = np.zeros((nb, 4, 4, 4))
-        H[:, 0, :3, :3], H[:, 0, :3, 3], H[:, 0, 3, 3] = self.A0, self.b0, 1.0
-        H[:, 1, :3, :3], H[:, 1, :3, 3] = self.A1, self.b1
-        H[:, 2, :3, :3], H[:, 2, :3, 3] = self.A2, self.b2
-        H[:, 3, :3, 3] = self.axis_P
-        self.H = H
-        # Batch path: R_PB (9, N) = RA[i] (9, 3) @ (1, s, 1 - cos), p_PB (3, N) = PB[i] (3, 4) @ C.
+        # Batch path: R_PB (9, N) = RA[i] (9, 3) @ C, p_PB (3, N) = PB[i] (3, 4) @ C,
+        # C = (1, sin a, sin²(a/2), tr q).
         self.RA = np.stack([self.A0, self.A1, self.A2], axis=-1).reshape(nb, 9, 3)
         self.PB = np.stack([self.b0, self.b1, self.b2, self.axis_P], axis=-1)
-        self.jump_levels = _jump_levels(self.parent)
-        self.com_h = np.concatenate([self.com, np.ones((nb, 1))], axis=1)
-        # Columns (axis_P, 0) and (p_PJ, 1): one product gives each joint's world axis and point.
-        V = np.zeros((self.nq, 4, 2))
-        V[:, :3, 0], V[:, :3, 1], V[:, 3, 1] = self.axis_Pq, self.p_PJq, 1.0
-        self.axis_point = V
         self.trM = self.tr_q * self.M_sub
+        self._one_configuration_constants()
+
+    def _one_configuration_constants(self):
+        """Constants of the one-configuration path (see the module docstring)."""
+        nb, nq = self.nb, self.nq
+        # z = q_ext[z_index] * z_scale = (angle, angle / 2, tr q) per body; q_ext ends in 0.
+        self.z_index = np.tile(self.qidx_arr, 3)
+        self.z_scale = np.concatenate([self.rot, 0.5 * self.rot, self.tr])
+        self.ones_nb = np.ones(nb)
+        # X_PB^T = sum_k c[k, b] HT[k, b], c = (1, sin a, sin²(a/2), tr q).
+        H = np.zeros((4, nb, 4, 4))
+        H[0, :, :3, :3], H[0, :, :3, 3], H[0, :, 3, 3] = self.A0, self.b0, 1.0
+        H[1, :, :3, :3], H[1, :, :3, 3] = self.A1, self.b1
+        H[2, :, :3, :3], H[2, :, :3, 3] = self.A2, self.b2
+        H[3, :, :3, 3] = self.axis_P
+        self.HT = np.ascontiguousarray(H.transpose(0, 1, 3, 2)).reshape(4, nb, 16)
+        self.order = [(i, p if p >= 0 else nb) for i, p in enumerate(self.parent)]
+        # Linear maps of the stacked transposed frames F = XT.reshape(4 (nb + 1), 4):
+        # row (i, j) of F is column j of X_WB_i, so  X_WB_i v = sum_j v[j] F[4 i + j, :3].
+        cols = 4 * (nb + 1)
+        axis_h = np.concatenate([self.axis_Pq, np.zeros((nq, 1))], axis=1)
+        point_h = np.concatenate([self.p_PJq, np.ones((nq, 1))], axis=1)
+        com_h = self.com_h = np.concatenate([self.com, np.ones((nb, 1))], axis=1)
+        W, O, S = (np.zeros((nq, nb + 1, 4)) for _ in range(3))
+        for k, par in enumerate(self.joint_parent):
+            W[k, par], O[k, par] = axis_h[k], point_h[k]
+        S[:, :nb] = (self.subtree * self.mass)[..., None] * com_h
+        R = self.rot_q[:, None, None] * (S - self.M_sub[:, None, None] * O)
+        self.axis_rows = np.concatenate([W, O]).reshape(2 * nq, cols)        # w_k, o_k
+        self.gravity_rows = np.concatenate([W, R]).reshape(2 * nq, cols)     # w_k, r_k
+        self.cross_g = np.array([np.cross(e, self.gravity) for e in np.eye(3)])   # r @ = r x g
+        self.trMg = self.trM[:, None] * self.gravity
+        # V = energy_row . XT.ravel():  -m_i com_h[i, j] g[r] at (i, j, r).
+        E = np.zeros((nb + 1, 4, 3))
+        E[:nb] = -(self.mass[:, None] * com_h)[..., None] * self.gravity
+        self.energy_row = np.concatenate([E, np.zeros((nb + 1, 4, 1))], axis=2).ravel()
 
     # --- one configuration -------------------------------------------------------
     def frames_one(self, q):
-        """Return ``X_W`` of every body, (nb + 1, 4, 4), with the world (identity) last."""
-        q_ext = np.empty(self.nq + 1)          # per call: models are shared across threads
-        q_ext[:self.nq] = q
-        q_ext[self.nq] = 0.0
-        qb = q_ext[self.qidx_arr]
-        angle = qb * self.rot
-        c = np.empty((self.nb, 4))
-        c[:, 0] = 1.0
-        c[:, 1] = np.sin(angle)
-        c[:, 2] = 1.0 - np.cos(angle)
-        c[:, 3] = qb * self.tr
-        X = np.empty((self.nb + 1, 4, 4))
-        X[:self.nb] = np.einsum('bk,bkij->bij', c, self.H)
-        X[self.nb] = np.eye(4)
-        for nodes, src in self.jump_levels:
-            X[nodes] = X[src] @ X[nodes]
-        return X
+        """Return ``X_W`` of every body transposed, (nb + 1, 4, 4), world (identity) last."""
+        nb = self.nb
+        z = np.concatenate((q, _ZERO)).take(self.z_index)
+        z *= self.z_scale
+        s = np.sin(z[:2 * nb])
+        c = np.concatenate((self.ones_nb, s[:nb], np.square(s[nb:]), z[2 * nb:]))
+        L = list(np.einsum('kb,kbm->bm', c.reshape(4, nb), self.HT).reshape(nb, 4, 4))
+        XT = np.empty((nb + 1, 4, 4))       # per call: models are shared across threads
+        XT[nb] = _EYE4
+        X = list(XT)
+        for i, p in self.order:
+            np.dot(L[i], X[p], out=X[i])
+        return XT
 
-    def _joint_axes_one(self, X):
-        wo = X[self.joint_parent, :3, :] @ self.axis_point
-        return wo[..., 0], wo[..., 1]
+    def _tau(self, XT):
+        nq = self.nq
+        wr = np.dot(self.gravity_rows, XT.reshape(-1, 4))
+        u = np.dot(wr[nq:, :3], self.cross_g)
+        u += self.trMg
+        return np.einsum('kr,kr->k', wr[:nq, :3], u)
 
-    def _gravity_from_frames(self, X):
-        mp = self.mass[:, None] * (X[:self.nb, :3, :] @ self.com_h[..., None])[..., 0]
-        S = self.subtree @ mp
-        w, o = self._joint_axes_one(X)
-        r = S - self.M_sub[:, None] * o
-        return self.rot_q * (r * (w @ self.g_cross.T)).sum(axis=1) + self.trM * (w @ self.gravity)
+    def _energy(self, XT):
+        return float(np.dot(self.energy_row, XT.ravel()))
 
     def gravity_one(self, q):
         """Return ``tau_g`` (nq,) for one configuration."""
-        return self._gravity_from_frames(self.frames_one(q))
+        return self._tau(self.frames_one(q))
 
     def poses_and_gravity_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,))`` from one kinematics pass."""
-        X = self.frames_one(q)
-        return X[:self.nb], self._gravity_from_frames(X)
+        XT = self.frames_one(q)
+        return XT[:self.nb].transpose(0, 2, 1), self._tau(XT)
+
+    def poses_gravity_energy_one(self, q):
+        """Return ``(X_WB (nb, 4, 4), tau_g (nq,), V)`` from one kinematics pass."""
+        XT = self.frames_one(q)
+        return XT[:self.nb].transpose(0, 2, 1), self._tau(XT), self._energy(XT)
 
     def energy_one(self, q):
         """Return ``V`` for one configuration."""
-        X = self.frames_one(q)
-        mp = self.mass[:, None] * (X[:self.nb, :3, :] @ self.com_h[..., None])[..., 0]
-        return -float(mp.sum(axis=0) @ self.gravity)
+        return self._energy(self.frames_one(q))
 
     def homogeneous_one(self, q):
         """Return ``X_WB`` of every body, (nb, 4, 4)."""
-        return self.frames_one(q)[:self.nb]
+        return self.frames_one(q)[:self.nb].transpose(0, 2, 1)
 
     def jacobian_one(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (6, nq)."""
-        X = self.frames_one(q)
-        x = X[body, :3, :3] @ point + X[body, :3, 3]
-        w, o = self._joint_axes_one(X)
+        XT = self.frames_one(q)
+        x = point @ XT[body, :3, :3] + XT[body, 3, :3]
+        wo = np.dot(self.axis_rows, XT.reshape(-1, 4))[:, :3]
+        w, o = wo[:self.nq], wo[self.nq:]
         mask = self.on_path[body][:, None]
         j_w = self.rot_q[:, None] * w * mask
         j_v = (self.rot_q[:, None] * np.cross(w, x - o) + self.tr_q[:, None] * w) * mask
@@ -180,8 +212,8 @@ class ChainKinematics:
                 if self.rot[i]:
                     angle = qk * self.rot[i]
                     np.sin(angle, out=C[1])
-                    np.cos(angle, out=C[2])
-                    np.subtract(1.0, C[2], out=C[2])
+                    np.sin(0.5 * angle, out=C[2])
+                    np.square(C[2], out=C[2])
                 else:
                     C[1:3] = 0.0
                 np.multiply(qk, self.tr[i], out=C[3])
@@ -200,18 +232,39 @@ class ChainKinematics:
         p[self.nb] = np.zeros((3, n))
         return R, p
 
-    def _mass_moments_batch(self, R, p):
-        return [self.mass[i] * (p[i] + np.einsum('ijn,j->in', R[i], self.com[i]))
-                for i in range(self.nb)]
+    def _pass_batch(self, q, out, what):
+        """
+        Fill ``out`` (N, width) with the outputs named in ``what``, from one poses pass.
 
-    def _gravity_batch(self, q):
+        Columns, in this order and only those asked: ``'poses'`` (nb * 16, each X_WB
+        row-major), ``'gravity'`` (nq), ``'energy'`` (1).
+        """
         R, p = self.poses_batch(q)
-        S = self._mass_moments_batch(R, p)
+        n, nb, col = q.shape[0], self.nb, 0
+        if 'poses' in what:
+            X = out[:, :16 * nb].reshape(n, nb, 4, 4)
+            for i in range(nb):
+                X[:, i, :3, :3] = np.moveaxis(R[i], -1, 0)
+                X[:, i, :3, 3] = p[i].T
+            X[:, :, 3, :3] = 0.0
+            X[:, :, 3, 3] = 1.0
+            col = 16 * nb
+        if 'gravity' not in what and 'energy' not in what:
+            return
+        S = [self.mass[i] * (p[i] + np.einsum('ijn,j->in', R[i], self.com[i]))
+             for i in range(nb)]
+        if 'gravity' in what:
+            tau = out[:, col:col + self.nq].T
+            col += self.nq
+            self._gravity_batch(R, p, list(S), tau)
+        if 'energy' in what:
+            out[:, col] = -(self.gravity @ sum(S, np.zeros((3, n))))
+
+    def _gravity_batch(self, R, p, S, tau):
         for i in range(self.nb - 1, -1, -1):                     # subtree sums, leaves first
             if self.parent[i] >= 0:
                 S[self.parent[i]] = S[self.parent[i]] + S[i]
         S = [S[i] for i in self.joint_body]
-        tau = np.empty((self.nq, q.shape[0]))
         for k, par in enumerate(self.joint_parent):
             w = np.einsum('ijn,j->in', R[par], self.axis_Pq[k])
             g_w = self.gravity @ w
@@ -223,52 +276,45 @@ class ChainKinematics:
                     tau[k] += self.tr_q[k] * self.M_sub[k] * g_w
             else:
                 tau[k] = self.tr_q[k] * self.M_sub[k] * g_w
-        return tau.T
 
-    def _energy_batch(self, q):
-        R, p = self.poses_batch(q)
-        total = sum(self._mass_moments_batch(R, p))
-        return -(self.gravity @ total)
+    def batch(self, q, what):
+        """
+        Return the outputs named in ``what`` for q (..., nq): a tuple in that order.
 
-    def _homogeneous_batch(self, q):
-        R, p = self.poses_batch(q)
-        out = np.zeros((q.shape[0], self.nb, 4, 4))
-        for i in range(self.nb):
-            out[:, i, :3, :3] = np.moveaxis(R[i], -1, 0)
-            out[:, i, :3, 3] = p[i].T
-        out[:, :, 3, 3] = 1.0
-        return out
-
-    def chunked(self, fn, q, out_shape):
-        """Apply ``fn`` to ``q`` (N, nq) in chunks; ``out_shape`` is the per-row shape."""
-        n = q.shape[0]
-        if n <= CHUNK:
-            return fn(q)
-        out = np.empty((n,) + out_shape)
-        for start in range(0, n, CHUNK):
-            out[start:start + CHUNK] = fn(q[start:start + CHUNK])
-        return out
+        ``what`` holds 'poses' (..., nb, 4, 4), 'gravity' (..., nq) and 'energy' (...);
+        all come from one poses pass, run in chunks of :data:`CHUNK` configurations.
+        """
+        widths = {'poses': 16 * self.nb, 'gravity': self.nq, 'energy': 1}
+        order = [w for w in widths if w in what]
+        flat = q.reshape(-1, q.shape[-1])
+        out = np.empty((flat.shape[0], sum(widths[w] for w in order)))
+        for start in range(0, flat.shape[0], CHUNK):
+            self._pass_batch(flat[start:start + CHUNK], out[start:start + CHUNK], order)
+        lead, col, parts = q.shape[:-1], 0, {}
+        for w in order:
+            parts[w] = out[:, col:col + widths[w]]
+            col += widths[w]
+        shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
+        return tuple(parts[w].reshape(lead + shapes[w]) for w in what)
 
     # --- any shape ---------------------------------------------------------------
-    def _dispatch(self, q, one, batch, out_shape):
-        if q.ndim == 1:
-            return one(q)
-        flat = q.reshape(-1, q.shape[-1])
-        out = self.chunked(batch, flat, out_shape)
-        return out.reshape(q.shape[:-1] + out_shape)
-
     def homogeneous(self, q):
         """Return ``X_WB`` of every body, (..., nb, 4, 4)."""
-        return self._dispatch(q, self.homogeneous_one, self._homogeneous_batch,
-                              (self.nb, 4, 4))
+        return self.homogeneous_one(q) if q.ndim == 1 else self.batch(q, ('poses',))[0]
 
     def gravity_forces(self, q):
         """Return ``tau_g = -dV/dq`` (..., nq)."""
-        return self._dispatch(q, self.gravity_one, self._gravity_batch, (self.nq,))
+        return self.gravity_one(q) if q.ndim == 1 else self.batch(q, ('gravity',))[0]
 
     def potential_energy(self, q):
         """Return ``V = -sum m_i g . p_WBcm_i`` (...)."""
-        return self._dispatch(q, self.energy_one, self._energy_batch, ())
+        return self.energy_one(q) if q.ndim == 1 else self.batch(q, ('energy',))[0]
+
+    def poses_gravity_energy(self, q):
+        """Return ``(X_WB (..., nb, 4, 4), tau_g (..., nq), V (...))`` from one pass."""
+        if q.ndim == 1:
+            return self.poses_gravity_energy_one(q)
+        return self.batch(q, ('poses', 'gravity', 'energy'))
 
     def jacobian(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (..., 6, nq)."""
@@ -277,18 +323,6 @@ class ChainKinematics:
         flat = q.reshape(-1, q.shape[-1])
         out = np.array([self.jacobian_one(qi, body, point) for qi in flat])
         return out.reshape(q.shape[:-1] + (6, self.nq))
-
-
-def _jump_levels(parent):
-    """Index arrays for pointer jumping: at each level ``P[nodes] = P[src] @ P[nodes]``."""
-    jump = list(parent)
-    levels = []
-    while any(j >= 0 for j in jump):
-        nodes = [i for i, j in enumerate(jump) if j >= 0]
-        levels.append((np.array(nodes, dtype=np.intp),
-                       np.array([jump[i] for i in nodes], dtype=np.intp)))
-        jump = [jump[j] if j >= 0 else -1 for j in jump]
-    return levels
 
 
 def _skew(v):

@@ -169,7 +169,18 @@ class Model:
         q = self._q(q)
         if q.ndim == 1:
             return self._kin.poses_and_gravity_one(q)
-        return self._kin.homogeneous(q), self._kin.gravity_forces(q)
+        return self._kin.batch(q, ('poses', 'gravity'))
+
+    def poses_gravity_and_energy(self, q):
+        """
+        Return ``(X_WB of every body, tau_g, V)`` from one kinematics pass.
+
+        What :meth:`poses_and_gravity` returns, plus :meth:`potential_energy` (a float for
+        one configuration, (...) for a batch) at almost no extra cost.
+        """
+        q = self._q(q)
+        poses, tau_g, energy = self._kin.poses_gravity_energy(q)
+        return poses, tau_g, float(energy) if np.ndim(energy) == 0 else energy
 
     def gravity_generalized_forces(self, q):
         """Return ``tau_g = -dV/dq`` (Drake's sign): (nq,) or (N, nq). Hold with ``-tau_g``."""

@@ -5,14 +5,9 @@ URDF's origin convention: ``R = Rz(yaw) Ry(pitch) Rx(roll)``. DH transforms as
 MATLAB's ``setFixedTransform``: standard ``Rz(theta) Tz(d) Tx(a) Rx(alpha)``,
 modified ``Rx(alpha) Tx(a) Rz(theta) Tz(d)``.
 
->>> import math
-
-import numpy as np
 >>> np.round(rpy_to_rotation([0, 0, np.pi / 2]) @ [1, 0, 0], 12)
 array([0., 1., 0.])
 """
-
-import math
 
 import numpy as np
 
@@ -104,58 +99,40 @@ def rotation_to_quaternion(R):
     """
     Return unit quaternions ``(x, y, z, w)`` of rotations ``R`` (..., 3, 3), with ``w >= 0``.
 
-    Uses the largest of the four candidate components (Shepperd's method), so it is
-    accurate for every rotation.
+    Shepperd's method: row k of the 4x4 :data:`_SHEPPERD` table applied to ``R`` is
+    ``4 q_k (x, y, z, w)``, its diagonal ``4 q_k²``; the row with the largest diagonal is
+    divided by ``4 |q_k|``, so it is accurate for every rotation. One matrix product
+    gives all four rows of every rotation, so a robot's poses cost a dozen numpy calls.
 
     >>> rotation_to_quaternion(rot_z(np.pi / 2)).round(12).tolist()
     [0.0, 0.0, 0.707106781187, 0.707106781187]
     """
     R = np.asarray(R, dtype=float)
-    if R.ndim <= 3 and R.size <= 9 * _FEW:
-        # A few rotations (one robot's poses): plain floats beat ~50 tiny numpy calls.
-        out = np.array([_quaternion(m) for m in R.reshape(-1, 3, 3).tolist()])
-        return out.reshape(R.shape[:-2] + (4,))
-    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
-    cand = np.stack([1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22,
-                     1 + m00 + m11 + m22], axis=-1)
-    k = np.argmax(cand, axis=-1)
-    t = np.take_along_axis(cand, k[..., None], axis=-1)[..., 0]
-    s = 0.5 / np.sqrt(t)
-    x = np.where(k == 0, 0.25 / s, np.where(k == 1, (R[..., 0, 1] + R[..., 1, 0]) * s,
-                 np.where(k == 2, (R[..., 0, 2] + R[..., 2, 0]) * s,
-                          (R[..., 2, 1] - R[..., 1, 2]) * s)))
-    y = np.where(k == 0, (R[..., 0, 1] + R[..., 1, 0]) * s, np.where(
-        k == 1, 0.25 / s, np.where(k == 2, (R[..., 1, 2] + R[..., 2, 1]) * s,
-                                   (R[..., 0, 2] - R[..., 2, 0]) * s)))
-    z = np.where(k == 0, (R[..., 0, 2] + R[..., 2, 0]) * s, np.where(
-        k == 1, (R[..., 1, 2] + R[..., 2, 1]) * s, np.where(
-            k == 2, 0.25 / s, (R[..., 1, 0] - R[..., 0, 1]) * s)))
-    w = np.where(k == 0, (R[..., 2, 1] - R[..., 1, 2]) * s, np.where(
-        k == 1, (R[..., 0, 2] - R[..., 2, 0]) * s, np.where(
-            k == 2, (R[..., 1, 0] - R[..., 0, 1]) * s, 0.25 / s)))
-    q = np.stack([x, y, z, w], axis=-1)
-    return q * np.where(q[..., 3:] < 0, -1.0, 1.0)
+    lead = R.shape[:-2]
+    rows = R.reshape(-1, 9) @ _SHEPPERD + _SHEPPERD_ONE          # (n, 16): 4 rows of 4
+    n = rows.shape[0]
+    at = np.arange(0, 16 * n, 16) + 5 * rows[:, ::5].argmax(axis=1)   # largest diagonal
+    best = rows.ravel()[(at - at % 4)[:, None] + _FOUR]            # its row: 4 q_k (x, y, z, w)
+    s = np.copysign(0.5 / np.sqrt(rows.ravel()[at]), best[:, 3])    # 1 / (4 |q_k|), w >= 0
+    return (best * s[:, None]).reshape(lead + (4,))
 
 
-_FEW = 32
+def _shepperd_table():
+    """Return ``(T (9, 16), c (16,))``: ``R.ravel() @ T + c`` is the 4x4 of candidate rows."""
+    terms = (('+00 -11 -22', '+01 +10', '+02 +20', '+21 -12'),
+             ('+01 +10', '-00 +11 -22', '+12 +21', '+02 -20'),
+             ('+02 +20', '+12 +21', '-00 -11 +22', '+10 -01'),
+             ('+21 -12', '+02 -20', '+10 -01', '+00 +11 +22'))
+    T = np.zeros((9, 16))
+    for k, row in enumerate(terms):
+        for c, entry in enumerate(row):
+            for term in entry.split():
+                T[3 * int(term[1]) + int(term[2]), 4 * k + c] = 1.0 if term[0] == '+' else -1.0
+    return T, np.eye(4).ravel()
 
 
-def _quaternion(m):
-    """Shepperd's method on one rotation given as nested lists; (x, y, z, w), w >= 0."""
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m
-    cand = (1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22,
-            1 + m00 + m11 + m22)
-    k = max(range(4), key=cand.__getitem__)
-    s = 0.5 / math.sqrt(cand[k])
-    if k == 0:
-        q = (0.25 / s, (m01 + m10) * s, (m02 + m20) * s, (m21 - m12) * s)
-    elif k == 1:
-        q = ((m01 + m10) * s, 0.25 / s, (m12 + m21) * s, (m02 - m20) * s)
-    elif k == 2:
-        q = ((m02 + m20) * s, (m12 + m21) * s, 0.25 / s, (m10 - m01) * s)
-    else:
-        q = ((m21 - m12) * s, (m02 - m20) * s, (m10 - m01) * s, 0.25 / s)
-    return q if q[3] >= 0 else tuple(-v for v in q)
+_SHEPPERD, _SHEPPERD_ONE = _shepperd_table()
+_FOUR = np.arange(4)
 
 
 def invert(X):
