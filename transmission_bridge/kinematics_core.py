@@ -22,6 +22,7 @@ every reported value. Outputs, all for the same configuration::
 
 import dataclasses
 import math
+import typing
 
 import numpy as np
 
@@ -38,8 +39,7 @@ class Counters(named_input.Counters):
     unknown_values: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class KinematicsOutput:
+class KinematicsOutput(typing.NamedTuple):
     """Everything published for one joint_states message (base-frame poses)."""
 
     q: object

@@ -110,10 +110,10 @@ def rotation_to_quaternion(R):
     R = np.asarray(R, dtype=float)
     lead = R.shape[:-2]
     rows = R.reshape(-1, 9) @ _SHEPPERD + _SHEPPERD_ONE          # (n, 16): 4 rows of 4
-    n = rows.shape[0]
-    at = np.arange(0, 16 * n, 16) + 5 * rows[:, ::5].argmax(axis=1)   # largest diagonal
-    best = rows.ravel()[(at - at % 4)[:, None] + _FOUR]            # its row: 4 q_k (x, y, z, w)
-    s = np.copysign(0.5 / np.sqrt(rows.ravel()[at]), best[:, 3])    # 1 / (4 |q_k|), w >= 0
+    diagonal = rows[:, ::5]                                        # 4 q_k², k = 0..3
+    k = diagonal.argmax(axis=1)
+    best = rows.reshape(-1, 4)[k + np.arange(0, 4 * len(k), 4)]   # 4 q_k (x, y, z, w)
+    s = np.copysign(0.5 / np.sqrt(diagonal.max(axis=1)), best[:, 3])   # 1 / (4 q_k), w >= 0
     return (best * s[:, None]).reshape(lead + (4,))
 
 
@@ -132,7 +132,6 @@ def _shepperd_table():
 
 
 _SHEPPERD, _SHEPPERD_ONE = _shepperd_table()
-_FOUR = np.arange(4)
 
 
 def invert(X):
