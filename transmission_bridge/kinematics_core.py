@@ -56,7 +56,7 @@ class Lane:
 
     generation: int
     rows: object        # message rows of the known names; None: every row
-    cols: object        # their joint indices
+    cols: object        # their joint indices; slice(None) when all joints in order
     num_names: int
     num_unknown: int
 
@@ -157,6 +157,8 @@ class KinematicsCore:
         if layout is None:
             return None
         rows, cols, unknown = layout
+        if len(cols) == len(self._q) and (cols == np.arange(len(cols))).all():
+            cols = slice(None)              # every joint, in model order: no indexing
         return Lane(self._generation, rows, cols, len(names), len(unknown))
 
     def ingest_lane(self, lane, position, velocity, stamp_ns):
