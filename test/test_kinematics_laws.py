@@ -98,3 +98,14 @@ def test_poses_and_gravity_in_one_pass_equal_the_separate_calls(seed):
         np.testing.assert_array_equal(tau, model.gravity_generalized_forces(q))
         np.testing.assert_array_equal(energy, model.potential_energy(q))
     assert isinstance(model.poses_gravity_and_energy(q[0])[2], float)
+
+
+def test_models_without_movable_joints_in_one_call_and_in_batch():
+    from transmission_bridge.kinematics import Body, FixedJoint, Inertial, Model
+    welded = Model([Body('a', FixedJoint('f'), Inertial(2.0, (0.0, 0.0, 0.5)))])
+    poses, tau, energy = welded.poses_gravity_and_energy(np.zeros((3, 0)))
+    assert poses.shape == (3, 1, 4, 4) and tau.shape == (3, 0)
+    np.testing.assert_allclose(energy, 2.0 * 9.81 * 0.5, rtol=1e-15)    # m g h, h = com z
+    assert welded.potential_energy(np.zeros(0)) == pytest.approx(2.0 * 9.81 * 0.5, rel=1e-15)
+    poses, tau, energy = Model().poses_gravity_and_energy(np.zeros((2, 0)))
+    assert poses.shape == (2, 0, 4, 4) and tau.shape == (2, 0) and energy.tolist() == [0.0, 0.0]

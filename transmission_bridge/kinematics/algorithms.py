@@ -20,8 +20,9 @@ Two layouts run the same formulas. One configuration builds every ``X_PB`` (stor
 transposed, ``X_PB^T``) in one ``einsum`` and composes down the tree with one BLAS
 ``dot`` per body into a preallocated stack, ``X_WB^T = X_PB^T X_WP^T``; everything after
 that (gravity, energy, joint axes) is a constant matrix times that stack, because each
-is linear in the entries of the frames. A batch uses batch-last arrays ``(3, 3, N)`` so
-every matrix entry is one contiguous vector (``einsum`` products per body), in chunks of
+is linear in the entries of the frames. A batch keeps the same stack batch-last, ``(nb + 1,
+4, 3, N)`` (every entry one contiguous vector), composes it with one ``einsum`` per body
+and applies the same constant matrices to all configurations in one gemm, in chunks of
 :data:`CHUNK`.
 
 Gravity uses subtree mass moments. With ``S_k = sum m_i p_WBcm_i`` and ``M_k =
@@ -32,8 +33,8 @@ sum m_i`` over the bodies moved by joint k, world axis ``w_k`` through point
 
 which is ``-dV/dq`` with ``V = -sum m_i g . p_WBcm_i``. Written as ``tau_g[k] = w_k .
 u_k`` with ``u_k = r_k x g + tr_k M_k g`` and ``r_k = rot_k (S_k - M_k o_k)``: ``w_k``,
-``r_k`` and ``V`` are linear in the world frames, so one configuration gets all of them
-from one matrix product.
+``r_k`` and ``V`` are linear in the world frames: both layouts get them as one product of
+constant matrices with the frame stack.
 """
 
 import numpy as np
@@ -93,8 +94,6 @@ class ChainKinematics:
         self.axis_Pq = self.axis_P[self.joint_body]
         self.p_PJq = self.p_PJ[self.joint_body]
         self.gravity = np.array(gravity, dtype=float)
-        gx, gy, gz = self.gravity
-        self.g_cross = np.array([[0.0, -gz, gy], [gz, 0.0, -gx], [-gy, gx, 0.0]])
         self.damping = np.array([joints[i].damping for i in movable])
         # Batch path: R_PB (9, N) = RA[i] (9, 3) @ C, p_PB (3, N) = PB[i] (3, 4) @ C,
         # C = (1, sin a, sin²(a/2), tr q).
@@ -137,6 +136,7 @@ class ChainKinematics:
         E = np.zeros((nb + 1, 4, 3))
         E[:nb] = -(self.mass[:, None] * com_h)[..., None] * self.gravity
         self.energy_row = np.concatenate([E, np.zeros((nb + 1, 4, 1))], axis=2).ravel()
+        self.energy_row_xyz = E.ravel()               # the same without the homogeneous row
 
     # --- one configuration -------------------------------------------------------
     def frames_one(self, q):
@@ -198,14 +198,19 @@ class ChainKinematics:
         return np.concatenate([j_w, j_v], axis=1).T
 
     # --- batches (batch-last layout inside) --------------------------------------
-    def poses_batch(self, q):
-        """Return lists of ``R_W`` (3, 3, N) and ``p_W`` (3, N) per body, world last."""
-        n = q.shape[0]
-        R = [None] * self.nb + [None]
-        p = [None] * self.nb + [None]
+    def frames_batch(self, q):
+        """
+        Return ``F`` (nb + 1, 4, 3, N): ``F[i, j]`` is column j of ``X_WB_i``, world last.
+
+        The batch-last twin of :meth:`frames_one`'s transposed stack: ``F[i, :3]`` is
+        ``R_WB_i`` transposed and ``F[i, 3]`` is ``p_WB_i``, each entry a contiguous vector.
+        """
+        n, nb = q.shape[0], self.nb
+        F = np.empty((nb + 1, 4, 3, n))
+        F[nb] = _EYE4[:, :3, None]                  # the world: identity columns, origin 0
         C = np.empty((4, n))
         C[0] = 1.0
-        for i, par in enumerate(self.parent):
+        for i, par in self.order:
             k = self.qidx[i]
             if k >= 0:
                 qk = q[:, k]
@@ -222,60 +227,38 @@ class ChainKinematics:
             else:
                 R_PB = np.broadcast_to(self.A0[i][..., None], (3, 3, n))
                 p_PB = np.broadcast_to(self.b0[i][:, None], (3, n))
-            if par < 0:
-                R[i] = np.ascontiguousarray(R_PB)
-                p[i] = np.ascontiguousarray(p_PB)
-            else:
-                R[i] = np.einsum('ikn,kjn->ijn', R[par], R_PB)
-                p[i] = p[par] + np.einsum('ikn,kn->in', R[par], p_PB)
-        R[self.nb] = np.broadcast_to(np.eye(3)[..., None], (3, 3, n))
-        p[self.nb] = np.zeros((3, n))
-        return R, p
+            # Column b of R_WB = R_WP (column b of R_PB); p_WB = p_WP + R_WP p_PB.
+            np.einsum('arn,abn->brn', F[par, :3], R_PB, out=F[i, :3])
+            np.einsum('arn,an->rn', F[par, :3], p_PB, out=F[i, 3])
+            F[i, 3] += F[par, 3]
+        return F
 
     def _pass_batch(self, q, out, what):
         """
-        Fill ``out`` (N, width) with the outputs named in ``what``, from one poses pass.
+        Fill ``out`` (N, width) with the outputs named in ``what``, from one frames pass.
 
         Columns, in this order and only those asked: ``'poses'`` (nb * 16, each X_WB
-        row-major), ``'gravity'`` (nq), ``'energy'`` (1).
+        row-major), ``'gravity'`` (nq), ``'energy'`` (1). Gravity and energy are the
+        one-configuration path's constant matrices applied to every configuration at once.
         """
-        R, p = self.poses_batch(q)
-        n, nb, col = q.shape[0], self.nb, 0
+        F = self.frames_batch(q)
+        n, nb, nq, col = q.shape[0], self.nb, self.nq, 0
         if 'poses' in what:
             X = out[:, :16 * nb].reshape(n, nb, 4, 4)
-            for i in range(nb):
-                X[:, i, :3, :3] = np.moveaxis(R[i], -1, 0)
-                X[:, i, :3, 3] = p[i].T
+            X[:, :, :3, :] = F[:nb].transpose(3, 0, 2, 1)
             X[:, :, 3, :3] = 0.0
             X[:, :, 3, 3] = 1.0
             col = 16 * nb
-        if 'gravity' not in what and 'energy' not in what:
-            return
-        S = [self.mass[i] * (p[i] + np.einsum('ijn,j->in', R[i], self.com[i]))
-             for i in range(nb)]
+        rows = F.reshape(4 * (nb + 1), 3 * n)           # row (i, j), column (r, N)
         if 'gravity' in what:
-            tau = out[:, col:col + self.nq].T
-            col += self.nq
-            self._gravity_batch(R, p, list(S), tau)
+            wr = (self.gravity_rows @ rows).reshape(2, nq, 3, n)         # w_k, r_k
+            u = np.einsum('krn,rs->ksn', wr[1], self.cross_g)
+            u += self.trMg[..., None]
+            u *= wr[0]
+            out[:, col:col + nq] = u.sum(axis=1).T                   # w_k . u_k
+            col += nq
         if 'energy' in what:
-            out[:, col] = -(self.gravity @ sum(S, np.zeros((3, n))))
-
-    def _gravity_batch(self, R, p, S, tau):
-        for i in range(self.nb - 1, -1, -1):                     # subtree sums, leaves first
-            if self.parent[i] >= 0:
-                S[self.parent[i]] = S[self.parent[i]] + S[i]
-        S = [S[i] for i in self.joint_body]
-        for k, par in enumerate(self.joint_parent):
-            w = np.einsum('ijn,j->in', R[par], self.axis_Pq[k])
-            g_w = self.gravity @ w
-            if self.rot_q[k]:
-                o = p[par] + np.einsum('ijn,j->in', R[par], self.p_PJq[k])
-                r = S[k] - self.M_sub[k] * o
-                tau[k] = self.rot_q[k] * np.einsum('in,in->n', r, self.g_cross @ w)
-                if self.tr_q[k]:
-                    tau[k] += self.tr_q[k] * self.M_sub[k] * g_w
-            else:
-                tau[k] = self.tr_q[k] * self.M_sub[k] * g_w
+            out[:, col] = self.energy_row_xyz @ F.reshape(-1, n)
 
     def batch(self, q, what):
         """
@@ -286,7 +269,7 @@ class ChainKinematics:
         """
         widths = {'poses': 16 * self.nb, 'gravity': self.nq, 'energy': 1}
         order = [w for w in widths if w in what]
-        flat = q.reshape(-1, q.shape[-1])
+        flat = q.reshape(int(np.prod(q.shape[:-1])), q.shape[-1])
         out = np.empty((flat.shape[0], sum(widths[w] for w in order)))
         for start in range(0, flat.shape[0], CHUNK):
             self._pass_batch(flat[start:start + CHUNK], out[start:start + CHUNK], order)
@@ -320,7 +303,7 @@ class ChainKinematics:
         """Return the geometric Jacobian [angular; linear] of a body point, (..., 6, nq)."""
         if q.ndim == 1:
             return self.jacobian_one(q, body, point)
-        flat = q.reshape(-1, q.shape[-1])
+        flat = q.reshape(int(np.prod(q.shape[:-1])), q.shape[-1])
         out = np.array([self.jacobian_one(qi, body, point) for qi in flat])
         return out.reshape(q.shape[:-1] + (6, self.nq))
 
