@@ -1,5 +1,6 @@
 """Physical laws over seeded random models mixing every joint type with tilted axes."""
 
+from conftest import CONFIG
 from kinematics_models import random_model, random_q
 import numpy as np
 import pytest
@@ -64,13 +65,18 @@ def test_batch_equals_one_at_a_time(seed):
         assert energy[i] == pytest.approx(model.potential_energy(q[i]), abs=1e-13)
 
 
-def test_large_batches_are_chunked_consistently():
-    from transmission_bridge.kinematics import algorithms
-    model = random_model(1)
-    q = random_q(model, np.random.default_rng(9), algorithms.CHUNK * 2 + 17)
-    tau = model.gravity_generalized_forces(q)
-    idx = [0, algorithms.CHUNK - 1, algorithms.CHUNK, len(q) - 1]
-    np.testing.assert_allclose(tau[idx], model.gravity_generalized_forces(q[idx]), atol=1e-13)
+def test_a_configuration_gives_the_same_gravity_bits_in_any_batch():
+    # A fleet's workers convert bags in chunks, with BLAS on however many threads their
+    # process has: the result of a configuration must not depend on either (test_fleet).
+    from transmission_bridge.kinematics import algorithms, load_model
+    model = load_model(CONFIG / 'example_arm_model.yaml')
+    q = random_q(model, np.random.default_rng(9), algorithms.CHUNK + 17)
+    idx = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, algorithms.CHUNK - 1, algorithms.CHUNK, len(q) - 1]
+    tau, energy = model._kin.batch(q, ('gravity', 'energy'))
+    for i in idx:
+        alone = model._kin.batch(q[i:i + 1], ('gravity', 'energy'))
+        np.testing.assert_array_equal(tau[i], alone[0][0])
+        assert energy[i] == alone[1][0]
 
 
 def test_potential_energy_zero_at_origin_height_and_gravity_settable():

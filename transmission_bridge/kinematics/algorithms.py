@@ -129,14 +129,12 @@ class ChainKinematics:
         S[:, :nb] = (self.subtree * self.mass)[..., None] * com_h
         R = self.rot_q[:, None, None] * (S - self.M_sub[:, None, None] * O)
         self.axis_rows = np.concatenate([W, O]).reshape(2 * nq, cols)        # w_k, o_k
-        self.gravity_rows = np.concatenate([W, R]).reshape(2 * nq, cols)     # w_k, r_k
+        # w_k, r_k, and the total mass moment sum_i m_i p_WBcm_i (V = -g . that).
+        moment = np.zeros((1, nb + 1, 4))
+        moment[0, :nb] = self.mass[:, None] * com_h
+        self.frame_rows = np.concatenate([W, R, moment]).reshape(2 * nq + 1, cols)
         self.cross_g = np.array([np.cross(e, self.gravity) for e in np.eye(3)])   # r @ = r x g
         self.trMg = self.trM[:, None] * self.gravity
-        # V = energy_row . XT.ravel():  -m_i com_h[i, j] g[r] at (i, j, r).
-        E = np.zeros((nb + 1, 4, 3))
-        E[:nb] = -(self.mass[:, None] * com_h)[..., None] * self.gravity
-        self.energy_row = np.concatenate([E, np.zeros((nb + 1, 4, 1))], axis=2).ravel()
-        self.energy_row_xyz = E.ravel()               # the same without the homogeneous row
 
     # --- one configuration -------------------------------------------------------
     def frames_one(self, q):
@@ -154,33 +152,31 @@ class ChainKinematics:
             np.dot(L[i], X[p], out=X[i])
         return XT
 
-    def _tau(self, XT):
+    def _tau_energy(self, XT):
+        """Return ``(tau_g, V)`` from the transposed frames (one product with frame_rows)."""
         nq = self.nq
-        wr = np.dot(self.gravity_rows, XT.reshape(-1, 4))
-        u = np.dot(wr[nq:, :3], self.cross_g)
+        wr = np.dot(self.frame_rows, XT.reshape(-1, 4))
+        u = np.dot(wr[nq:2 * nq, :3], self.cross_g)
         u += self.trMg
-        return np.einsum('kr,kr->k', wr[:nq, :3], u)
-
-    def _energy(self, XT):
-        return float(np.dot(self.energy_row, XT.ravel()))
+        return np.einsum('kr,kr->k', wr[:nq, :3], u), -float(wr[2 * nq, :3] @ self.gravity)
 
     def gravity_one(self, q):
         """Return ``tau_g`` (nq,) for one configuration."""
-        return self._tau(self.frames_one(q))
+        return self._tau_energy(self.frames_one(q))[0]
 
     def poses_and_gravity_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,))`` from one kinematics pass."""
         XT = self.frames_one(q)
-        return XT[:self.nb].transpose(0, 2, 1), self._tau(XT)
+        return XT[:self.nb].transpose(0, 2, 1), self._tau_energy(XT)[0]
 
     def poses_gravity_energy_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,), V)`` from one kinematics pass."""
         XT = self.frames_one(q)
-        return XT[:self.nb].transpose(0, 2, 1), self._tau(XT), self._energy(XT)
+        return (XT[:self.nb].transpose(0, 2, 1),) + self._tau_energy(XT)
 
     def energy_one(self, q):
         """Return ``V`` for one configuration."""
-        return self._energy(self.frames_one(q))
+        return self._tau_energy(self.frames_one(q))[1]
 
     def homogeneous_one(self, q):
         """Return ``X_WB`` of every body, (nb, 4, 4)."""
@@ -250,15 +246,19 @@ class ChainKinematics:
             X[:, :, 3, 3] = 1.0
             col = 16 * nb
         rows = F.reshape(4 * (nb + 1), 3 * n)           # row (i, j), column (r, N)
+        if 'gravity' not in what and 'energy' not in what:
+            return
+        # einsum, not BLAS: a threaded gemm's rounding depends on the thread count and the
+        # chunk size, and a fleet's workers must write the same bytes (test_fleet).
+        wr = np.einsum('ck,kx->cx', self.frame_rows, rows).reshape(2 * nq + 1, 3, n)
         if 'gravity' in what:
-            wr = (self.gravity_rows @ rows).reshape(2, nq, 3, n)         # w_k, r_k
-            u = np.einsum('krn,rs->ksn', wr[1], self.cross_g)
+            u = np.einsum('krn,rs->ksn', wr[nq:2 * nq], self.cross_g)
             u += self.trMg[..., None]
-            u *= wr[0]
+            u *= wr[:nq]
             out[:, col:col + nq] = u.sum(axis=1).T                   # w_k . u_k
             col += nq
         if 'energy' in what:
-            out[:, col] = self.energy_row_xyz @ F.reshape(-1, n)
+            out[:, col] = -(wr[2 * nq] * self.gravity[:, None]).sum(axis=0)
 
     def batch(self, q, what):
         """
