@@ -25,13 +25,17 @@ def test_example_uses_all_types_in_file_order(ts):
     assert ts.actuator_names[3:5] == ('wrist_left_motor', 'wrist_right_motor')
 
 
+def _there_and_back(ts, interface, seed, rows):
+    """Seeded actuator values, their joint values, and those mapped back to actuators."""
+    a = np.random.default_rng(seed).normal(size=(rows, ts.num_actuators)) * 10
+    j = ts.actuator_to_joint(interface, a)
+    return a, j, ts.joint_to_actuator(interface, j)
+
+
 @pytest.mark.parametrize('interface', INTERFACES)
 def test_set_equals_each_transmission(ts, interface):
     """The compiled set maps agree with each type's own formulas to rounding (a few ulps)."""
-    rng = np.random.default_rng(7)
-    a = rng.normal(size=(5, ts.num_actuators)) * 10
-    j = ts.actuator_to_joint(interface, a)
-    back = ts.joint_to_actuator(interface, j)
+    a, j, back = _there_and_back(ts, interface, seed=7, rows=5)
     ai = ts.actuator_index
     ji = ts.joint_index
     for spec, t in zip(ts.specs, ts.transmissions):
@@ -46,10 +50,7 @@ def test_set_equals_each_transmission(ts, interface):
 @pytest.mark.parametrize('interface', INTERFACES)
 def test_a_batch_maps_each_row_as_alone_bit_for_bit(ts, interface):
     """What keeps the live bridge (one message) and the converter (a whole bag) equal."""
-    rng = np.random.default_rng(11)
-    a = rng.normal(size=(6, ts.num_actuators)) * 10
-    batch = ts.actuator_to_joint(interface, a)
-    back = ts.joint_to_actuator(interface, batch)
+    a, batch, back = _there_and_back(ts, interface, seed=11, rows=6)
     for k in range(len(a)):
         assert np.array_equal(batch[k], ts.actuator_to_joint(interface, a[k]))
         assert np.array_equal(back[k], ts.joint_to_actuator(interface, batch[k]))

@@ -206,15 +206,14 @@ class BridgeCore:
         Call it after :meth:`ingest` accepted such a message. None when the names have not
         been checked, or when the message did not complete its actuators' transmissions.
         """
-        layout = self._input.layout_of(tuple(names))
-        if layout is None or source not in self._source_ids:
+        steady = self._input.steady_layout(tuple(names))
+        if steady is None or source not in self._source_ids:
             return None
-        rows, cols, unknown = layout
-        if not len(cols) or not self._reported[cols].all():
+        rows, cols, num_unknown = steady
+        reported = self._reported[cols]
+        if not reported.size or not reported.all():
             return None
-        if len(cols) == self._tset.num_actuators and (cols == np.arange(len(cols))).all():
-            cols = slice(None)
-        return Lane(self._generation, self._source_ids[source], rows, cols, len(unknown))
+        return Lane(self._generation, self._source_ids[source], rows, cols, num_unknown)
 
     def ingest_lane(self, lane, values, stamp_ns, now_ns):
         """
@@ -229,8 +228,7 @@ class BridgeCore:
         if lane.generation != self._generation:
             return None
         sid = lane.sid
-        last = self._input.last_stamp(sid)
-        if last is not None and stamp_ns < last:
+        if self._input.goes_back(sid, stamp_ns):
             return None
         if not math.isfinite(values.sum()) and np.isinf(values).any():
             return None

@@ -235,18 +235,16 @@ class TransmissionBridge(ConfigurableNode):
         out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort, stamp, now)
         self._report_actuator_state(source, out)
         if self._fast_path:
-            self._learn(source, data, msg, source)
+            self._learn(source, data, msg)
         return None if out is None else self._typed_joint_states.fill(out, msg.header)
 
-    def _learn(self, key, data, msg, source=None):
+    def _learn(self, key, data, msg):
         """Learn the byte layout of ``data`` (decoded: ``msg``) for input ``key``."""
         layout = JointStateLayout.learn_message(data, msg)
         if layout is None:
             self._fast.pop(key, None)
-            return
-        lane = (self._core.lane(source, layout.names) if source is not None and layout.stacked
-                and self._core.last_result.reason == '' else None)
-        self._fast[key] = _FastInput(layout, lane)
+        else:           # the lane comes with the first message of the layout taken whole
+            self._fast[key] = _FastInput(layout)
 
     def _report_actuator_state(self, source, out):
         result = self._core.last_result
@@ -404,9 +402,9 @@ class _FastInput:
 
     __slots__ = ('layout', 'lane', '_names', '_template')
 
-    def __init__(self, layout, lane):
+    def __init__(self, layout):
         self.layout = layout
-        self.lane = lane
+        self.lane = None
         self._names = None
         self._template = None
 

@@ -153,13 +153,11 @@ class KinematicsCore:
 
     def lane(self, names):
         """Return a :class:`Lane` for messages named ``names`` (checked already), or None."""
-        layout = self._input.layout_of(tuple(names))
-        if layout is None:
+        steady = self._input.steady_layout(tuple(names))
+        if steady is None:
             return None
-        rows, cols, unknown = layout
-        if len(cols) == len(self._q) and (cols == np.arange(len(cols))).all():
-            cols = slice(None)              # every joint, in model order: no indexing
-        return Lane(self._generation, rows, cols, len(names), len(unknown))
+        rows, cols, num_unknown = steady
+        return Lane(self._generation, rows, cols, len(names), num_unknown)
 
     def ingest_lane(self, lane, position, velocity, stamp_ns):
         """
@@ -177,8 +175,7 @@ class KinematicsCore:
             if len(values) and (len(values) != lane.num_names
                                 or not math.isfinite(values.sum())):
                 return None
-        last = self._input.last_stamp('joint_states')
-        if last is not None and stamp_ns < last:
+        if self._input.goes_back('joint_states', stamp_ns):
             return None
         self._input.record_stamp('joint_states', stamp_ns)
         c = self.counters

@@ -121,13 +121,25 @@ class NamedInput:
         self._layouts[names] = layout
         return layout
 
-    def layout_of(self, names):
-        """Return ``(rows, cols, unknown)`` of a name tuple already checked, else None."""
-        return self._layouts.get(names)
+    def steady_layout(self, names):
+        """
+        Return ``(rows, where, num_unknown)`` of a name tuple already checked, else None.
 
-    def last_stamp(self, source):
-        """Return the last stamp recorded for ``source`` (None if none)."""
-        return self._last_stamp.get(source)
+        For a steady stream of messages with these names (the cores' lanes): ``rows`` as in
+        :meth:`check`, and ``where`` the known names' columns, ``slice(None)`` when the
+        names are every known name in order, so that writing them needs no index array.
+        """
+        layout = self._layouts.get(names)
+        if layout is None:
+            return None
+        rows, cols, unknown = layout
+        every = len(cols) == len(self._index) and (cols == np.arange(len(cols))).all()
+        return rows, slice(None) if every else cols, len(unknown)
+
+    def goes_back(self, source, stamp_ns):
+        """Return True if ``stamp_ns`` is older than ``source``'s last (records nothing)."""
+        last = self._last_stamp.get(source)
+        return last is not None and stamp_ns < last
 
     def record_stamp(self, source, stamp_ns):
         """Record ``stamp_ns`` for ``source`` (the caller has checked it does not go back)."""

@@ -107,10 +107,6 @@ class Template:
         o = self._stamp_offset
         self.buf[o:o + 8] = stamp_bytes
 
-    def set_stamp_ns(self, stamp_ns):
-        """Write a stamp given in nanoseconds."""
-        _STAMP.pack_into(self.buf, self._stamp_offset, *divmod(stamp_ns, 1_000_000_000))
-
     def to_bytes(self):
         """Return the message as ``bytes`` (what ``Publisher.publish`` takes)."""
         return bytes(self.buf)
@@ -212,8 +208,7 @@ class JointStateTemplate(Template):
     """A JointState output: ``write(stamp, arrays)`` fills it in and returns the bytes."""
 
     def __init__(self, layout):
-        self.buf = bytearray(layout.template_bytes())
-        self._stamp_offset = layout.stamp_offset
+        super().__init__(layout._writer, layout.stamp_offset)
         self.fields = [None if o is None else self.view(o, (n,))
                        for o, n in zip(layout.offsets, layout.sizes)]
 
@@ -223,7 +218,7 @@ class JointStateTemplate(Template):
         for field, values in zip(self.fields, arrays):
             if field is not None:
                 field[:] = values
-        return bytes(self.buf)
+        return self.to_bytes()
 
 
 class DoublesTemplate(Template):

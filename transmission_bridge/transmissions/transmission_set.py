@@ -82,8 +82,7 @@ class _TwoTerm:
         new.c0 = np.stack([m.c0 for m in maps])
         new.c1 = np.stack([m.c1 for m in maps])
         # Row r's inputs as indices into the flattened (R * n_in) rows: one take per term.
-        n_in = n_inputs
-        offsets = (np.arange(len(maps)) * n_in)[:, None]
+        offsets = (np.arange(len(maps)) * n_inputs)[:, None]
         new.f0, new.f1 = new.i0 + offsets, new.i1 + offsets
         return new
 
