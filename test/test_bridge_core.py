@@ -161,3 +161,40 @@ def test_offset_touches_command_position_only(core):
     cmd = core.map_command(['elbow'], [elbow.offset], [1.0], [1.0])
     assert cmd.position[0] == 0.0          # x_a = (x_j - off) n
     assert cmd.velocity[0] == pytest.approx(80.0)
+
+
+def _block(arrays):
+    """Return a lane's input: the rows one slot apart, the slot a NaN no map may read."""
+    return np.concatenate([arrays[0], [np.nan], arrays[1], [np.nan], arrays[2]])
+
+
+@pytest.mark.parametrize('names', [MOTORS, MOTORS[::-1], MOTORS + ['stranger'], MOTORS[1:]],
+                         ids=['every', 'reordered', 'unknown', 'some'])
+def test_a_lane_changes_what_ingest_changes(names):
+    # Same messages, same receive times: one core through ingest_lane where it takes them,
+    # one through ingest. Outputs, counters, positions and staleness agree to the bit.
+    rng = np.random.default_rng(1205)
+    lane_core, plain = BridgeCore(TS), BridgeCore(TS)
+    first = [rng.normal(size=len(MOTORS)) for _ in range(3)]
+    for c in (lane_core, plain):
+        c.ingest('a', MOTORS, *first, 1, now_ns=10)
+    taken = 0
+    for k in range(2, 60):
+        arrays = [rng.normal(size=len(names)) for _ in range(3)]
+        if k % 7 == 0:
+            arrays[1][0] = np.nan       # unknown: that joint's effort is not damped
+        lane = lane_core.lane('a', names)
+        want = plain.ingest('a', names, *arrays, k, now_ns=10 * k)
+        got = None if lane is None else lane_core.ingest_lane(lane, _block(arrays), k, 10 * k)
+        taken += got is not None
+        if got is None:
+            got = lane_core.ingest('a', names, *arrays, k, now_ns=10 * k)
+        assert got.names == want.names
+        for g, w in zip(got[1:], want[1:]):
+            assert np.array_equal(g, w, equal_nan=True)
+    assert taken > 40
+    assert lane_core.counters == plain.counters
+    assert np.array_equal(lane_core.actuator_positions(), plain.actuator_positions(),
+                          equal_nan=True)
+    for age in (5, 15, 100, 590):
+        assert lane_core.stale_actuators(600, age) == plain.stale_actuators(600, age)

@@ -12,6 +12,7 @@ The typed node's outputs are also the pre-issue-12 behaviour the rest of the sui
 """
 
 import gc
+import time
 
 from conftest import CONFIG
 import numpy as np
@@ -25,6 +26,7 @@ from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
 from transmission_bridge.bridge_node import TransmissionBridge
 from transmission_bridge.kinematics_node import KinematicsNode, OUTPUTS
+from transmission_bridge.ros.conversions import now_ns_function
 from transmission_bridge.ros.node_main import StartupError
 from transmission_bridge.transmissions import load_transmissions
 
@@ -170,14 +172,19 @@ def _run(nodes, stream, handle, change, tally):
     assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
-def test_bridge_actuator_states_fast_equals_typed(context):
-    rng = np.random.default_rng(1201)
+@pytest.mark.parametrize('split', [True, False], ids=['two_topics', 'one_topic'])
+def test_bridge_actuator_states_fast_equals_typed(context, split):
+    # One topic naming every actuator is the lane's spare-buffer form; two topics, each
+    # naming some, its other form.
+    rng = np.random.default_rng(1201 if split else 1204)
+    topics = list(TOPICS if split else TOPICS[:1])
     fast, typed = _pair(TransmissionBridge, context, {
         'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'),
-        'actuator_state_topics': list(TOPICS)})
+        'actuator_state_topics': topics})
     names = list(TS.actuator_names)
     wrist = [n for n in names if n.startswith('wrist')]
-    by_topic = {TOPICS[0]: [n for n in names if n not in wrist], TOPICS[1]: wrist}
+    by_topic = ({TOPICS[0]: [n for n in names if n not in wrist], TOPICS[1]: wrist} if split
+                else {TOPICS[0]: names})
     tally = {True: 0, False: 0}
     joints = TS.joint_names
     _run((fast, typed), _stream(rng, by_topic),
@@ -259,3 +266,19 @@ def test_a_bad_publish_every_stops_start_up_with_the_key(context, override, word
         KinematicsNode(context=context, parameter_overrides=[
             Parameter('model_file', value=str(CONFIG / 'example_arm_model.yaml')),
             *(Parameter(k, value=v) for k, v in override.items())])
+
+
+def test_the_receive_clock_follows_use_sim_time(context):
+    # The nodes' per-message clock reads the system clock while ROS time is off, and the
+    # ROS clock once use_sim_time turns it on (0 until a /clock message arrives).
+    node = rclpy.create_node('clock_probe', context=context)
+    _NODES.append(node)
+    now = now_ns_function(node.get_clock())
+    for sim in (False, True, False):
+        assert node.set_parameters([Parameter('use_sim_time', value=sim)])[0].successful
+        before = time.time_ns()
+        got = now()
+        if sim:
+            assert got == node.get_clock().now().nanoseconds == 0
+        else:
+            assert before <= got <= time.time_ns()

@@ -54,14 +54,15 @@ def test_a_batch_maps_each_row_as_alone_bit_for_bit(ts, interface):
     for k in range(len(a)):
         assert np.array_equal(batch[k], ts.actuator_to_joint(interface, a[k]))
         assert np.array_equal(back[k], ts.joint_to_actuator(interface, batch[k]))
-    stacked = ts.actuator_state_to_joint(np.stack([a, a, a], axis=-2))
+    stacked = ts.joint_state(np.stack([a, a, a], axis=-2))
     kind = map_kind(interface)
-    if kind == 'position':
-        assert np.array_equal(stacked[:, 0] + ts.joint_offsets, batch)
+    if kind == 'effort':        # the damping loss, with the velocities of the same values
+        velocity = ts.actuator_to_joint('velocity', a)
+        assert np.array_equal(stacked[:, 2], ts.damped_joint_effort(batch, velocity))
     else:
-        assert np.array_equal(stacked[:, {'velocity': 1, 'effort': 2}[kind]], batch)
+        assert np.array_equal(stacked[:, {'position': 0, 'velocity': 1}[kind]], batch)
     for k in range(len(a)):     # one (3, n) state: the bridge's per-message path
-        assert np.array_equal(ts.actuator_state_to_joint(np.stack([a[k]] * 3)), stacked[k])
+        assert np.array_equal(ts.joint_state(np.stack([a[k]] * 3)), stacked[k])
 
 
 def test_nan_stays_inside_its_transmission(ts):
@@ -149,12 +150,28 @@ def test_position_is_velocity_map_plus_offsets_bit_for_bit(ts):
 
 
 def test_one_pass_state_map_equals_the_three_maps_bit_for_bit(ts):
-    # BridgeCore's per-message path; the offline converter uses the three maps.
+    # BridgeCore's per-message path and the offline converter's batch.
     rng = np.random.default_rng(12)
     a = rng.normal(size=(50, 3, ts.num_actuators)) * 40
-    a[3, 1, 2] = np.nan
-    out = ts.actuator_state_to_joint(a)
-    positions = ts.actuator_to_joint('position', a[:, 0])
-    assert np.array_equal(out[:, 0] + ts.joint_offsets, positions, equal_nan=True)
-    assert np.array_equal(out[:, 1], ts.actuator_to_joint('velocity', a[:, 1]), equal_nan=True)
-    assert np.array_equal(out[:, 2], ts.actuator_to_joint('effort', a[:, 2]), equal_nan=True)
+    a[3, 1, 2] = np.nan                 # an unknown velocity: that joint's effort undamped
+    a[5, 0, 4] = a[6, 2, 0] = np.nan
+    out = ts.joint_state(a)
+    velocities = ts.actuator_to_joint('velocity', a[:, 1])
+    assert np.isnan(velocities[3]).any() and ts.damping.any()     # the test can tell
+    assert np.array_equal(out[:, 0], ts.actuator_to_joint('position', a[:, 0]), equal_nan=True)
+    assert np.array_equal(out[:, 1], velocities, equal_nan=True)
+    assert np.array_equal(out[:, 2], ts.damped_joint_effort(
+        ts.actuator_to_joint('effort', a[:, 2]), velocities), equal_nan=True)
+    for k in range(len(a)):
+        assert np.array_equal(ts.joint_state(a[k]), out[k], equal_nan=True)
+
+
+def test_joint_state_of_a_long_batch_is_taken_in_chunks_with_the_same_bits(ts):
+    rng = np.random.default_rng(13)
+    a = rng.normal(size=(2, 5000, 3, ts.num_actuators)) * 40   # more than one chunk
+    out = ts.joint_state(a)
+    assert out.shape == (2, 5000, 3, ts.num_joints)
+    for k in (0, 4095, 4096, 4999):
+        assert np.array_equal(out[1, k], ts.joint_state(a[1, k]))
+    with pytest.raises(ConfigError, match=r'shape \(\.\.\., 3, 7\), got \(2, 5000, 2, 7\)'):
+        ts.joint_state(a[..., :2, :])

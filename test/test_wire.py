@@ -48,8 +48,12 @@ def test_layout_reads_what_rclpy_wrote_and_writes_what_rosbags_writes(names, fra
         assert layout.stamp_ns(raw) == other.header.stamp.sec * 10**9 + other.header.stamp.nanosec
         for got, want in zip(layout.arrays(raw), arrays):
             assert got.tobytes() == want.tobytes()
-        if layout.stacked:
-            assert layout.values(raw).tobytes() == np.stack(arrays).tobytes()
+        if layout.stacked:          # one block, rows n + 1 doubles apart
+            n = len(names)
+            block = layout.block(raw)
+            assert len(block) == 3 * n + 2
+            rows = [block[r * (n + 1):r * (n + 1) + n] for r in range(3)]
+            assert np.stack(rows).tobytes() == np.stack(arrays).tobytes()
         tight = bytes(STORE.serialize_cdr(build(
             STORE, names, frame, other.header.stamp.sec, other.header.stamp.nanosec, arrays),
             'sensor_msgs/msg/JointState'))

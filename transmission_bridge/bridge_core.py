@@ -81,9 +81,12 @@ class Lane:
 
     generation: int
     sid: int
-    rows: object        # message rows of the known names; None: every row
+    gather: object      # (3, k) block indices of the known names' values, message order
     cols: object        # their actuator indices; slice(None) when all actuators in order
     num_unknown: int
+    whole: bool         # the output holds every joint (all transmissions complete)
+    fill: object        # block index of every actuator value, actuator order; None unless
+    #                     the message names every actuator and no unknown name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,7 +111,8 @@ class BridgeCore:
         self._shared_seen = set()
         self._tset = None
         n = tset.num_actuators
-        self._values = np.full((3, n), np.nan)
+        self._flat, self._values = _actuator_values(n)
+        self._spare, self._spare_values = _actuator_values(n)    # a lane's next state
         self._reported = np.zeros(n, dtype=bool)
         self._last_seen_ns = np.full(n, -1, dtype=np.int64)
         self._owner = np.full(n, -1, dtype=np.intp)     # source id of the last writer
@@ -130,7 +134,7 @@ class BridgeCore:
         if old is not None and old.actuator_names != tset.actuator_names:
             index = old.actuator_index
             keep = [index.get(name) for name in tset.actuator_names]
-            values = np.full((3, tset.num_actuators), np.nan)
+            flat, values = _actuator_values(tset.num_actuators)
             reported = np.zeros(tset.num_actuators, dtype=bool)
             seen = np.full(tset.num_actuators, -1, dtype=np.int64)
             owner = np.full(tset.num_actuators, -1, dtype=np.intp)
@@ -140,7 +144,8 @@ class BridgeCore:
                     reported[new_i] = self._reported[old_i]
                     seen[new_i] = self._last_seen_ns[old_i]
                     owner[new_i] = self._owner[old_i]
-            self._values, self._reported = values, reported
+            self._flat, self._values, self._reported = flat, values, reported
+            self._spare, self._spare_values = _actuator_values(tset.num_actuators)
             self._all_reported = False
             self._last_seen_ns, self._owner = seen, owner
         self._tset = tset
@@ -206,46 +211,90 @@ class BridgeCore:
         Call it after :meth:`ingest` accepted such a message. None when the names have not
         been checked, or when the message did not complete its actuators' transmissions.
         """
-        steady = self._input.steady_layout(tuple(names))
+        names = tuple(names)
+        steady = self._input.steady_layout(names)
         if steady is None or source not in self._source_ids:
             return None
         rows, cols, num_unknown = steady
         reported = self._reported[cols]
         if not reported.size or not reported.all():
             return None
-        return Lane(self._generation, self._source_ids[source], rows, cols, num_unknown)
+        n = len(names)
+        rows = np.arange(n) if rows is None else rows
+        gather = np.arange(3)[:, None] * (n + 1) + rows
+        fill = None
+        if num_unknown == 0 and len(rows) == self._tset.num_actuators:
+            order = np.empty((3, len(rows)), dtype=np.intp)
+            order[:, cols] = gather
+            fill = order.reshape(-1)
+        whole = self._complete_joints()[0] is None
+        return Lane(self._generation, self._source_ids[source], gather, cols, num_unknown,
+                    whole, fill)
 
-    def ingest_lane(self, lane, values, stamp_ns, now_ns):
+    def ingest_lane(self, lane, block, stamp_ns, now_ns, into=None):
         """
         Take a message of ``lane``'s names: what :meth:`ingest` would return, or None.
 
-        ``values`` is a ``(3, n)`` array (all three interfaces, message order). None means
-        "not taken, nothing changed: call :meth:`ingest`": the configuration or the set of
-        reported actuators changed since the lane was made, the stamp went back, a value is
-        infinite, or another source wrote one of these actuators last. Otherwise the
-        counters, stamps and values change exactly as :meth:`ingest` changes them.
+        ``block`` holds the message's position, velocity and effort as one float64 array,
+        one row each, rows ``len(names) + 1`` apart: how a JointState's three sequences
+        sit in its CDR bytes (each count and its padding fill the slot between two rows,
+        and are never read). ``into``, for a lane whose output is :attr:`Lane.whole`, is
+        ``(state, rows)``: a ``(3, num_joints)`` array the joint state is written into
+        (an output message's bytes, say) and its three rows, which the returned output
+        then holds. None means "not taken, nothing changed: call :meth:`ingest`": the
+        configuration or the set of reported actuators changed since the lane was made,
+        the stamp went back, a value is infinite, or another source wrote one of these
+        actuators last. Otherwise the counters, stamps and values change exactly as
+        :meth:`ingest` changes them.
         """
         if lane.generation != self._generation:
             return None
         sid = lane.sid
         if self._input.goes_back(sid, stamp_ns):
             return None
-        if not math.isfinite(values.sum()) and np.isinf(values).any():
-            return None
         cols = lane.cols
         if len(self._source_ids) > 1:
             owners = self._owner[cols]
             if ((owners >= 0) & (owners != sid)).any():
                 return None
+        out = into[0] if into is not None and lane.whole else None
+        if lane.fill is not None:
+            # The message holds every actuator: map it from a spare buffer, and keep that
+            # as the state if every input and output is finite (else the other form takes
+            # the message: NaN is "unknown", inf is refused, and neither may raise a
+            # floating-point warning here).
+            spare = self._spare
+            block.take(lane.fill, out=spare[:-1], mode='wrap')     # valid indices: no copy
+            state = (self._tset.finite_joint_state_of_flat(spare, out)
+                     if math.isfinite(spare.sum()) else None)
+            if state is not None:
+                self._spare, self._flat = self._flat, spare
+                self._spare_values, self._values = self._values, self._spare_values
+                self._last_seen_ns.fill(now_ns)
+                return self._lane_output(lane, sid, stamp_ns, into[1] if out is not None
+                                         else state)
+        values = block.take(lane.gather)
+        if not math.isfinite(values.sum()) and np.isinf(values).any():
+            return None
+        self._values[:, cols] = values
+        self._last_seen_ns[cols] = now_ns
+        if out is not None:
+            self._tset.joint_state_of_flat(self._flat, out)
+            return self._lane_output(lane, sid, stamp_ns, into[1])
+        self._lane_output(lane, sid, stamp_ns, None)
+        return self._joint_output(_ALL_PRESENT)
+
+    def _lane_output(self, lane, sid, stamp_ns, rows):
+        """Count a message a lane took; return its output from the three ``rows`` if given."""
         self._input.record_stamp(sid, stamp_ns)
         c = self.counters
         c.received += 1
         c.unknown_names += lane.num_unknown
-        self._values[:, cols] = values if lane.rows is None else values[:, lane.rows]
-        self._last_seen_ns[cols] = now_ns
-        self._owner[cols] = sid
         self.last_result = _ACCEPTED
-        return self._joint_output(_ALL_PRESENT)
+        if rows is None:
+            return None
+        c.published += 1
+        return JointOutput(self._complete_for[1], *rows)
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
@@ -274,13 +323,10 @@ class BridgeCore:
         idx, names = self._complete_joints()
         if not names:
             return self._refuse('no transmission has all its actuators reported yet')
-        tset = self._tset
-        # Position is the velocity map plus the offsets, in the same order of operations as
-        # the 'position' formulas (bit-identical); all three interfaces go in one pass.
-        moved = tset.actuator_state_to_joint(self._values)      # a new array: reused here
-        pos = np.add(moved[0], tset.joint_offsets, out=moved[0]) if present[0] else None
-        vel = moved[1] if present[1] else None
-        eff = tset.damped_joint_effort(moved[2], moved[1]) if present[2] else None
+        # All three interfaces in one pass (the velocity and effort of the last message
+        # that had them where this one has none: damping needs the velocity).
+        pos, vel, eff = (row if p else None for row, p in
+                         zip(self._tset.joint_state_of_flat(self._flat), present))
         if idx is not None:
             pos, vel, eff = (None if x is None else x[idx] for x in (pos, vel, eff))
         self.counters.published += 1
@@ -477,6 +523,13 @@ _INTERFACES = ('position', 'velocity', 'effort')
 _ACCEPTED = IngestResult()
 _ALL_PRESENT = (True, True, True)
 _MAX_CACHED_LAYOUTS = 64
+
+
+def _actuator_values(n):
+    """Return (flat, values): ``flat`` the three rows of ``values`` (all NaN) then a 1.0."""
+    flat = np.full(3 * n + 1, np.nan)
+    flat[-1] = 1.0
+    return flat, flat[:-1].reshape(3, n)
 
 
 def seconds_to_ns(seconds):

@@ -223,12 +223,12 @@ class TransmissionBridge(ConfigurableNode):
             stamp = layout.stamp_ns(data)
             out = None
             if fast.lane is not None:
-                out = core.ingest_lane(fast.lane, layout.values(data), stamp, now)
+                out = core.ingest_lane(fast.lane, layout.block(data), stamp, now, fast.into)
             if out is None:
                 out = core.ingest(source, layout.names, *layout.arrays(data), stamp, now)
                 self._report_actuator_state(source, out)
-                fast.lane = (core.lane(source, layout.names)
-                             if out is not None and layout.stacked else None)
+                fast.set_lane(core.lane(source, layout.names)
+                              if out is not None and layout.stacked else None)
             return None if out is None else fast.encode(out, layout.stamp_bytes(data))
         msg = deserialize_message(data, JointState)
         stamp = stamp_to_ns(msg.header.stamp)
@@ -400,13 +400,18 @@ class _TypedOutput:
 class _FastInput:
     """One input's learned byte layout, its core lane, and its output templates."""
 
-    __slots__ = ('layout', 'lane', '_names', '_template')
+    __slots__ = ('layout', 'lane', 'into', '_names', '_template')
 
     def __init__(self, layout):
         self.layout = layout
-        self.lane = None
+        self.set_lane(None)
         self._names = None
         self._template = None
+
+    def set_lane(self, lane):
+        """Take ``lane`` (or None); its output goes in place once a template fits it."""
+        self.lane = lane
+        self.into = None
 
     def encode(self, out, stamp_bytes):
         """Return ``out`` (JointOutput or ActuatorCommand) as JointState bytes."""
@@ -417,7 +422,12 @@ class _FastInput:
                 out.names, self.layout.frame_id,
                 [0 if a is None else n for a in arrays]).encoder()
             self._names = out.names
-        return self._template.write(stamp_bytes, arrays)
+            self.into = None
+        template = self._template
+        if self.into is None and self.lane is not None and self.lane.whole \
+                and template.state is not None:
+            self.into = (template.state, template.fields)   # the lane writes the bytes
+        return template.write(stamp_bytes, arrays)
 
 
 def main(args=None):

@@ -95,7 +95,13 @@ class Template:
     """Preallocated output bytes: numpy views of its doubles, the stamp written in place."""
 
     def __init__(self, writer, stamp_offset=None):
-        self.buf = bytearray(writer.buf)
+        # CDR puts every double 4 bytes (mod 8) past the message start (alignment counts
+        # from the end of the 4-byte header). The message starts 4 bytes into an 8-aligned
+        # numpy buffer, so its doubles are aligned in memory: numpy's loops on misaligned
+        # data take a slower, buffered path (about twice the time for this use).
+        self._memory = np.zeros(len(writer.buf) + 4, dtype=np.uint8)
+        self.buf = memoryview(self._memory)[4:]
+        self.buf[:] = writer.buf
         self._stamp_offset = stamp_offset
 
     def view(self, offset, shape, strides=None):
@@ -116,8 +122,8 @@ class JointStateLayout:
     """
     The byte layout of JointState messages with one name list, frame_id and array sizes.
 
-    ``values(data)`` returns the arrays of a matching message as views of ``data``;
-    ``encoder()`` a :class:`JointStateTemplate` writing messages of this layout.
+    ``arrays(data)`` and ``block(data)`` return the arrays of a matching message as views
+    of ``data``; ``encoder()`` a :class:`JointStateTemplate` writing messages of this layout.
     """
 
     def __init__(self, names, frame_id, sizes, length=None):
@@ -141,6 +147,7 @@ class JointStateLayout:
         # All three arrays present (the usual case): one strided (3, n) view over the bytes.
         self.stacked = n > 0 and self.sizes == (n, n, n)
         self._stride = 8 * n + 8
+        self._block = 3 * n + 2
 
     @classmethod
     def learn(cls, data, names, frame_id, sizes, stamp_ns, arrays):
@@ -183,12 +190,14 @@ class JointStateLayout:
         """Return the 8 stamp bytes of ``data`` (to copy into an output's header)."""
         return data[self.stamp_offset:self.stamp_offset + 8]
 
-    def values(self, data):
-        """Return a ``(3, n)`` float64 view of ``data`` (only when :attr:`stacked`)."""
-        if self.stacked:
-            return np.ndarray((3, len(self.names)), dtype='<f8', buffer=data,
-                              offset=self.offsets[0], strides=(self._stride, 8))
-        return self.arrays(data)
+    def block(self, data):
+        """
+        Return the three arrays of ``data`` as one float64 view, rows ``n + 1`` apart.
+
+        Only when :attr:`stacked`. Between two rows sits the next sequence's count and
+        padding (one double's room: never a value to read).
+        """
+        return np.frombuffer(data, '<f8', self._block, self.offsets[0])
 
     def arrays(self, data):
         """Return position, velocity, effort as float64 views of ``data`` (empty where empty)."""
@@ -209,14 +218,22 @@ class JointStateTemplate(Template):
 
     def __init__(self, layout):
         super().__init__(layout._writer, layout.stamp_offset)
-        self.fields = [None if o is None else self.view(o, (n,))
-                       for o, n in zip(layout.offsets, layout.sizes)]
+        # All three arrays (the usual case): one (3, n) view, whose rows are the fields.
+        self.state = (self.view(layout.offsets[0], (3, len(layout.names)),
+                                (layout._stride, 8)) if layout.stacked else None)
+        self.fields = (tuple(self.state) if layout.stacked else
+                       tuple(None if o is None else self.view(o, (n,))
+                             for o, n in zip(layout.offsets, layout.sizes)))
 
     def write(self, stamp_bytes, arrays):
-        """Fill in the stamp and the arrays (each None exactly where the layout has none)."""
+        """
+        Fill in the stamp and the arrays (each None exactly where the layout has none).
+
+        An array that is the field itself (already written in place) is not copied.
+        """
         self.set_stamp(stamp_bytes)
         for field, values in zip(self.fields, arrays):
-            if field is not None:
+            if field is not None and field is not values:
                 field[:] = values
         return self.to_bytes()
 

@@ -201,15 +201,9 @@ def _vectorised_joint_states(ts, tset, raws):
         return _Outputs(np.full(n, -1), stamps[:0], [], [], [], values[0][:0],
                         non_finite=non_finite)
     present = [a is not None for a in arrays]
-    # The same element-wise operations, in the same order, as BridgeCore._joint_output.
-    moved_pos = tset.actuator_to_joint('velocity', values[0])
-    moved_vel = tset.actuator_to_joint('velocity', values[1])
-    pos = (moved_pos + tset.joint_offsets)[:, idx] if present[0] else None
-    vel = moved_vel[:, idx] if present[1] else None
-    eff = None
-    if present[2]:
-        eff = tset.damped_joint_effort(tset.actuator_to_joint('effort', values[2]),
-                                       moved_vel)[:, idx]
+    # The map BridgeCore applies to each message, applied to them all: the same bits.
+    state = tset.joint_state(np.stack(values, axis=1))
+    pos, vel, eff = (state[:, k, idx] if present[k] else None for k in range(3))
     joint_names = tuple(tset.joint_names[i] for i in idx)
     return _Outputs(np.arange(n), stamps, [first.header.frame_id] * n, [joint_names] * n, None,
                     values[0], [pos, vel, eff], joint_names, first.header.frame_id,

@@ -1,10 +1,12 @@
 """Conversions between ROS messages and the arrays the libraries take."""
 
 import array
+import time
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose
 import numpy as np
+from rclpy.clock import JumpThreshold, ROSClock
 
 from ..kinematics.spatial import rotation_to_quaternion
 
@@ -24,16 +26,36 @@ def now_ns_function(clock):
     """
     Return a function giving ``clock``'s time in integer nanoseconds, for per-message use.
 
-    ``Clock.now()`` builds a ``Time`` object (a few microseconds); the function reads the
-    same rcl clock without it when this rclpy exposes it, else falls back to ``now()``.
+    ``Clock.now()`` builds a ``Time`` object (microseconds on a slow machine). A ROS-time
+    clock that is not overridden (no ``use_sim_time``) reads the system clock, as
+    ``time.time_ns()`` does (CLOCK_REALTIME), so that is what the function reads until
+    ROS time is activated; it follows the clock from then on (rclpy calls back on every
+    activation and deactivation). Other clocks are read through rcl.
     """
     handle = getattr(clock, '_Clock__clock', None)
     if handle is not None and hasattr(handle, 'get_now'):
-        def now_ns():
+        def rcl_now():
             with clock.handle:
                 return handle.get_now().nanoseconds
-        return now_ns
-    return lambda: clock.now().nanoseconds
+    else:
+        def rcl_now():
+            return clock.now().nanoseconds
+    if not isinstance(clock, ROSClock):
+        return rcl_now
+    simulated = [clock.ros_time_is_active]
+    system_now = time.time_ns
+
+    def follow(_jump):
+        simulated[0] = clock.ros_time_is_active
+
+    jumps = clock.create_jump_callback(
+        JumpThreshold(min_forward=None, min_backward=None, on_clock_change=True),
+        post_callback=follow)
+
+    def now_ns():
+        return rcl_now() if simulated[0] else system_now()
+    now_ns.jump_handle = jumps          # the callback lives as long as the function
+    return now_ns
 
 
 def doubles(values):

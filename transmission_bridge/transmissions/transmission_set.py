@@ -31,6 +31,7 @@ from .interfaces import map_kind
 
 
 _KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint offsets
+_CHUNK = 4096                       # states per step of a batched joint_state
 
 
 class _Group:
@@ -73,33 +74,45 @@ class _TwoTerm:
                 self.i1[k] = used[1]
                 self.c1[k] = matrix[k, used[1]]
 
-    @classmethod
-    def stacked(cls, maps, n_inputs):
-        """Return one map applying ``maps[r]`` to row ``r`` of an ``(..., R, n_inputs)`` input."""
-        new = cls.__new__(cls)
-        new.i0 = np.stack([m.i0 for m in maps])
-        new.i1 = np.stack([m.i1 for m in maps])
-        new.c0 = np.stack([m.c0 for m in maps])
-        new.c1 = np.stack([m.c1 for m in maps])
-        # Row r's inputs as indices into the flattened (R * n_in) rows: one take per term.
-        offsets = (np.arange(len(maps)) * n_inputs)[:, None]
-        new.f0, new.f1 = new.i0 + offsets, new.i1 + offsets
-        return new
-
     def __call__(self, x):
         """Apply the map along the last axis of ``x``."""
-        if self.i0.ndim == 1:
-            return x[..., self.i0] * self.c0 + x[..., self.i1] * self.c1
-        if x.ndim == 2:                     # one sample (the bridge): no temporaries
-            flat = x.reshape(-1)
-            out = flat.take(self.f0)
-            other = flat.take(self.f1)
-            np.multiply(out, self.c0, out=out)
-            np.multiply(other, self.c1, out=other)
-            return np.add(out, other, out=out)
-        flat = x.reshape(x.shape[:-2] + (-1,))
-        return (np.take(flat, self.f0, axis=-1) * self.c0
-                + np.take(flat, self.f1, axis=-1) * self.c1)
+        return x[..., self.i0] * self.c0 + x[..., self.i1] * self.c1
+
+
+class _StateMap:
+    """
+    The bridge's map of a whole actuator state as one take, one multiply and one sum.
+
+    The input is the actuator (position, velocity, effort) rows flattened, then a 1.0:
+    ``(..., 3 * nA + 1)``. The output is ``(..., 3, nJ)``: joint positions with their
+    offsets, velocities, and efforts before the damping loss. Each output is the sum, in
+    this order, of three terms ``x[i0] * c0 + x[i1] * c1 + 1.0 * k``, the first two those
+    of :class:`_TwoTerm`; ``k`` is the joint offset on position rows and -0.0 elsewhere,
+    and adding -0.0 changes no value (not even a zero's sign). So every element has the
+    bits of the velocity or effort map (plus the offset), for one state or a batch.
+    """
+
+    __slots__ = ('index', 'coef')
+
+    def __init__(self, motion, effort, offsets, n_act):
+        shape = (3, 3, len(offsets))                # term, interface, joint
+        self.index = np.full(shape, 3 * n_act, dtype=np.intp)   # default: the 1.0
+        self.coef = np.full(shape, -0.0)
+        for row, m in enumerate((motion, motion, effort)):
+            self.index[0, row], self.coef[0, row] = m.i0 + row * n_act, m.c0
+            self.index[1, row], self.coef[1, row] = m.i1 + row * n_act, m.c1
+        self.coef[2, 0] = offsets
+
+    def __call__(self, flat, out=None):
+        """Map ``flat`` (see the class docstring); write into ``out`` if given."""
+        if flat.ndim == 1:                  # one message (the bridge): three numpy calls
+            terms = flat.take(self.index)
+            np.multiply(terms, self.coef, out=terms)
+            return np.add.reduce(terms, axis=0, out=out)
+        terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
+        terms *= self.coef
+        # Three terms summed in order along an outer axis, as in the one-message case.
+        return np.add.reduce(terms, axis=-3, out=out)
 
 
 class TransmissionSet:
@@ -144,9 +157,10 @@ class TransmissionSet:
                      for s in specs for _ in s.actuators]
         self._a2j = {kind: _TwoTerm(m, actuators_of) for kind, m in a2j.items()}
         self._j2a = {kind: _TwoTerm(m, joints_of) for kind, m in j2a.items()}
-        # The bridge's stacked (position, velocity, effort) rows in one pass.
-        motion, effort = self._a2j['velocity'], self._a2j['effort']
-        self._a2j_state = _TwoTerm.stacked([motion, motion, effort], self.num_actuators)
+        # The bridge's whole (position, velocity, effort) state in one pass.
+        self._state_map = _StateMap(self._a2j['velocity'], self._a2j['effort'], self._offsets,
+                                    self.num_actuators)
+        self._damped = bool(self._damping.any())
 
     # --- description -------------------------------------------------------------
     @property
@@ -235,17 +249,61 @@ class TransmissionSet:
             return self._j2a['velocity'](j - self._offsets)
         return self._j2a[kind](j)
 
-    def actuator_state_to_joint(self, values):
+    def joint_state(self, values):
         """
-        Map stacked actuator (position, velocity, effort) ``(..., 3, nA)`` in one pass.
+        Map actuator states ``(..., 3, nA)`` (position, velocity, effort) to joint states.
 
-        Returns ``(..., 3, nJ)``: the velocity map of positions (add
-        :attr:`joint_offsets` for joint positions: that is the position map), the
-        velocity map of velocities, and the effort map of efforts, each element
-        computed exactly as :meth:`actuator_to_joint` computes it: the bridge's
-        per-message path.
+        Returns ``(..., 3, nJ)``: what the bridge publishes for that state, joint
+        positions with their offsets, velocities, and efforts after the damping loss
+        (:meth:`damped_joint_effort`). Each element has the bits of the separate maps,
+        and the same bits for one state or a whole bag: the live bridge and the offline
+        converter call this.
         """
-        return self._a2j_state(np.asarray(values, dtype=float))
+        v = np.asarray(values, dtype=float)
+        lead = v.shape[:-2]
+        if v.shape[-2:] != (3, self.num_actuators):
+            raise ConfigError(f'actuator states must have shape (..., 3, {self.num_actuators}), '
+                              f'got {v.shape}')
+        flat = np.concatenate([v.reshape(lead + (-1,)), np.ones(lead + (1,))], axis=-1)
+        if not lead:
+            return self.joint_state_of_flat(flat)
+        flat = flat.reshape(-1, flat.shape[-1])
+        out = np.empty((len(flat), 3, self.num_joints))
+        for start in range(0, len(flat), _CHUNK):   # the terms take 9 doubles per joint
+            self.joint_state_of_flat(flat[start:start + _CHUNK], out[start:start + _CHUNK])
+        return out.reshape(lead + (3, self.num_joints))
+
+    def joint_state_of_flat(self, flat, out=None):
+        """
+        :meth:`joint_state` of ``flat``: the three actuator rows flattened, then a 1.0.
+
+        The bridge keeps its actuator values in that form, so a message costs no copy.
+        ``out`` (``(..., 3, nJ)``, any strides) receives the result if given.
+        """
+        state = self._state_map(flat, out)
+        if self._damped:
+            vel, eff = state[..., 1, :], state[..., 2, :]
+            loss = vel * self._damping
+            if math.isfinite(vel.sum()):    # every velocity known (the usual case): no mask
+                np.subtract(eff, loss, out=eff)
+            else:
+                np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
+        return state
+
+    def finite_joint_state_of_flat(self, flat, out=None):
+        """
+        :meth:`joint_state_of_flat` of one state, or None if an output is not finite.
+
+        The bridge's path for a message that names every actuator: when every output is
+        finite, every velocity is known, so the damping needs no mask. None says nothing
+        of the cause (an unknown or infinite input, an overflow): the caller maps such
+        a state the careful way. ``out`` is scribbled on either way.
+        """
+        state = self._state_map(flat, out)
+        if self._damped:
+            eff = state[2]
+            np.subtract(eff, np.multiply(state[1], self._damping), out=eff)
+        return state if math.isfinite(state.sum()) else None
 
     def _by_formulas(self, direction, kind, values):
         """Evaluate the types' own formulas group by group (used to compile the maps)."""
