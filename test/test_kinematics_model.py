@@ -6,6 +6,8 @@ import pytest
 from transmission_bridge.kinematics import (
     Body, FixedJoint, Inertial, Model, ModelError, PrismaticJoint, RevoluteJoint)
 
+QUATERNION_ATOL = 1e-15     # unit quaternions, the same formula summed in another order
+
 
 def chain():
     return Model([
@@ -134,3 +136,45 @@ def test_quaternions_invert_the_rotation_matrix_one_at_a_time_and_stacked():
     # Identity, then half-turns about x, y, z: the vector part alone, w = 0.
     np.testing.assert_array_equal(many[60:], np.eye(4)[[3, 0, 1, 2]])
     assert (many[:, 3] >= 0).all()
+
+
+def test_one_configuration_buffers_give_the_models_results_and_the_same_quaternions():
+    from transmission_bridge.kinematics.spatial import rotation_to_quaternion
+    rng = np.random.default_rng(22)
+    m = random_model(22, 9)
+    ws = m.one_configuration()
+    rows = np.empty((len(m.body_names), 7))
+    for q in rng.normal(size=(20, m.num_positions)) * 2:
+        ws.frames(q)
+        tau, energy = ws.gravity_energy()
+        poses, tau_m, energy_m = m.poses_gravity_and_energy(q)
+        np.testing.assert_array_equal(ws.poses(), poses)
+        np.testing.assert_array_equal(tau, tau_m)
+        assert energy == energy_m
+        ws.pose_rows(rows)
+        np.testing.assert_array_equal(rows[:, :3], poses[:, :3, 3])
+        # The pose table folds the constant into one product: equal to an ulp or two.
+        np.testing.assert_allclose(rows[:, 3:], rotation_to_quaternion(poses[:, :3, :3]),
+                                   rtol=0, atol=QUATERNION_ATOL)
+
+
+def test_a_model_shared_by_threads_and_pickled_keeps_its_results():
+    import pickle
+    import threading
+    rng = np.random.default_rng(23)
+    m = random_model(23, 8)
+    qs = rng.normal(size=(2, 300, m.num_positions))
+    alone = [np.array([m.gravity_generalized_forces(q) for q in part]) for part in qs]
+    got = [None, None]
+
+    def work(k):
+        got[k] = np.array([m.gravity_generalized_forces(q) for q in qs[k]])
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(2):      # each thread its own buffers: the same bits as one at a time
+        np.testing.assert_array_equal(got[k], alone[k])
+    copy = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(copy.gravity_generalized_forces(qs[0, 0]), alone[0][0])

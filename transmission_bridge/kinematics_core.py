@@ -28,7 +28,7 @@ import numpy as np
 
 from . import named_input
 from .kinematics import holding_torques, ModelError
-from .kinematics.spatial import invert
+from .kinematics.spatial import invert, pose_rows
 from .named_input import NamedInput
 
 
@@ -104,6 +104,8 @@ class KinematicsCore:
                     q[k], v[k], reported[k] = self._q[i], self._v[i], True
         self._model, self._base = model, base
         self._damping = model.damping          # per model, not per message
+        self._workspace = model.one_configuration()
+        self._posed = None
         self._base_index = None if base == 'world' else model.body_names.index(base)
         self._q, self._v, self._reported = q, v, reported
         self._input = self._input.renamed(model.joint_names)
@@ -194,13 +196,28 @@ class KinematicsCore:
 
     def evaluate(self, q, v):
         """Return the :class:`KinematicsOutput` for configuration ``(q, v)``."""
-        model = self._model
-        poses, tau_g, energy = model.poses_gravity_and_energy(q)
+        ws = self._workspace
+        ws.frames(q)
+        tau_g, energy = ws.gravity_energy()
+        poses = ws.poses()
         if self._base_index is not None:
             poses = invert(poses[self._base_index]) @ poses
         holding = holding_torques(tau_g)
-        return KinematicsOutput(q.copy(), v.copy(), poses, holding,
-                                holding + self._damping * v, energy)
+        passive = np.multiply(self._damping, v)
+        passive += holding
+        self._posed = None if self._base_index is None else poses
+        return KinematicsOutput(q.copy(), v.copy(), poses.copy(), holding, passive, energy)
+
+    def pose_rows(self, out):
+        """
+        Write ``x, y, z, qx, qy, qz, qw`` of the last output's poses into ``out`` (nb, 7).
+
+        For the configuration of the last :class:`KinematicsOutput` (call it before the next
+        message); both nodes' paths publish these rows, so they publish the same bits.
+        """
+        if self._posed is None:
+            return self._workspace.pose_rows(out)
+        return pose_rows(self._posed, out)
 
     def feed_forward(self, joint_names, positions, velocities):
         """

@@ -26,7 +26,7 @@ from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
 from .ros.configurable import ConfigurableNode, RELIABLE_10
-from .ros.conversions import (doubles, fill_poses, name_values, pose_rows, poses_to_msgs,
+from .ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
                               stamp_to_ns)
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
@@ -304,7 +304,7 @@ class KinematicsNode(ConfigurableNode):
             m.passive.velocity, m.passive.effort = doubles(out.v), doubles(out.passive)
             sent.append((self._passive_pub, m.passive))
         if poses or (tips and self._tips):
-            fill_poses(m.poses.poses, out.poses)
+            fill_poses(m.poses.poses, self._core.pose_rows(np.empty((len(m.poses.poses), 7))))
         if poses:
             m.poses.header = header
             sent.append((self._poses_pub, m.poses))
@@ -330,7 +330,7 @@ class KinematicsNode(ConfigurableNode):
             sent.append((self._passive_pub,
                          t.passive.write(stamp_bytes, (out.q, out.v, out.passive))))
         if poses or (tips and self._tips):
-            t.poses.values[:] = pose_rows(out.poses)
+            self._core.pose_rows(t.poses.values)
         if poses:
             t.poses.set_stamp(stamp_bytes)
             sent.append((self._poses_pub, t.poses.to_bytes()))

@@ -37,7 +37,11 @@ u_k`` with ``u_k = r_k x g + tr_k M_k g`` and ``r_k = rot_k (S_k - M_k o_k)``: `
 constant matrices with the frame stack.
 """
 
+import threading
+
 import numpy as np
+
+from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED, row_starts
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
 _ZERO = np.zeros(1)
@@ -135,56 +139,57 @@ class ChainKinematics:
         self.frame_rows = np.concatenate([W, R, moment]).reshape(2 * nq + 1, cols)
         self.cross_g = np.array([np.cross(e, self.gravity) for e in np.eye(3)])   # r @ = r x g
         self.trMg = self.trM[:, None] * self.gravity
+        self._local = threading.local()     # one OneConfiguration per thread
 
     # --- one configuration -------------------------------------------------------
-    def frames_one(self, q):
-        """Return ``X_W`` of every body transposed, (nb + 1, 4, 4), world (identity) last."""
-        nb = self.nb
-        z = np.concatenate((q, _ZERO)).take(self.z_index)
-        z *= self.z_scale
-        s = np.sin(z[:2 * nb])
-        c = np.concatenate((self.ones_nb, s[:nb], np.square(s[nb:]), z[2 * nb:]))
-        L = list(np.einsum('kb,kbm->bm', c.reshape(4, nb), self.HT).reshape(nb, 4, 4))
-        XT = np.empty((nb + 1, 4, 4))       # per call: models are shared across threads
-        XT[nb] = _EYE4
-        X = list(XT)
-        for i, p in self.order:
-            np.dot(L[i], X[p], out=X[i])
-        return XT
+    def workspace(self):
+        """Return this thread's :class:`OneConfiguration` (made on first use)."""
+        ws = getattr(self._local, 'workspace', None)
+        if ws is None:
+            ws = self._local.workspace = OneConfiguration(self)
+        return ws
 
-    def _tau_energy(self, XT):
-        """Return ``(tau_g, V)`` from the transposed frames (one product with frame_rows)."""
-        nq = self.nq
-        wr = np.dot(self.frame_rows, XT.reshape(-1, 4))
-        u = np.dot(wr[nq:2 * nq, :3], self.cross_g)
-        u += self.trMg
-        return np.einsum('kr,kr->k', wr[:nq, :3], u), -float(wr[2 * nq, :3] @ self.gravity)
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state['_local']                 # per-thread buffers: not sent, made again
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._local = threading.local()
 
     def gravity_one(self, q):
         """Return ``tau_g`` (nq,) for one configuration."""
-        return self._tau_energy(self.frames_one(q))[0]
+        ws = self.workspace()
+        ws.frames(q)
+        return ws.gravity_energy()[0].copy()
 
     def poses_and_gravity_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,))`` from one kinematics pass."""
-        XT = self.frames_one(q)
-        return XT[:self.nb].transpose(0, 2, 1), self._tau_energy(XT)[0]
+        return self.poses_gravity_energy_one(q)[:2]
 
     def poses_gravity_energy_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,), V)`` from one kinematics pass."""
-        XT = self.frames_one(q)
-        return (XT[:self.nb].transpose(0, 2, 1),) + self._tau_energy(XT)
+        ws = self.workspace()
+        ws.frames(q)
+        tau, energy = ws.gravity_energy()
+        return ws.poses().copy(), tau.copy(), energy
 
     def energy_one(self, q):
         """Return ``V`` for one configuration."""
-        return self._tau_energy(self.frames_one(q))[1]
+        ws = self.workspace()
+        ws.frames(q)
+        return ws.gravity_energy()[1]
 
     def homogeneous_one(self, q):
         """Return ``X_WB`` of every body, (nb, 4, 4)."""
-        return self.frames_one(q)[:self.nb].transpose(0, 2, 1)
+        ws = self.workspace()
+        ws.frames(q)
+        return ws.poses().copy()
 
     def jacobian_one(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (6, nq)."""
-        XT = self.frames_one(q)
+        XT = self.workspace().frames(q)
         x = point @ XT[body, :3, :3] + XT[body, 3, :3]
         wo = np.dot(self.axis_rows, XT.reshape(-1, 4))[:, :3]
         w, o = wo[:self.nq], wo[self.nq:]
@@ -198,7 +203,7 @@ class ChainKinematics:
         """
         Return ``F`` (nb + 1, 4, 3, N): ``F[i, j]`` is column j of ``X_WB_i``, world last.
 
-        The batch-last twin of :meth:`frames_one`'s transposed stack: ``F[i, :3]`` is
+        The batch-last twin of :meth:`OneConfiguration.frames`' transposed stack: ``F[i, :3]`` is
         ``R_WB_i`` transposed and ``F[i, 3]`` is ``p_WB_i``, each entry a contiguous vector.
         """
         n, nb = q.shape[0], self.nb
@@ -311,3 +316,70 @@ class ChainKinematics:
 def _skew(v):
     x, y, z = v
     return [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
+
+
+class OneConfiguration:
+    """
+    One configuration at a time, in preallocated buffers: a dozen numpy calls plus one per body.
+
+    Results stay in the buffers until the next call, so each thread needs its own
+    (:meth:`ChainKinematics.workspace`); a caller that evaluates every message, such as
+    the kinematics node's core, keeps one and reads the buffers in place.
+    """
+
+    def __init__(self, kin):
+        nb, nq = kin.nb, kin.nq
+        self._kin = kin
+        self._q_ext = np.zeros(nq + 1)          # q, then the 0 fixed bodies read
+        self.q = self._q_ext[:nq]
+        # c = (1, sin a, sin²(a/2), tr q) per body; the last 3 nb first hold the arguments.
+        c = self._c = np.empty(4 * nb)
+        c[:nb] = 1.0
+        self._args, self._sin, self._half = c[nb:], c[nb:3 * nb], c[2 * nb:3 * nb]
+        self._c4 = c.reshape(4, nb)
+        self._L = np.empty((nb, 16))            # X_PB^T of every body, row-major
+        self.XT = np.empty((nb + 1, 4, 4))      # X_WB^T of every body, the world last
+        self.XT[nb] = _EYE4
+        L, X = list(self._L.reshape(nb, 4, 4)), list(self.XT)
+        self._steps = [(L[i], X[p], X[i]) for i, p in kin.order]
+        self._rows_in = self.XT.reshape(-1, 4)
+        self._bodies16 = self.XT[:nb].reshape(nb, 16)
+        self._wr = np.empty((2 * nq + 1, 4))
+        self._w, self._r = self._wr[:nq, :3], self._wr[nq:2 * nq, :3]
+        self._moment = self._wr[2 * nq, :3]
+        self._u = np.empty((nq, 3))
+        self.tau = np.empty(nq)
+        self._pose_terms = np.empty((nb, 19))
+        self._starts = row_starts(nb, 19, 3)
+
+    def frames(self, q):
+        """Return ``X_WB^T`` of every body, (nb + 1, 4, 4), world (identity) last."""
+        kin = self._kin
+        self.q[:] = q
+        np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, out=self._args)
+        np.sin(self._sin, out=self._sin)
+        np.square(self._half, out=self._half)
+        np.einsum('kb,kbm->bm', self._c4, kin.HT, out=self._L)
+        for parent_to_body, world_to_parent, out in self._steps:
+            np.dot(parent_to_body, world_to_parent, out=out)
+        return self.XT
+
+    def poses(self):
+        """Return ``X_WB`` of every body (nb, 4, 4) as a view of the frames."""
+        return self.XT[:self._kin.nb].transpose(0, 2, 1)
+
+    def gravity_energy(self):
+        """Return ``(tau_g, V)`` of the frames: one product with the frame rows."""
+        kin = self._kin
+        np.dot(kin.frame_rows, self._rows_in, out=self._wr)
+        np.dot(self._r, kin.cross_g, out=self._u)
+        self._u += kin.trMg
+        np.einsum('kr,kr->k', self._w, self._u, out=self.tau)
+        return self.tau, -float(self._moment @ kin.gravity)
+
+    def pose_rows(self, out):
+        """Write ``x, y, z, qx, qy, qz, qw`` of every body's world pose into ``out`` (nb, 7)."""
+        terms = np.dot(self._bodies16, POSE_TABLE_TRANSPOSED, out=self._pose_terms)
+        out[:, :3] = terms[:, :3]
+        pick_quaternions(terms, self._starts, out[:, 3:])
+        return out

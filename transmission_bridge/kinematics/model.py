@@ -19,7 +19,7 @@ before children); movable joints give ``q`` in that order.
 import numpy as np
 
 from . import _checks
-from .algorithms import ChainKinematics
+from .algorithms import ChainKinematics, OneConfiguration
 from .body import Body, WORLD
 from .errors import ModelError
 from .spatial import invert
@@ -170,6 +170,17 @@ class Model:
         if q.ndim == 1:
             return self._kin.poses_and_gravity_one(q)
         return self._kin.batch(q, ('poses', 'gravity'))
+
+    def one_configuration(self):
+        """
+        Return new buffers that evaluate one configuration at a time with few numpy calls.
+
+        A :class:`~transmission_bridge.kinematics.algorithms.OneConfiguration`: its
+        results stay in its buffers until its next call, so keep one per thread (the
+        kinematics node's core keeps one). The other methods of this class use one
+        per thread themselves and return copies.
+        """
+        return OneConfiguration(self._kin)
 
     def poses_gravity_and_energy(self, q):
         """

@@ -109,12 +109,42 @@ def rotation_to_quaternion(R):
     """
     R = np.asarray(R, dtype=float)
     lead = R.shape[:-2]
-    rows = R.reshape(-1, 9) @ _SHEPPERD + _SHEPPERD_ONE          # (n, 16): 4 rows of 4
-    diagonal = rows[:, ::5]                                        # 4 q_k², k = 0..3
+    terms = R.reshape(-1, 9) @ _SHEPPERD + _SHEPPERD_ONE          # (n, 16): 4 rows of 4
+    return pick_quaternions(terms, row_starts(len(terms), 16, 0),
+                            np.empty((len(terms), 4))).reshape(lead + (4,))
+
+
+def pose_rows(X, out=None):
+    """Return (or write into ``out``) poses ``X`` (n, 4, 4) as rows ``x, y, z, qx, qy, qz, qw``."""
+    X = np.asarray(X, dtype=float)
+    out = np.empty((len(X), 7)) if out is None else out
+    out[:, :3] = X[:, :3, 3]
+    out[:, 3:] = rotation_to_quaternion(X[:, :3, :3])
+    return out
+
+
+def row_starts(n, width, first):
+    """Return where Shepperd's candidates start in each row of (n, width) terms (flat index)."""
+    return np.arange(n) * width + first
+
+
+def pick_quaternions(terms, starts, out):
+    """
+    Write into ``out`` (n, 4) the quaternions of Shepperd's candidates in ``terms``.
+
+    ``terms`` is C-contiguous (n, width); the 16 candidates of rotation i are at flat
+    ``starts[i]`` (:func:`row_starts`), a 4x4: row k is ``4 q_k (x, y, z, w)`` and its
+    diagonal ``4 q_k²``. The row with the largest diagonal is divided by ``4 |q_k|``,
+    with the sign that makes ``w >= 0``.
+    """
+    first = starts[0] if len(starts) else 0
+    diagonal = terms[:, first:first + 16:5]                        # 4 q_k², k = 0..3
     k = diagonal.argmax(axis=1)
-    best = rows.reshape(-1, 4)[k + np.arange(0, 4 * len(k), 4)]   # 4 q_k (x, y, z, w)
+    k *= 4
+    k += starts
+    best = terms.reshape(-1).take(k[:, None] + _FOUR)              # 4 q_k (x, y, z, w)
     s = np.copysign(0.5 / np.sqrt(diagonal.max(axis=1)), best[:, 3])   # 1 / (4 q_k), w >= 0
-    return (best * s[:, None]).reshape(lead + (4,))
+    return np.multiply(best, s[:, None], out=out)
 
 
 def _shepperd_table():
@@ -132,6 +162,26 @@ def _shepperd_table():
 
 
 _SHEPPERD, _SHEPPERD_ONE = _shepperd_table()
+_FOUR = np.arange(4)
+
+
+def _pose_table_transposed():
+    """
+    Return ``T`` (16, 19): a transposed pose ``X^T`` flattened, times ``T``, is ``(p, terms)``.
+
+    ``p`` the translation and ``terms`` Shepperd's 16 candidates of the rotation;
+    ``X^T[3, 3] = 1`` carries the table's constant.
+    """
+    T = np.zeros((16, 19))
+    for r in range(3):
+        T[12 + r, r] = 1.0                                      # p_r = X[r, 3] = X^T[3, r]
+        for c in range(3):
+            T[4 * c + r, 3:] = _SHEPPERD[3 * r + c]             # R[r, c] = X^T[c, r]
+    T[15, 3:] = _SHEPPERD_ONE
+    return T
+
+
+POSE_TABLE_TRANSPOSED = _pose_table_transposed()
 
 
 def invert(X):

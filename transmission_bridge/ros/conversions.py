@@ -5,10 +5,9 @@ import time
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose
-import numpy as np
 from rclpy.clock import JumpThreshold, ROSClock
 
-from ..kinematics.spatial import rotation_to_quaternion
+from ..kinematics.spatial import pose_rows
 
 
 def stamp_to_ns(stamp):
@@ -68,21 +67,13 @@ def doubles(values):
 def poses_to_msgs(X):
     """Return geometry_msgs/Pose messages for homogeneous transforms ``X`` (n, 4, 4)."""
     poses = [Pose() for _ in range(len(X))]
-    fill_poses(poses, X)
+    fill_poses(poses, pose_rows(X))
     return poses
 
 
-def pose_rows(X):
-    """Return transforms ``X`` (n, 4, 4) as rows ``x, y, z, qx, qy, qz, qw`` (a Pose's order)."""
-    rows = np.empty((len(X), 7))
-    rows[:, :3] = X[:, :3, 3]
-    rows[:, 3:] = rotation_to_quaternion(X[:, :3, :3])
-    return rows
-
-
-def fill_poses(poses, X):
-    """Write transforms ``X`` (n, 4, 4) into existing Pose messages (no allocation)."""
-    for pose, (x, y, z, qx, qy, qz, qw) in zip(poses, pose_rows(X).tolist()):
+def fill_poses(poses, rows):
+    """Write rows ``x, y, z, qx, qy, qz, qw`` (n, 7) into existing Pose messages."""
+    for pose, (x, y, z, qx, qy, qz, qw) in zip(poses, rows.tolist()):
         position, orientation = pose.position, pose.orientation
         position.x, position.y, position.z = x, y, z
         orientation.x, orientation.y, orientation.z, orientation.w = qx, qy, qz, qw
