@@ -7,6 +7,7 @@ import pytest
 from tolerances import FD_ATOL
 
 SEEDS = range(8)
+POSE_ATOL = 1e-12       # m and quaternion units; two orders of composing the same frames
 H = 1e-6
 
 
@@ -115,3 +116,22 @@ def test_models_without_movable_joints_in_one_call_and_in_batch():
     assert welded.potential_energy(np.zeros(0)) == pytest.approx(2.0 * 9.81 * 0.5, rel=1e-15)
     poses, tau, energy = Model().poses_gravity_and_energy(np.zeros((2, 0)))
     assert poses.shape == (2, 0, 4, 4) and tau.shape == (2, 0) and energy.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize('base', ['world', 'b3'])
+def test_core_pose_rows_are_the_poses_in_the_base_frame(base):
+    # What both kinematics node paths publish on body_poses, in world or in a body's frame.
+    from transmission_bridge.kinematics.spatial import rotation_to_quaternion
+    from transmission_bridge.kinematics_core import KinematicsCore
+    model = random_model(31, 7)
+    core = KinematicsCore(model, base_frame=base)
+    rows = np.empty((len(model.body_names), 7))
+    rng = np.random.default_rng(31)
+    for k, q in enumerate(random_q(model, rng, 10)):
+        core.ingest(model.joint_names, q, [], stamp_ns=k)
+        core.pose_rows(rows)
+        for i, body in enumerate(model.body_names):
+            X = model.relative_transform(q, base, body)
+            np.testing.assert_allclose(rows[i, :3], X[:3, 3], rtol=0, atol=POSE_ATOL)
+            np.testing.assert_allclose(rows[i, 3:], rotation_to_quaternion(X[:3, :3]),
+                                       rtol=0, atol=POSE_ATOL)

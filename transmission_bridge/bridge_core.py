@@ -222,12 +222,12 @@ class BridgeCore:
         n = len(names)
         rows = np.arange(n) if rows is None else rows
         gather = np.arange(3)[:, None] * (n + 1) + rows
+        whole = self._complete_joints()[0] is None
         fill = None
-        if num_unknown == 0 and len(rows) == self._tset.num_actuators:
+        if num_unknown == 0 and len(rows) == self._tset.num_actuators:   # (so whole too)
             order = np.empty((3, len(rows)), dtype=np.intp)
             order[:, cols] = gather
             fill = order.reshape(-1)
-        whole = self._complete_joints()[0] is None
         return Lane(self._generation, self._source_ids[source], gather, cols, num_unknown,
                     whole, fill)
 
@@ -257,44 +257,34 @@ class BridgeCore:
             owners = self._owner[cols]
             if ((owners >= 0) & (owners != sid)).any():
                 return None
-        out = into[0] if into is not None and lane.whole else None
-        if lane.fill is not None:
-            # The message holds every actuator: map it from a spare buffer, and keep that
-            # as the state if every input and output is finite (else the other form takes
-            # the message: NaN is "unknown", inf is refused, and neither may raise a
-            # floating-point warning here).
-            spare = self._spare
-            block.take(lane.fill, out=spare[:-1], mode='wrap')     # valid indices: no copy
-            state = (self._tset.finite_joint_state_of_flat(spare, out)
-                     if math.isfinite(spare.sum()) else None)
-            if state is not None:
-                self._spare, self._flat = self._flat, spare
-                self._spare_values, self._values = self._values, self._spare_values
-                self._last_seen_ns.fill(now_ns)
-                return self._lane_output(lane, sid, stamp_ns, into[1] if out is not None
-                                         else state)
-        values = block.take(lane.gather)
-        if not math.isfinite(values.sum()) and np.isinf(values).any():
-            return None
-        self._values[:, cols] = values
-        self._last_seen_ns[cols] = now_ns
-        if out is not None:
-            self._tset.joint_state_of_flat(self._flat, out)
-            return self._lane_output(lane, sid, stamp_ns, into[1])
-        self._lane_output(lane, sid, stamp_ns, None)
-        return self._joint_output(_ALL_PRESENT)
-
-    def _lane_output(self, lane, sid, stamp_ns, rows):
-        """Count a message a lane took; return its output from the three ``rows`` if given."""
+        if lane.fill is not None and self._swap_in(block, lane.fill):
+            self._last_seen_ns.fill(now_ns)
+        else:           # NaN ("unknown") is kept, an infinite value refused
+            values = block.take(lane.gather)
+            if not math.isfinite(values.sum()) and np.isinf(values).any():
+                return None
+            self._values[:, cols] = values
+            self._last_seen_ns[cols] = now_ns
         self._input.record_stamp(sid, stamp_ns)
         c = self.counters
         c.received += 1
         c.unknown_names += lane.num_unknown
         self.last_result = _ACCEPTED
-        if rows is None:
-            return None
+        if into is None or not lane.whole:
+            return self._joint_output(_ALL_PRESENT)
+        self._tset.joint_state_of_flat(self._flat, into[0])
         c.published += 1
-        return JointOutput(self._complete_for[1], *rows)
+        return JointOutput(self._complete_for[1], *into[1])
+
+    def _swap_in(self, block, fill):
+        """Gather every actuator's values into the spare state; make it the state if finite."""
+        spare = self._spare
+        block.take(fill, out=spare[:-1], mode='wrap')     # valid indices: no copy
+        if not math.isfinite(spare.sum()):
+            return False
+        self._spare, self._flat = self._flat, spare
+        self._spare_values, self._values = self._values, self._spare_values
+        return True
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)

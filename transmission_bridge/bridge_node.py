@@ -400,18 +400,19 @@ class _TypedOutput:
 class _FastInput:
     """One input's learned byte layout, its core lane, and its output templates."""
 
-    __slots__ = ('layout', 'lane', 'into', '_names', '_template')
+    __slots__ = ('layout', 'lane', 'into', '_names', '_template', '_refit')
 
     def __init__(self, layout):
         self.layout = layout
-        self.set_lane(None)
         self._names = None
         self._template = None
+        self.set_lane(None)
 
     def set_lane(self, lane):
         """Take ``lane`` (or None); its output goes in place once a template fits it."""
         self.lane = lane
         self.into = None
+        self._refit = True
 
     def encode(self, out, stamp_bytes):
         """Return ``out`` (JointOutput or ActuatorCommand) as JointState bytes."""
@@ -422,11 +423,12 @@ class _FastInput:
                 out.names, self.layout.frame_id,
                 [0 if a is None else n for a in arrays]).encoder()
             self._names = out.names
-            self.into = None
+            self._refit = True
         template = self._template
-        if self.into is None and self.lane is not None and self.lane.whole \
-                and template.state is not None:
-            self.into = (template.state, template.fields)   # the lane writes the bytes
+        if self._refit:         # once per new lane or template, not per message
+            self._refit = False
+            whole = self.lane is not None and self.lane.whole and template.state is not None
+            self.into = (template.state, template.fields) if whole else None
         return template.write(stamp_bytes, arrays)
 
 

@@ -40,11 +40,10 @@ class Counters(named_input.Counters):
 
 
 class KinematicsOutput(typing.NamedTuple):
-    """Everything published for one joint_states message (base-frame poses)."""
+    """The joint-space outputs of one joint_states message (poses: ``pose_rows``)."""
 
     q: object
     v: object
-    poses: object
     holding: object
     passive: object
     potential_energy: float
@@ -199,14 +198,13 @@ class KinematicsCore:
         ws = self._workspace
         ws.frames(q)
         tau_g, energy = ws.gravity_energy()
-        poses = ws.poses()
-        if self._base_index is not None:
-            poses = invert(poses[self._base_index]) @ poses
+        if self._base_index is not None:    # else the poses are read from the workspace
+            poses = ws.poses()
+            self._posed = invert(poses[self._base_index]) @ poses
         holding = holding_torques(tau_g)
         passive = np.multiply(self._damping, v)
         passive += holding
-        self._posed = None if self._base_index is None else poses
-        return KinematicsOutput(q.copy(), v.copy(), poses.copy(), holding, passive, energy)
+        return KinematicsOutput(q.copy(), v.copy(), holding, passive, energy)
 
     def pose_rows(self, out):
         """
@@ -215,7 +213,7 @@ class KinematicsCore:
         For the configuration of the last :class:`KinematicsOutput` (call it before the next
         message); both nodes' paths publish these rows, so they publish the same bits.
         """
-        if self._posed is None:
+        if self._base_index is None:
             return self._workspace.pose_rows(out)
         return pose_rows(self._posed, out)
 

@@ -22,8 +22,8 @@ transposed, ``X_PB^T``) in one ``einsum`` and composes down the tree with one BL
 that (gravity, energy, joint axes) is a constant matrix times that stack, because each
 is linear in the entries of the frames. A batch keeps the same stack batch-last, ``(nb + 1,
 4, 3, N)`` (every entry one contiguous vector), composes it with one ``einsum`` per body
-and applies the same constant matrices to all configurations in one gemm, in chunks of
-:data:`CHUNK`.
+and applies the same constant matrices to all configurations in one ``einsum`` (not a
+gemm, whose rounding depends on the thread count), in chunks of :data:`CHUNK`.
 
 Gravity uses subtree mass moments. With ``S_k = sum m_i p_WBcm_i`` and ``M_k =
 sum m_i`` over the bodies moved by joint k, world axis ``w_k`` through point
@@ -41,10 +41,9 @@ import threading
 
 import numpy as np
 
-from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED, row_starts
+from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
-_ZERO = np.zeros(1)
 _EYE4 = np.eye(4)
 
 
@@ -112,7 +111,6 @@ class ChainKinematics:
         # z = q_ext[z_index] * z_scale = (angle, angle / 2, tr q) per body; q_ext ends in 0.
         self.z_index = np.tile(self.qidx_arr, 3)
         self.z_scale = np.concatenate([self.rot, 0.5 * self.rot, self.tr])
-        self.ones_nb = np.ones(nb)
         # X_PB^T = sum_k c[k, b] HT[k, b], c = (1, sin a, sin²(a/2), tr q).
         H = np.zeros((4, nb, 4, 4))
         H[0, :, :3, :3], H[0, :, :3, 3], H[0, :, 3, 3] = self.A0, self.b0, 1.0
@@ -158,11 +156,15 @@ class ChainKinematics:
         self.__dict__.update(state)
         self._local = threading.local()
 
-    def gravity_one(self, q):
-        """Return ``tau_g`` (nq,) for one configuration."""
+    def _framed(self, q):
+        """Return this thread's workspace holding the frames of ``q``."""
         ws = self.workspace()
         ws.frames(q)
-        return ws.gravity_energy()[0].copy()
+        return ws
+
+    def gravity_one(self, q):
+        """Return ``tau_g`` (nq,) for one configuration."""
+        return self._framed(q).gravity_energy()[0].copy()
 
     def poses_and_gravity_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,))`` from one kinematics pass."""
@@ -170,22 +172,17 @@ class ChainKinematics:
 
     def poses_gravity_energy_one(self, q):
         """Return ``(X_WB (nb, 4, 4), tau_g (nq,), V)`` from one kinematics pass."""
-        ws = self.workspace()
-        ws.frames(q)
+        ws = self._framed(q)
         tau, energy = ws.gravity_energy()
         return ws.poses().copy(), tau.copy(), energy
 
     def energy_one(self, q):
         """Return ``V`` for one configuration."""
-        ws = self.workspace()
-        ws.frames(q)
-        return ws.gravity_energy()[1]
+        return self._framed(q).gravity_energy()[1]
 
     def homogeneous_one(self, q):
         """Return ``X_WB`` of every body, (nb, 4, 4)."""
-        ws = self.workspace()
-        ws.frames(q)
-        return ws.poses().copy()
+        return self._framed(q).poses().copy()
 
     def jacobian_one(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (6, nq)."""
@@ -350,7 +347,7 @@ class OneConfiguration:
         self._u = np.empty((nq, 3))
         self.tau = np.empty(nq)
         self._pose_terms = np.empty((nb, 19))
-        self._starts = row_starts(nb, 19, 3)
+        self._starts = np.arange(nb) * 19 + 3       # where each body's candidates start
 
     def frames(self, q):
         """Return ``X_WB^T`` of every body, (nb + 1, 4, 4), world (identity) last."""
@@ -381,5 +378,5 @@ class OneConfiguration:
         """Write ``x, y, z, qx, qy, qz, qw`` of every body's world pose into ``out`` (nb, 7)."""
         terms = np.dot(self._bodies16, POSE_TABLE_TRANSPOSED, out=self._pose_terms)
         out[:, :3] = terms[:, :3]
-        pick_quaternions(terms, self._starts, out[:, 3:])
+        pick_quaternions(terms, 3, out[:, 3:], self._starts)
         return out

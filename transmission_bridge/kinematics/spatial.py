@@ -110,8 +110,7 @@ def rotation_to_quaternion(R):
     R = np.asarray(R, dtype=float)
     lead = R.shape[:-2]
     terms = R.reshape(-1, 9) @ _SHEPPERD + _SHEPPERD_ONE          # (n, 16): 4 rows of 4
-    return pick_quaternions(terms, row_starts(len(terms), 16, 0),
-                            np.empty((len(terms), 4))).reshape(lead + (4,))
+    return pick_quaternions(terms, 0, np.empty((len(terms), 4))).reshape(lead + (4,))
 
 
 def pose_rows(X, out=None):
@@ -123,21 +122,18 @@ def pose_rows(X, out=None):
     return out
 
 
-def row_starts(n, width, first):
-    """Return where Shepperd's candidates start in each row of (n, width) terms (flat index)."""
-    return np.arange(n) * width + first
-
-
-def pick_quaternions(terms, starts, out):
+def pick_quaternions(terms, first, out, starts=None):
     """
     Write into ``out`` (n, 4) the quaternions of Shepperd's candidates in ``terms``.
 
-    ``terms`` is C-contiguous (n, width); the 16 candidates of rotation i are at flat
-    ``starts[i]`` (:func:`row_starts`), a 4x4: row k is ``4 q_k (x, y, z, w)`` and its
-    diagonal ``4 q_k²``. The row with the largest diagonal is divided by ``4 |q_k|``,
-    with the sign that makes ``w >= 0``.
+    ``terms`` is C-contiguous (n, width); columns ``first`` to ``first + 16`` of row i
+    hold rotation i's candidates, a 4x4: row k is ``4 q_k (x, y, z, w)`` and its diagonal
+    ``4 q_k²``. The row with the largest diagonal is divided by ``4 |q_k|``, with the
+    sign that makes ``w >= 0``. ``starts``, ``arange(n) * width + first``, may be passed
+    by a caller that keeps it.
     """
-    first = starts[0] if len(starts) else 0
+    if starts is None:
+        starts = np.arange(len(terms)) * terms.shape[1] + first
     diagonal = terms[:, first:first + 16:5]                        # 4 q_k², k = 0..3
     k = diagonal.argmax(axis=1)
     k *= 4

@@ -58,7 +58,7 @@ class _TwoTerm:
     unknown (NaN) input reaches only the outputs that depend on it.
     """
 
-    __slots__ = ('i0', 'i1', 'c0', 'c1', 'f0', 'f1')
+    __slots__ = ('i0', 'i1', 'c0', 'c1')
 
     def __init__(self, matrix, inputs_of):
         n_out = matrix.shape[0]
@@ -264,13 +264,12 @@ class TransmissionSet:
         if v.shape[-2:] != (3, self.num_actuators):
             raise ConfigError(f'actuator states must have shape (..., 3, {self.num_actuators}), '
                               f'got {v.shape}')
-        flat = np.concatenate([v.reshape(lead + (-1,)), np.ones(lead + (1,))], axis=-1)
-        if not lead:
-            return self.joint_state_of_flat(flat)
-        flat = flat.reshape(-1, flat.shape[-1])
-        out = np.empty((len(flat), 3, self.num_joints))
-        for start in range(0, len(flat), _CHUNK):   # the terms take 9 doubles per joint
-            self.joint_state_of_flat(flat[start:start + _CHUNK], out[start:start + _CHUNK])
+        rows = v.reshape(-1, 3 * self.num_actuators)
+        out = np.empty((len(rows), 3, self.num_joints))
+        for start in range(0, len(rows), _CHUNK):   # the terms take 9 doubles per joint
+            chunk = rows[start:start + _CHUNK]
+            flat = np.concatenate([chunk, np.ones((len(chunk), 1))], axis=1)
+            self.joint_state_of_flat(flat, out[start:start + _CHUNK])
         return out.reshape(lead + (3, self.num_joints))
 
     def joint_state_of_flat(self, flat, out=None):
@@ -289,21 +288,6 @@ class TransmissionSet:
             else:
                 np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
         return state
-
-    def finite_joint_state_of_flat(self, flat, out=None):
-        """
-        :meth:`joint_state_of_flat` of one state, or None if an output is not finite.
-
-        The bridge's path for a message that names every actuator: when every output is
-        finite, every velocity is known, so the damping needs no mask. None says nothing
-        of the cause (an unknown or infinite input, an overflow): the caller maps such
-        a state the careful way. ``out`` is scribbled on either way.
-        """
-        state = self._state_map(flat, out)
-        if self._damped:
-            eff = state[2]
-            np.subtract(eff, np.multiply(state[1], self._damping), out=eff)
-        return state if math.isfinite(state.sum()) else None
 
     def _by_formulas(self, direction, kind, values):
         """Evaluate the types' own formulas group by group (used to compile the maps)."""
