@@ -172,19 +172,24 @@ def _run(nodes, stream, handle, change, tally):
     assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
-@pytest.mark.parametrize('split', [True, False], ids=['two_topics', 'one_topic'])
+@pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'overlapping'])
 def test_bridge_actuator_states_fast_equals_typed(context, split):
-    # One topic naming every actuator is the lane's spare-buffer form; two topics, each
-    # naming some, its other form.
-    rng = np.random.default_rng(1201 if split else 1204)
-    topics = list(TOPICS if split else TOPICS[:1])
+    # One topic naming every actuator is the lane's spare-buffer form (and the node's
+    # bytes-to-bytes relay); two topics, each naming some, its other form. Overlapping:
+    # one topic names every actuator and another the wrist's, which the first must not
+    # take over on the fast path (shared actuators are counted and warned of).
+    rng = np.random.default_rng({'two_topics': 1201, 'one_topic': 1204,
+                                 'overlapping': 1205}[split])
+    topics = list(TOPICS[:1] if split == 'one_topic' else TOPICS)
     fast, typed = _pair(TransmissionBridge, context, {
         'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'),
         'actuator_state_topics': topics})
     names = list(TS.actuator_names)
     wrist = [n for n in names if n.startswith('wrist')]
-    by_topic = ({TOPICS[0]: [n for n in names if n not in wrist], TOPICS[1]: wrist} if split
-                else {TOPICS[0]: names})
+    by_topic = {'two_topics': {TOPICS[0]: [n for n in names if n not in wrist],
+                               TOPICS[1]: wrist},
+                'one_topic': {TOPICS[0]: names},
+                'overlapping': {TOPICS[0]: names, TOPICS[1]: wrist}}[split]
     tally = {True: 0, False: 0}
     joints = TS.joint_names
     _run((fast, typed), _stream(rng, by_topic),
@@ -195,6 +200,8 @@ def test_bridge_actuator_states_fast_equals_typed(context, split):
     np.testing.assert_array_equal(fast._core.actuator_positions(),
                                   typed._core.actuator_positions())
     assert fast._core.counters.rejected_non_finite > 0 and fast._core.counters.stamp_backwards > 0
+    if split == 'overlapping':
+        assert fast._core.counters.shared_actuators > 0
 
 
 def test_bridge_joint_commands_fast_equals_typed(context):

@@ -216,8 +216,12 @@ class TransmissionBridge(ConfigurableNode):
         core = self._core
         if core is None:
             return None
-        now = self._now_ns()
         fast = self._fast.get(source)
+        if fast is not None and fast.relay is not None:
+            out = fast.relay(data)          # the steady stream: bytes in, bytes out
+            if out is not None:
+                return out
+        now = self._now_ns()
         if fast is not None and fast.layout.matches(data):
             layout = fast.layout
             stamp = layout.stamp_ns(data)
@@ -244,7 +248,10 @@ class TransmissionBridge(ConfigurableNode):
         if layout is None:
             self._fast.pop(key, None)
         else:           # the lane comes with the first message of the layout taken whole
-            self._fast[key] = _FastInput(layout)
+            self._fast[key] = _FastInput(layout, None if key == _COMMANDS else self._lane_step)
+
+    def _lane_step(self, lane, state):
+        return self._core.lane_step(lane, state, self._now_ns)
 
     def _report_actuator_state(self, source, out):
         result = self._core.last_result
@@ -400,18 +407,21 @@ class _TypedOutput:
 class _FastInput:
     """One input's learned byte layout, its core lane, and its output templates."""
 
-    __slots__ = ('layout', 'lane', 'into', '_names', '_template', '_refit')
+    __slots__ = ('layout', 'lane', 'into', 'relay', '_names', '_template', '_refit',
+                 '_make_step')
 
-    def __init__(self, layout):
+    def __init__(self, layout, make_step=None):
         self.layout = layout
         self._names = None
         self._template = None
+        self._make_step = make_step         # (lane, state) -> the core's step, or None
         self.set_lane(None)
 
     def set_lane(self, lane):
         """Take ``lane`` (or None); its output goes in place once a template fits it."""
         self.lane = lane
         self.into = None
+        self.relay = None       # bytes -> bytes for the lane's usual message (or None)
         self._refit = True
 
     def encode(self, out, stamp_bytes):
@@ -429,6 +439,8 @@ class _FastInput:
             self._refit = False
             whole = self.lane is not None and self.lane.whole and template.state is not None
             self.into = (template.state, template.fields) if whole else None
+            step = whole and self._make_step and self._make_step(self.lane, template.state)
+            self.relay = self.layout.relay(step, template) if step else None
         return template.write(stamp_bytes, arrays)
 
 

@@ -204,6 +204,34 @@ class JointStateLayout:
         return [_EMPTY if o is None else np.frombuffer(data, '<f8', n, o)
                 for o, n in zip(self.offsets, self.sizes)]
 
+    def relay(self, step, template):
+        """
+        Return a function passing a message of this layout through ``step``, out as bytes.
+
+        For a :attr:`stacked` layout. The function, ``relay(data)``, returns None (calling
+        nothing else) when ``data`` does not match; otherwise it calls ``step(block,
+        stamp_ns)`` (:meth:`block`, :meth:`stamp_ns`) and, if that returns True, returns the
+        bytes of ``template`` (which ``step`` filled in) with the stamp of ``data``; else
+        None. :meth:`matches`, the reads and :meth:`Template.write` in one Python step.
+        """
+        length, content, mask, constant = (self.length, self.content_length, self._mask,
+                                           self._constant)
+        stamp_in, first, size = self.stamp_offset, self.offsets[0], self._block
+        stamp_out, buf = template._stamp_offset, template.buf
+        unpack, frombuffer = _STAMP.unpack_from, np.frombuffer
+
+        def relay(data):
+            if len(data) != length or int.from_bytes(data[:content], 'little') & mask \
+                    != constant:
+                return None
+            sec, nanosec = unpack(data, stamp_in)
+            if not step(frombuffer(data, '<f8', size, first),
+                        sec * 1_000_000_000 + nanosec):
+                return None
+            buf[stamp_out:stamp_out + 8] = data[stamp_in:stamp_in + 8]
+            return bytes(buf)
+        return relay
+
     def template_bytes(self):
         """Return a zero-valued message of this layout (tests and probes)."""
         return bytes(self._writer.buf)

@@ -281,13 +281,38 @@ class TransmissionSet:
         """
         state = self._state_map(flat, out)
         if self._damped:
-            vel, eff = state[..., 1, :], state[..., 2, :]
-            loss = vel * self._damping
-            if math.isfinite(vel.sum()):    # every velocity known (the usual case): no mask
-                np.subtract(eff, loss, out=eff)
-            else:
-                np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
+            self._damp(state[..., 1, :], state[..., 2, :])
         return state
+
+    def state_writer(self, out):
+        """
+        Return ``write(flat)``: :meth:`joint_state_of_flat` of one state, into ``out`` (3, nJ).
+
+        The same arithmetic, so the same bits, with its buffers bound once: the bridge's
+        per-message path, where each Python step costs about as much as a numpy call.
+        """
+        index, coef = self._state_map.index, self._state_map.coef
+        terms = np.empty(index.shape)
+        loss = np.empty(self.num_joints)
+        vel, eff = out[1], out[2]
+        damp = self._damp if self._damped else None
+        multiply, add = np.multiply, np.add.reduce
+
+        def write(flat):
+            flat.take(index, out=terms)
+            multiply(terms, coef, out=terms)
+            add(terms, axis=0, out=out)
+            if damp is not None:
+                damp(vel, eff, loss)
+        return write
+
+    def _damp(self, vel, eff, loss=None):
+        """Subtract the damping loss ``b * v`` from ``eff`` in place, where ``vel`` is finite."""
+        loss = np.multiply(vel, self._damping, out=loss)
+        if math.isfinite(vel.sum()):        # every velocity known (the usual case): no mask
+            np.subtract(eff, loss, out=eff)
+        else:
+            np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
 
     def _by_formulas(self, direction, kind, values):
         """Evaluate the types' own formulas group by group (used to compile the maps)."""
