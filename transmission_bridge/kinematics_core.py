@@ -32,6 +32,9 @@ from .kinematics.spatial import invert, pose_rows
 from .named_input import NamedInput
 
 
+_SOURCE = 'joint_states'         # the one input whose stamps are checked
+
+
 @dataclasses.dataclass
 class Counters(named_input.Counters):
     """The shared counters plus NaN values that left a joint's previous value in place."""
@@ -130,7 +133,7 @@ class KinematicsCore:
         if c.count(checked):
             self.last_reason = checked.reason
             return None
-        if self._input.stamp_went_back('joint_states', stamp_ns):
+        if self._input.stamp_went_back(_SOURCE, stamp_ns):
             c.stamp_backwards += 1
             self._q = self._model.default_positions.copy()
             self._v[:] = 0.0
@@ -176,9 +179,9 @@ class KinematicsCore:
             if len(values) and (len(values) != lane.num_names
                                 or not math.isfinite(values.sum())):
                 return None
-        if self._input.goes_back('joint_states', stamp_ns):
+        if self._input.goes_back(_SOURCE, stamp_ns):
             return None
-        self._input.record_stamp('joint_states', stamp_ns)
+        self._input.record_stamp(_SOURCE, stamp_ns)
         c = self.counters
         c.received += 1
         c.unknown_names += lane.num_unknown
@@ -192,6 +195,68 @@ class KinematicsCore:
         self.received_any = True
         c.published += 1
         return self.evaluate(self._q, self._v)
+
+    def lane_step(self, lane, q_out, v_out, holding_out, passive_out):
+        """
+        Return ``step(position, velocity, stamp_ns)``: :meth:`ingest_lane` writing in place.
+
+        ``step`` takes what :meth:`ingest_lane` takes, changing the counters, stamps and
+        configuration exactly as it does, and returns the potential energy; the outputs
+        go straight where the node publishes them from: q into each array of ``q_out``, v
+        into each of ``v_out``, the holding and passive torques into ``holding_out`` and
+        ``passive_out`` (each may be None), poses from :meth:`pose_rows` as usual. Same
+        arithmetic, same bits. Where ingest_lane would not take the message, ``step``
+        changes nothing and returns None. Made for a lane of the current model, else
+        None. The node calls it for every message, where each Python step costs about as
+        much as a numpy call.
+        """
+        if lane.generation != self._generation:
+            return None
+        generation, n, rows, cols = lane.generation, lane.num_names, lane.rows, lane.cols
+        unknown, stamps, counters = lane.num_unknown, self._input.last_stamps, self.counters
+        workspace, damping, base = self._workspace, self._damping, self._base_index
+        holding = np.empty(self._model.num_positions) if holding_out is None else holding_out
+        q_out, v_out = tuple(q_out), tuple(v_out)
+        isfinite, subtract, multiply, add = math.isfinite, np.subtract, np.multiply, np.add
+
+        def step(position, velocity, stamp_ns):
+            if self._generation != generation:
+                return None
+            has_q, has_v = len(position), len(velocity)
+            if has_q and (has_q != n or not isfinite(position.sum())):
+                return None
+            if has_v and (has_v != n or not isfinite(velocity.sum())):
+                return None
+            last = stamps.get(_SOURCE)
+            if last is not None and stamp_ns < last:
+                return None
+            stamps[_SOURCE] = stamp_ns
+            counters.received += 1
+            counters.unknown_names += unknown
+            self.last_new_unknown = ()
+            q, v = self._q, self._v
+            if has_q:
+                q[cols] = position if rows is None else position[rows]
+                self._reported[cols] = True
+            if has_v:
+                v[cols] = velocity if rows is None else velocity[rows]
+            self.received_any = True
+            counters.published += 1
+            workspace.frames(q)
+            tau_g, energy = workspace.gravity_energy()
+            if base is not None:
+                poses = workspace.poses()
+                self._posed = invert(poses[base]) @ poses
+            subtract(0.0, tau_g, out=holding)          # holding_torques, in place
+            if passive_out is not None:
+                multiply(damping, v, out=passive_out)
+                add(passive_out, holding, out=passive_out)
+            for out in q_out:
+                out[:] = q
+            for out in v_out:
+                out[:] = v
+            return energy
+        return step
 
     def evaluate(self, q, v):
         """Return the :class:`KinematicsOutput` for configuration ``(q, v)``."""

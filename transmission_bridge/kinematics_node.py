@@ -84,6 +84,7 @@ class KinematicsNode(ConfigurableNode):
         self._fast_path = self._declare_fast_path()
         self._fast = None                 # learned joint_states byte layout
         self._lane = None                 # and the core's lane for its names
+        self._relay = None                # bytes -> outputs for that lane (or None)
         self._templates = None            # output byte templates, per model
         self._every = [self._declare_every(name) for name in OUTPUTS]
         self._count = 0                   # inputs that produced outputs (for publish_every)
@@ -260,6 +261,11 @@ class KinematicsNode(ConfigurableNode):
         core = self._core
         if core is None:
             return ()
+        relay = self._relay
+        if relay is not None:
+            sent = relay(data)              # the steady stream: bytes in, bytes out
+            if sent is not None:
+                return sent
         fast = self._fast
         if fast is not None and fast.matches(data):
             pos, vel, _ = fast.arrays(data)
@@ -269,7 +275,7 @@ class KinematicsNode(ConfigurableNode):
             if out is None:
                 out = core.ingest(fast.names, pos, vel, stamp)
                 self._report_joint_states(out)
-                self._lane = core.lane(fast.names)
+                self._lane, self._relay = core.lane(fast.names), None
             return () if out is None else self._encode(out, fast.stamp_bytes(data))
         msg = deserialize_message(data, JointState)
         stamp = stamp_to_ns(msg.header.stamp)
@@ -277,6 +283,7 @@ class KinematicsNode(ConfigurableNode):
         self._report_joint_states(out)
         if self._fast_path:
             self._fast, self._lane = JointStateLayout.learn_message(data, msg), None
+            self._relay = None
         return () if out is None else self._messages(out, msg.header)
 
     def _report_joint_states(self, out):
@@ -318,17 +325,49 @@ class KinematicsNode(ConfigurableNode):
         return sent
 
     def _encode(self, out, stamp_bytes):
-        gravity, passive, poses, tips, energy = self._due()
         t = self._templates
         if t is None or t.model is not self._core.model:
             t = self._templates = _Templates(self._core.model, self._base, len(self._tips))
+        due = self._due()
+        if due[0]:
+            t.gravity.fill((out.q, None, out.holding))
+        if due[1]:
+            t.passive.fill((out.q, out.v, out.passive))
+        if self._relay is None and self._lane is not None:
+            self._relay = self._make_relay(t)
+        return self._send(t, due, stamp_bytes, out.potential_energy)
+
+    def _make_relay(self, t):
+        """Return bytes -> outputs for the lane's messages (the core writes into ``t``)."""
+        gravity, passive = t.gravity.fields, t.passive.fields
+        step = self._core.lane_step(self._lane, (gravity[0], passive[0]), (passive[1],),
+                                    gravity[2], passive[2])
+        if step is None:
+            return None
+        layout, send, due = self._fast, self._send, self._due
+        matches, arrays, stamp_ns = layout.matches, layout.arrays, layout.stamp_ns
+        at = layout.stamp_offset
+
+        def relay(data):
+            if not matches(data):
+                return None
+            position, velocity, _ = arrays(data)
+            energy = step(position, velocity, stamp_ns(data))
+            if energy is None:
+                return None
+            return send(t, due(), data[at:at + 8], energy)
+        return relay
+
+    def _send(self, t, due, stamp_bytes, potential_energy):
+        """Return the due outputs as bytes: ``t`` holds the joint-space values already."""
+        gravity, passive, poses, tips, energy = due
         sent = []
         if gravity:
-            sent.append((self._gravity_pub,
-                         t.gravity.write(stamp_bytes, (out.q, (), out.holding))))
+            t.gravity.set_stamp(stamp_bytes)
+            sent.append((self._gravity_pub, t.gravity.to_bytes()))
         if passive:
-            sent.append((self._passive_pub,
-                         t.passive.write(stamp_bytes, (out.q, out.v, out.passive))))
+            t.passive.set_stamp(stamp_bytes)
+            sent.append((self._passive_pub, t.passive.to_bytes()))
         if poses or (tips and self._tips):
             self._core.pose_rows(t.poses.values)
         if poses:
@@ -340,7 +379,7 @@ class KinematicsNode(ConfigurableNode):
                 tip.values[:] = t.poses.values[i]
                 sent.append((pub, tip.to_bytes()))
         if energy:
-            t.energy.values[0] = out.potential_energy
+            t.energy.values[0] = potential_energy
             sent.append((self._energy_pub, t.energy.to_bytes()))
         return sent
 

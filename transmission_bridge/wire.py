@@ -254,16 +254,20 @@ class JointStateTemplate(Template):
                              for o, n in zip(layout.offsets, layout.sizes)))
 
     def write(self, stamp_bytes, arrays):
+        """Fill in the stamp and the arrays (:meth:`fill`); return the message's bytes."""
+        self.set_stamp(stamp_bytes)
+        self.fill(arrays)
+        return self.to_bytes()
+
+    def fill(self, arrays):
         """
-        Fill in the stamp and the arrays (each None exactly where the layout has none).
+        Fill in the arrays (each None or empty exactly where the layout has none).
 
         An array that is the field itself (already written in place) is not copied.
         """
-        self.set_stamp(stamp_bytes)
         for field, values in zip(self.fields, arrays):
             if field is not None and field is not values:
                 field[:] = values
-        return self.to_bytes()
 
 
 class DoublesTemplate(Template):

@@ -1,0 +1,69 @@
+"""KinematicsCore without ROS: the node's per-message step against ingest."""
+
+from conftest import CONFIG
+import numpy as np
+from transmission_bridge.kinematics import load_model
+from transmission_bridge.kinematics.parameters import apply_parameters, joint_parameter
+from transmission_bridge.kinematics_core import KinematicsCore
+
+MODEL = load_model(CONFIG / 'example_arm_model.yaml')
+JOINTS = list(MODEL.joint_names)
+
+
+def test_a_lane_step_changes_what_ingest_changes():
+    # One core takes what its lane step takes (the rest through ingest_lane and ingest, as
+    # the node does), one only ingests: every joint plus a name the model lacks, or a
+    # subset; NaN; stamps going back; resets (a clock jump) and model changes (damping) in
+    # between. Outputs, poses, counters and the configuration agree to the bit, and so do
+    # the values a model change keeps (those of joints reported since the last reset).
+    rng = np.random.default_rng(1208)
+    stepped, plain = KinematicsCore(MODEL, 'forearm'), KinematicsCore(MODEL, 'forearm')
+    n, nb = MODEL.num_positions, len(MODEL.body_names)
+    q_out, v_out = (np.empty(n), np.empty(n)), (np.empty(n),)
+    holding, passive = np.empty(n), np.empty(n)
+    rows = {core: np.empty((nb, 7)) for core in (stepped, plain)}
+    steps, taken, stamp = {}, 0, 10**9
+    for k in range(600):
+        if k % 150 == 140:
+            for core in (stepped, plain):
+                core.reset()
+        if k % 150 == 149:
+            model = apply_parameters(stepped.model, {
+                joint_parameter(JOINTS[rng.integers(n)], 'damping'): float(rng.uniform(0, 2))})
+            for core in (stepped, plain):
+                core.set_model(model)
+            for g, w in zip(stepped.configuration, plain.configuration):
+                assert np.array_equal(g, w)
+        names = JOINTS + ['gripper'] if rng.random() < 0.8 else JOINTS[1:]
+        position, velocity = rng.normal(size=len(names)), rng.normal(size=len(names))
+        if rng.random() < 0.05:
+            (position, velocity)[rng.integers(2)][rng.integers(len(names))] = np.nan
+        stamp += int(rng.integers(1, 1000)) - (3000 if rng.random() < 0.04 else 0)
+        want = plain.ingest(names, position, velocity, stamp)
+        step = steps.get(tuple(names))
+        energy = None if step is None else step(position, velocity, stamp)
+        if energy is not None:
+            taken += 1
+            got = (q_out[0], v_out[0], holding, passive, energy)
+            assert np.array_equal(q_out[1], q_out[0])
+        else:
+            lane = stepped.lane(names)
+            got = None if lane is None else stepped.ingest_lane(lane, position, velocity,
+                                                                stamp)
+            if got is None:
+                got = stepped.ingest(names, position, velocity, stamp)
+                lane = stepped.lane(names)
+                steps[tuple(names)] = lane and stepped.lane_step(lane, q_out, v_out, holding,
+                                                                 passive)
+        assert (got is None) == (want is None)
+        if want is not None:
+            for g, w in zip(got, want):
+                assert np.array_equal(g, w)
+            for core in (stepped, plain):
+                core.pose_rows(rows[core])
+            assert np.array_equal(rows[stepped], rows[plain])
+        assert stepped.counters == plain.counters
+        for g, w in zip(stepped.configuration, plain.configuration):
+            assert np.array_equal(g, w)
+    assert taken > 300
+    assert plain.counters.stamp_backwards > 5 and plain.counters.unknown_values > 5
