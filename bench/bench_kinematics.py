@@ -5,15 +5,22 @@ Against Pinocchio (C++, via its Python bindings) in the same process on the same
 robots. Pinocchio is timed twice: computing only, and with every body's 4x4 pose
 copied out to numpy (what our API returns), since materialising poses changes its
 figure several-fold. Batch: N configurations in one call against Pinocchio's
-per-configuration time in a Python loop.
+per-configuration time in a Python loop. Each batch is run once untimed first: the
+result of FK of all bodies for a million configurations is about 1 GB, and on this
+project's VM the first use of that much fresh memory in a process costs about 3 µs per
+configuration (the hypervisor faulting pages in; measured as np.empty + fill: 3.1 µs
+the first time, 0.15 µs after), more than the kinematics itself.
 """
 
 import argparse
+import resource
 import sys
 
 from common import once, per_call, report
 import numpy as np
 from robots import arm7_with_screws, puma560
+
+NAN = float('nan')
 
 
 def _pinocchio(model):
@@ -56,10 +63,19 @@ def main(argv=None):
         t_pin_poses = per_call(pin_with_poses, 2000)
         rows.append({'robot': label, 'what': 'one call: FK all bodies + gravity',
                      'ours_us': t_ours * 1e6, 'pinocchio_us': t_pin_poses * 1e6,
-                     'ratio': t_ours / t_pin_poses, 'pinocchio_no_poses_us': t_pin * 1e6})
+                     'ratio': t_ours / t_pin_poses, 'pinocchio_no_poses_us': t_pin * 1e6,
+                     'user_us': NAN, 'sys_us': NAN})
         qs = rng.uniform(-1, 1, (args.batch, model.num_positions))
-        t_batch = once(lambda: model.gravity_generalized_forces(qs), repeat=3)
-        t_batch_fk = once(lambda: model.poses_and_gravity(qs), repeat=3)
+        for warm_up in (True, False):       # see the module docstring
+            t_batch = once(lambda: model.gravity_generalized_forces(qs),
+                           repeat=1 if warm_up else 3)
+            before = resource.getrusage(resource.RUSAGE_SELF)
+            t_batch_fk = once(lambda: model.poses_and_gravity(qs), repeat=1 if warm_up else 3)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+        # CPU time of those three runs: in the process (user) and in the kernel (sys:
+        # mostly zeroing the fresh pages of the 1 GB result).
+        user_fk, sys_fk = ((getattr(after, f) - getattr(before, f)) / 3 / args.batch * 1e6
+                           for f in ('ru_utime', 'ru_stime'))
         n_loop = 20000
 
         def pin_loop():
@@ -71,15 +87,16 @@ def main(argv=None):
                      'ours_us': t_batch / args.batch * 1e6,
                      'pinocchio_us': t_pin_loop * 1e6,
                      'ratio': t_batch / args.batch / t_pin_loop,
-                     'pinocchio_no_poses_us': t_pin_loop * 1e6})
+                     'pinocchio_no_poses_us': t_pin_loop * 1e6, 'user_us': NAN, 'sys_us': NAN})
         rows.append({'robot': label, 'what': f'batch FK all bodies (4x4) + gravity, '
                      f'N={args.batch:,}',
-                     'ours_us': t_batch_fk / args.batch * 1e6, 'pinocchio_us': float('nan'),
-                     'ratio': float('nan'), 'pinocchio_no_poses_us': float('nan')})
+                     'ours_us': t_batch_fk / args.batch * 1e6, 'pinocchio_us': NAN,
+                     'ratio': NAN, 'pinocchio_no_poses_us': NAN, 'user_us': user_fk,
+                     'sys_us': sys_fk})
         print(f'{label}: batch gravity of {args.batch:,} configurations in {t_batch:.2f} s; '
               f'FK of all bodies (4x4 each) and gravity in {t_batch_fk:.2f} s')
     report('kinematics', rows, ['robot', 'what', 'ours_us', 'pinocchio_us', 'ratio',
-                                'pinocchio_no_poses_us'])
+                                'pinocchio_no_poses_us', 'user_us', 'sys_us'])
 
 
 if __name__ == '__main__':
