@@ -247,33 +247,18 @@ class BridgeCore:
         actuators last. Otherwise the counters, stamps and values change exactly as
         :meth:`ingest` changes them.
         """
-        if lane.generation != self._generation:
+        if not self._lane_open(lane, stamp_ns):
             return None
-        sid = lane.sid
-        if self._input.goes_back(sid, stamp_ns):
+        values = block.take(lane.gather)    # NaN ("unknown") is kept, an infinite value refused
+        if not math.isfinite(values.sum()) and np.isinf(values).any():
             return None
-        cols = lane.cols
-        if len(self._source_ids) > 1:
-            owners = self._owner[cols]
-            if ((owners >= 0) & (owners != sid)).any():
-                return None
-        if lane.fill is not None and self._swap_in(block, lane.fill):
-            self._last_seen_ns.fill(now_ns)
-        else:           # NaN ("unknown") is kept, an infinite value refused
-            values = block.take(lane.gather)
-            if not math.isfinite(values.sum()) and np.isinf(values).any():
-                return None
-            self._values[:, cols] = values
-            self._last_seen_ns[cols] = now_ns
-        self._input.record_stamp(sid, stamp_ns)
-        c = self.counters
-        c.received += 1
-        c.unknown_names += lane.num_unknown
-        self.last_result = _ACCEPTED
+        self._values[:, lane.cols] = values
+        self._last_seen_ns[lane.cols] = now_ns
+        self._accepted(lane, stamp_ns)
         if into is None or not lane.whole:
             return self._joint_output(_ALL_PRESENT)
         self._tset.joint_state_of_flat(self._flat, into[0])
-        c.published += 1
+        self.counters.published += 1
         return JointOutput(self._complete_for[1], *into[1])
 
     def lane_step(self, lane, state, clock):
@@ -283,42 +268,44 @@ class BridgeCore:
         For a lane with :attr:`Lane.fill` whose output is whole, else None. ``step`` takes a
         message whose values are all finite exactly as ``ingest_lane(lane, block, stamp_ns,
         clock(), (state, ...))`` does and returns True: the joint state is in ``state``.
-        Otherwise it changes nothing and returns False; :meth:`ingest_lane` then decides.
-        The bridge calls it for every message, where each Python step costs about as much
-        as a numpy call.
+        It gathers every actuator's values into a spare state buffer, which becomes the
+        state, instead of storing them. Otherwise it changes nothing and returns False;
+        :meth:`ingest_lane` then decides. The bridge calls it for every message, where each
+        Python step costs about as much as a numpy call: what the message needs is bound
+        here, once per lane.
         """
         if lane.fill is None or not lane.whole or lane.generation != self._generation:
             return None
-        fill, sid, generation = lane.fill, lane.sid, lane.generation
-        stamps, sources, owner = self._input.last_stamps, self._source_ids, self._owner
-        seen, counters = self._last_seen_ns, self.counters
+        fill, seen, counters = lane.fill, self._last_seen_ns, self.counters
+        is_open, swap_in, accepted = self._lane_open, self._swap_in, self._accepted
         write = self._tset.state_writer(state)
-        # The two state buffers (see _swap_in), each with the view a gather fills.
-        heads = {id(flat): flat[:-1] for flat in (self._flat, self._spare)}
-        isfinite = math.isfinite
 
         def step(block, stamp_ns):
-            if self._generation != generation:
+            if not is_open(lane, stamp_ns) or not swap_in(block, fill):
                 return False
-            last = stamps.get(sid)
-            if last is not None and stamp_ns < last:
-                return False
-            if len(sources) > 1 and ((owner >= 0) & (owner != sid)).any():
-                return False        # (the lane names every actuator: all owners count)
-            spare = self._spare
-            block.take(fill, out=heads[id(spare)], mode='wrap')
-            if not isfinite(spare.sum()):
-                return False
-            self._spare, self._flat = self._flat, spare
-            self._spare_values, self._values = self._values, self._spare_values
             seen.fill(clock())
-            stamps[sid] = stamp_ns
-            counters.received += 1
-            self.last_result = _ACCEPTED
-            write(spare)
+            accepted(lane, stamp_ns)
+            write(self._flat)
             counters.published += 1
             return True
         return step
+
+    def _lane_open(self, lane, stamp_ns):
+        """Return True if ``lane`` holds and may take ``stamp_ns`` (see :meth:`ingest_lane`)."""
+        if lane.generation != self._generation or self._input.goes_back(lane.sid, stamp_ns):
+            return False
+        if len(self._source_ids) > 1:
+            owners = self._owner[lane.cols]
+            return not ((owners >= 0) & (owners != lane.sid)).any()
+        return True
+
+    def _accepted(self, lane, stamp_ns):
+        """Count and record a message a lane took."""
+        self._input.record_stamp(lane.sid, stamp_ns)
+        c = self.counters
+        c.received += 1
+        c.unknown_names += lane.num_unknown
+        self.last_result = _ACCEPTED
 
     def _swap_in(self, block, fill):
         """Gather every actuator's values into the spare state; make it the state if finite."""

@@ -173,27 +173,8 @@ class KinematicsCore:
         went back, or a value is NaN or infinite. Otherwise the counters, stamps and the
         configuration change exactly as :meth:`ingest` changes them.
         """
-        if lane.generation != self._generation:
+        if not self._take(lane, position, velocity, stamp_ns):
             return None
-        for values in (position, velocity):
-            if len(values) and (len(values) != lane.num_names
-                                or not math.isfinite(values.sum())):
-                return None
-        if self._input.goes_back(_SOURCE, stamp_ns):
-            return None
-        self._input.record_stamp(_SOURCE, stamp_ns)
-        c = self.counters
-        c.received += 1
-        c.unknown_names += lane.num_unknown
-        self.last_new_unknown = ()
-        rows, cols = lane.rows, lane.cols
-        if len(position):
-            self._q[cols] = position if rows is None else position[rows]
-            self._reported[cols] = True
-        if len(velocity):
-            self._v[cols] = velocity if rows is None else velocity[rows]
-        self.received_any = True
-        c.published += 1
         return self.evaluate(self._q, self._v)
 
     def lane_step(self, lane, q_out, v_out, holding_out, passive_out):
@@ -207,50 +188,19 @@ class KinematicsCore:
         ``passive_out`` (each may be None), poses from :meth:`pose_rows` as usual. Same
         arithmetic, same bits. Where ingest_lane would not take the message, ``step``
         changes nothing and returns None. Made for a lane of the current model, else
-        None. The node calls it for every message, where each Python step costs about as
-        much as a numpy call.
+        None. The node calls it for every message: what the message needs is bound here.
         """
         if lane.generation != self._generation:
             return None
-        generation, n, rows, cols = lane.generation, lane.num_names, lane.rows, lane.cols
-        unknown, stamps, counters = lane.num_unknown, self._input.last_stamps, self.counters
-        workspace, damping, base = self._workspace, self._damping, self._base_index
         holding = np.empty(self._model.num_positions) if holding_out is None else holding_out
         q_out, v_out = tuple(q_out), tuple(v_out)
-        isfinite, subtract, multiply, add = math.isfinite, np.subtract, np.multiply, np.add
+        take, evaluate = self._take, self._evaluate_into
 
         def step(position, velocity, stamp_ns):
-            if self._generation != generation:
+            if not take(lane, position, velocity, stamp_ns):
                 return None
-            has_q, has_v = len(position), len(velocity)
-            if has_q and (has_q != n or not isfinite(position.sum())):
-                return None
-            if has_v and (has_v != n or not isfinite(velocity.sum())):
-                return None
-            last = stamps.get(_SOURCE)
-            if last is not None and stamp_ns < last:
-                return None
-            stamps[_SOURCE] = stamp_ns
-            counters.received += 1
-            counters.unknown_names += unknown
-            self.last_new_unknown = ()
             q, v = self._q, self._v
-            if has_q:
-                q[cols] = position if rows is None else position[rows]
-                self._reported[cols] = True
-            if has_v:
-                v[cols] = velocity if rows is None else velocity[rows]
-            self.received_any = True
-            counters.published += 1
-            workspace.frames(q)
-            tau_g, energy = workspace.gravity_energy()
-            if base is not None:
-                poses = workspace.poses()
-                self._posed = invert(poses[base]) @ poses
-            subtract(0.0, tau_g, out=holding)          # holding_torques, in place
-            if passive_out is not None:
-                multiply(damping, v, out=passive_out)
-                add(passive_out, holding, out=passive_out)
+            energy = evaluate(q, v, holding, passive_out)
             for out in q_out:
                 out[:] = q
             for out in v_out:
@@ -258,18 +208,50 @@ class KinematicsCore:
             return energy
         return step
 
+    def _take(self, lane, position, velocity, stamp_ns):
+        """Take a lane's message into the configuration (True), or change nothing (False)."""
+        if lane.generation != self._generation:
+            return False
+        for values in (position, velocity):
+            if len(values) and (len(values) != lane.num_names
+                                or not math.isfinite(values.sum())):
+                return False
+        if self._input.goes_back(_SOURCE, stamp_ns):
+            return False
+        self._input.record_stamp(_SOURCE, stamp_ns)
+        c = self.counters
+        c.received += 1
+        c.unknown_names += lane.num_unknown
+        self.last_new_unknown = ()
+        rows, cols = lane.rows, lane.cols
+        if len(position):
+            self._q[cols] = position if rows is None else position[rows]
+            self._reported[cols] = True
+        if len(velocity):
+            self._v[cols] = velocity if rows is None else velocity[rows]
+        self.received_any = True
+        c.published += 1
+        return True
+
     def evaluate(self, q, v):
         """Return the :class:`KinematicsOutput` for configuration ``(q, v)``."""
+        holding, passive = np.empty(len(q)), np.empty(len(q))
+        energy = self._evaluate_into(q, v, holding, passive)
+        return KinematicsOutput(q.copy(), v.copy(), holding, passive, energy)
+
+    def _evaluate_into(self, q, v, holding, passive):
+        """Write the holding and passive (if not None) torques of ``(q, v)``; return V."""
         ws = self._workspace
         ws.frames(q)
         tau_g, energy = ws.gravity_energy()
         if self._base_index is not None:    # else the poses are read from the workspace
             poses = ws.poses()
             self._posed = invert(poses[self._base_index]) @ poses
-        holding = holding_torques(tau_g)
-        passive = np.multiply(self._damping, v)
-        passive += holding
-        return KinematicsOutput(q.copy(), v.copy(), holding, passive, energy)
+        holding_torques(tau_g, holding)
+        if passive is not None:
+            np.multiply(self._damping, v, out=passive)
+            passive += holding
+        return energy
 
     def pose_rows(self, out):
         """

@@ -212,21 +212,13 @@ class JointStateLayout:
         nothing else) when ``data`` does not match; otherwise it calls ``step(block,
         stamp_ns)`` (:meth:`block`, :meth:`stamp_ns`) and, if that returns True, returns the
         bytes of ``template`` (which ``step`` filled in) with the stamp of ``data``; else
-        None. :meth:`matches`, the reads and :meth:`Template.write` in one Python step.
+        None.
         """
-        length, content, mask, constant = (self.length, self.content_length, self._mask,
-                                           self._constant)
-        stamp_in, first, size = self.stamp_offset, self.offsets[0], self._block
-        stamp_out, buf = template._stamp_offset, template.buf
-        unpack, frombuffer = _STAMP.unpack_from, np.frombuffer
+        matches, block, stamp_ns = self.matches, self.block, self.stamp_ns
+        stamp_in, stamp_out, buf = self.stamp_offset, template._stamp_offset, template.buf
 
         def relay(data):
-            if len(data) != length or int.from_bytes(data[:content], 'little') & mask \
-                    != constant:
-                return None
-            sec, nanosec = unpack(data, stamp_in)
-            if not step(frombuffer(data, '<f8', size, first),
-                        sec * 1_000_000_000 + nanosec):
+            if not matches(data) or not step(block(data), stamp_ns(data)):
                 return None
             buf[stamp_out:stamp_out + 8] = data[stamp_in:stamp_in + 8]
             return bytes(buf)

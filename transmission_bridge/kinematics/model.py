@@ -321,18 +321,19 @@ class Model:
         return f'Model({self._name!r}, bodies={list(self.body_names)})'
 
 
-def holding_torques(tau_g):
+def holding_torques(tau_g, out=None):
     """
     Return the torques that hold a pose against gravity: ``-tau_g``, with no ``-0.0``.
 
     ``tau_g`` is :meth:`Model.gravity_generalized_forces` (Drake's sign). A joint that
     gravity does not load gets ``0.0``, not the ``-0.0`` a plain negation gives (which
-    ``ros2 topic echo`` would print); every other value is exactly ``-tau_g``.
+    ``ros2 topic echo`` would print); every other value is exactly ``-tau_g``. Written
+    into ``out`` if given.
 
     >>> holding_torques(np.array([0.0, 2.5, -1.0])).tolist()
     [0.0, -2.5, 1.0]
     """
-    return 0.0 - np.asarray(tau_g, dtype=float)
+    return np.subtract(0.0, np.asarray(tau_g, dtype=float), out=out)
 
 
 def _check_tree(bodies):

@@ -103,10 +103,10 @@ class _StateMap:
             self.index[1, row], self.coef[1, row] = m.i1 + row * n_act, m.c1
         self.coef[2, 0] = offsets
 
-    def __call__(self, flat, out=None):
-        """Map ``flat`` (see the class docstring); write into ``out`` if given."""
+    def __call__(self, flat, out=None, terms=None):
+        """Map ``flat`` (see the class docstring) into ``out`` if given; ``terms``: a buffer."""
         if flat.ndim == 1:                  # one message (the bridge): three numpy calls
-            terms = flat.take(self.index)
+            terms = flat.take(self.index, out=terms)
             np.multiply(terms, self.coef, out=terms)
             return np.add.reduce(terms, axis=0, out=out)
         terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
@@ -291,17 +291,13 @@ class TransmissionSet:
         The same arithmetic, so the same bits, with its buffers bound once: the bridge's
         per-message path, where each Python step costs about as much as a numpy call.
         """
-        index, coef = self._state_map.index, self._state_map.coef
-        terms = np.empty(index.shape)
+        state_map, terms = self._state_map, np.empty(self._state_map.index.shape)
         loss = np.empty(self.num_joints)
         vel, eff = out[1], out[2]
         damp = self._damp if self._damped else None
-        multiply, add = np.multiply, np.add.reduce
 
         def write(flat):
-            flat.take(index, out=terms)
-            multiply(terms, coef, out=terms)
-            add(terms, axis=0, out=out)
+            state_map(flat, out, terms)
             if damp is not None:
                 damp(vel, eff, loss)
         return write
