@@ -174,8 +174,8 @@ def _run(nodes, stream, handle, change, tally):
 
 @pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'overlapping'])
 def test_bridge_actuator_states_fast_equals_typed(context, split):
-    # One topic naming every actuator is the lane's spare-buffer form (and the node's
-    # bytes-to-bytes relay); two topics, each naming some, its other form. Overlapping:
+    # One topic naming every actuator goes through the node's bytes-to-bytes relay (the
+    # core's lane step); two topics, each naming some, through ingest_lane. Overlapping:
     # one topic names every actuator and another the wrist's, which the first must not
     # take over on the fast path (shared actuators are counted and warned of).
     rng = np.random.default_rng({'two_topics': 1201, 'one_topic': 1204,
