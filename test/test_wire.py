@@ -8,7 +8,7 @@ templates must equal rosbags' bytes.
 
 import numpy as np
 import pytest
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
@@ -82,3 +82,45 @@ def test_a_layout_that_does_not_decode_its_message_is_not_learned():
     end = layout.offsets[2] + 16
     data[end - 1] ^= 0x01                                # the last effort value, not msg's
     assert JointStateLayout.learn_message(bytes(data), msg) is None
+
+
+def _fields(data):
+    """Return what rclpy decodes ``data`` to (names, frame, sizes), or None if it cannot."""
+    try:
+        msg = deserialize_message(data, JointState)
+    except Exception:   # noqa: B902 (any refusal by rclpy's deserialiser means: not this layout)
+        return None
+    return (list(msg.name), msg.header.frame_id,
+            (len(msg.position), len(msg.velocity), len(msg.effort)))
+
+
+def test_a_layout_matches_only_bytes_rclpy_reads_as_its_message():
+    """
+    Flip each byte of a message: a match is never a message rclpy decodes otherwise.
+
+    Flips go to a message whose padding already differs from the one learned (so the
+    check's shortcut, the strings as last matched, is in play), and to the learned one.
+    The stamp's and the values' bytes are another message of the layout: those match.
+    """
+    rng = np.random.default_rng(11)
+    names, frame, sizes = SHAPES[0]
+    msg, _ = _message(rng, names, frame, sizes)
+    data = serialize_message(msg)
+    layout = JointStateLayout.learn_message(data, msg)
+    want = _fields(data)
+    variant = bytearray(data)
+    for i in range(layout.content_length):      # new padding (and stamp and values)
+        if not layout.fixed[i]:
+            variant[i] = int(rng.integers(256))
+    values = {i for o, n in zip(layout.offsets, layout.sizes) for i in range(o, o + 8 * n)}
+    refused = 0
+    for base in (bytes(variant), data):
+        for i in range(layout.content_length):
+            assert layout.matches(base)             # the shortcut now holds base's bytes
+            flipped = bytearray(base)
+            flipped[i] ^= 0x01
+            match = layout.matches(bytes(flipped))
+            assert not match or _fields(bytes(flipped)) == want, i
+            assert match or not (4 <= i < 12 or i in values), i
+            refused += not match
+    assert refused >= 2 * len(''.join(names) + frame)   # every character, both times

@@ -61,6 +61,7 @@ class Lane:
     cols: object        # their joint indices; slice(None) when all joints in order
     num_names: int
     num_unknown: int
+    zeros: object       # num_names zeros: values . zeros is 0 if they are all finite, else NaN
 
 
 class KinematicsCore:
@@ -161,7 +162,7 @@ class KinematicsCore:
         if steady is None:
             return None
         rows, cols, num_unknown = steady
-        return Lane(self._generation, rows, cols, len(names), num_unknown)
+        return Lane(self._generation, rows, cols, len(names), num_unknown, np.zeros(len(names)))
 
     def ingest_lane(self, lane, position, velocity, stamp_ns):
         """
@@ -214,7 +215,7 @@ class KinematicsCore:
             return False
         for values in (position, velocity):
             if len(values) and (len(values) != lane.num_names
-                                or not math.isfinite(values.sum())):
+                                or not math.isfinite(values.dot(lane.zeros))):
                 return False
         if self._input.goes_back(_SOURCE, stamp_ns):
             return False

@@ -31,7 +31,7 @@ from .ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
-from .wire import DoublesTemplate, JointStateLayout
+from .wire import DoublesTemplate, JointStateLayout, message_buffer
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
@@ -345,17 +345,19 @@ class KinematicsNode(ConfigurableNode):
         if step is None:
             return None
         layout, send, due = self._fast, self._send, self._due
-        matches, arrays, stamp_ns = layout.matches, layout.arrays, layout.stamp_ns
+        matches, stamp_ns = layout.matches, layout.stamp_ns
         at = layout.stamp_offset
+        inbox = message_buffer(layout.length)       # each message is copied in: fixed views
+        position, velocity, _ = layout.arrays(inbox)
 
         def relay(data):
             if not matches(data):
                 return None
-            position, velocity, _ = arrays(data)
-            energy = step(position, velocity, stamp_ns(data))
+            inbox[:] = data
+            energy = step(position, velocity, stamp_ns(inbox))
             if energy is None:
                 return None
-            return send(t, due(), data[at:at + 8], energy)
+            return send(t, due(), inbox[at:at + 8], energy)
         return relay
 
     def _send(self, t, due, stamp_bytes, potential_energy):

@@ -79,11 +79,6 @@ class CdrWriter:
         self._align(8)
         return self._put(bytes(8 * count), False)
 
-    def double_sequence(self, count):
-        """Append a sequence<double> of ``count`` variable values; return their offset or None."""
-        self.uint32(count)
-        return self.doubles(count) if count else None
-
     def header(self, frame_id):
         """Append a std_msgs/Header; return the stamp offset."""
         offset = self.stamp()
@@ -91,16 +86,23 @@ class CdrWriter:
         return offset
 
 
+def message_buffer(length):
+    """
+    Return a writable buffer of ``length`` zero bytes for a CDR message, doubles aligned.
+
+    CDR puts every double 4 bytes (mod 8) past the message start (alignment counts from the
+    end of the 4-byte header). The buffer starts 4 bytes into an 8-aligned numpy array, so
+    its doubles are aligned in memory: numpy's loops on misaligned data (a ``bytes``
+    object's, for one) take a slower, buffered path (about twice the time for this use).
+    """
+    return memoryview(np.zeros(length + 4, dtype=np.uint8))[4:]
+
+
 class Template:
     """Preallocated output bytes: numpy views of its doubles, the stamp written in place."""
 
     def __init__(self, writer, stamp_offset=None):
-        # CDR puts every double 4 bytes (mod 8) past the message start (alignment counts
-        # from the end of the 4-byte header). The message starts 4 bytes into an 8-aligned
-        # numpy buffer, so its doubles are aligned in memory: numpy's loops on misaligned
-        # data take a slower, buffered path (about twice the time for this use).
-        self._memory = np.zeros(len(writer.buf) + 4, dtype=np.uint8)
-        self.buf = memoryview(self._memory)[4:]
+        self.buf = message_buffer(len(writer.buf))
         self.buf[:] = writer.buf
         self._stamp_offset = stamp_offset
 
@@ -135,14 +137,27 @@ class JointStateLayout:
         w.uint32(len(self.names))
         for name in self.names:
             w.string(name)
-        self.offsets = tuple(w.double_sequence(n) for n in self.sizes)
+        # The compared bytes: the encapsulation's first two, the strings (from the stamp's
+        # end to the last name's), the three counts. One unpack reads the counts.
+        strings = slice(self.stamp_offset + 8, len(w.buf))
+        counts_at, offsets = [], []
+        for n in self.sizes:
+            counts_at.append(w.uint32(n))
+            offsets.append(w.doubles(n) if n else None)
+        self.offsets = tuple(offsets)
+        self._counts = struct.Struct('<I' + ''.join(
+            f'{b - a - 4}xI' for a, b in zip(counts_at, counts_at[1:])))
+        self._counts_at = counts_at[0]
         self._writer = w
         self.fixed = bytes(w.fixed)         # 0xff where a byte is compared (strings, counts)
         self.content_length = len(w.buf)
         self.length = self.content_length if length is None else length
-        mask = int.from_bytes(w.fixed, 'little')
-        self._mask = mask
-        self._constant = int.from_bytes(w.buf, 'little') & mask
+        self._strings = strings
+        self._strings_mask = int.from_bytes(w.fixed[strings], 'little')
+        self._strings_constant = int.from_bytes(w.buf[strings], 'little') & self._strings_mask
+        # The strings' bytes as last matched, padding included (a sender's padding bytes are
+        # whatever its buffer held, but usually the same from message to message).
+        self._seen_strings = bytes(w.buf[strings])
         n = len(self.names)
         # All three arrays present (the usual case): one strided (3, n) view over the bytes.
         self.stacked = n > 0 and self.sizes == (n, n, n)
@@ -177,9 +192,23 @@ class JointStateLayout:
                          (msg.position, msg.velocity, msg.effort))
 
     def matches(self, data):
-        """Return True if ``data`` has this layout's length, strings and sequence counts."""
-        return (len(data) == self.length and int.from_bytes(
-            data[:self.content_length], 'little') & self._mask == self._constant)
+        """
+        Return True if ``data`` has this layout's length, strings and sequence counts.
+
+        The strings are first compared, padding and all, with those of the last message
+        that matched (one memory compare); only when that differs are they compared byte by
+        byte under the mask of constant bytes, and the new bytes kept for the next message.
+        """
+        if (len(data) != self.length or not data.startswith(_HEADER[:2])
+                or self._counts.unpack_from(data, self._counts_at) != self.sizes):
+            return False
+        if data.startswith(self._seen_strings, self._strings.start):
+            return True
+        strings = data[self._strings]
+        if int.from_bytes(strings, 'little') & self._strings_mask != self._strings_constant:
+            return False
+        self._seen_strings = strings
+        return True
 
     def stamp_ns(self, data):
         """Return the header stamp of ``data`` in nanoseconds."""
@@ -209,18 +238,24 @@ class JointStateLayout:
         Return a function passing a message of this layout through ``step``, out as bytes.
 
         For a :attr:`stacked` layout. The function, ``relay(data)``, returns None (calling
-        nothing else) when ``data`` does not match; otherwise it calls ``step(block,
-        stamp_ns)`` (:meth:`block`, :meth:`stamp_ns`) and, if that returns True, returns the
-        bytes of ``template`` (which ``step`` filled in) with the stamp of ``data``; else
-        None.
+        nothing else) when ``data`` does not match; otherwise it copies ``data`` into an
+        input buffer of its own and calls ``step(block, stamp_ns)`` (as :meth:`block` and
+        :meth:`stamp_ns` of the copy; the block is the same array every time, its values
+        valid until the next call). If that returns True it returns the bytes of
+        ``template`` (which ``step`` filled in) with the stamp of ``data``; else None.
         """
-        matches, block, stamp_ns = self.matches, self.block, self.stamp_ns
+        matches, stamp_ns = self.matches, self.stamp_ns
+        inbox = message_buffer(self.length)
+        block = self.block(inbox)
         stamp_in, stamp_out, buf = self.stamp_offset, template._stamp_offset, template.buf
 
         def relay(data):
-            if not matches(data) or not step(block(data), stamp_ns(data)):
+            if not matches(data):
                 return None
-            buf[stamp_out:stamp_out + 8] = data[stamp_in:stamp_in + 8]
+            inbox[:] = data
+            if not step(block, stamp_ns(inbox)):
+                return None
+            buf[stamp_out:stamp_out + 8] = inbox[stamp_in:stamp_in + 8]
             return bytes(buf)
         return relay
 

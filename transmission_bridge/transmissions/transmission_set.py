@@ -105,14 +105,16 @@ class _StateMap:
 
     def __call__(self, flat, out=None, terms=None):
         """Map ``flat`` (see the class docstring) into ``out`` if given; ``terms``: a buffer."""
-        if flat.ndim == 1:                  # one message (the bridge): three numpy calls
+        if flat.ndim == 1:                  # one message (the bridge): four numpy calls
             terms = flat.take(self.index, out=terms)
             np.multiply(terms, self.coef, out=terms)
-            return np.add.reduce(terms, axis=0, out=out)
+            out = np.add(terms[0], terms[1], out=out)
+            return np.add(out, terms[2], out=out)
         terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
         terms *= self.coef
-        # Three terms summed in order along an outer axis, as in the one-message case.
-        return np.add.reduce(terms, axis=-3, out=out)
+        # The three terms summed in the same order as in the one-message case.
+        out = np.add(terms[..., 0, :, :], terms[..., 1, :, :], out=out)
+        return np.add(out, terms[..., 2, :, :], out=out)
 
 
 class TransmissionSet:
@@ -286,10 +288,12 @@ class TransmissionSet:
 
     def state_writer(self, out):
         """
-        Return ``write(flat)``: :meth:`joint_state_of_flat` of one state, into ``out`` (3, nJ).
+        Return ``write(flat)``: :meth:`joint_state_of_flat` of one finite state, into ``out``.
 
-        The same arithmetic, so the same bits, with its buffers bound once: the bridge's
-        per-message path, where each Python step costs about as much as a numpy call.
+        ``out`` is (3, nJ); ``flat`` must hold no NaN or infinity (the bridge's step
+        checks), so no velocity is unknown. The same arithmetic, so the same bits, with
+        its buffers bound once: the bridge's per-message path, where each Python step
+        costs about as much as a numpy call.
         """
         state_map, terms = self._state_map, np.empty(self._state_map.index.shape)
         loss = np.empty(self.num_joints)
@@ -299,13 +303,17 @@ class TransmissionSet:
         def write(flat):
             state_map(flat, out, terms)
             if damp is not None:
-                damp(vel, eff, loss)
+                damp(vel, eff, loss, finite=True)
         return write
 
-    def _damp(self, vel, eff, loss=None):
-        """Subtract the damping loss ``b * v`` from ``eff`` in place, where ``vel`` is finite."""
+    def _damp(self, vel, eff, loss=None, finite=False):
+        """
+        Subtract the damping loss ``b * v`` from ``eff`` in place, where ``vel`` is finite.
+
+        ``finite``: the caller knows every velocity is (they came from finite values).
+        """
         loss = np.multiply(vel, self._damping, out=loss)
-        if math.isfinite(vel.sum()):        # every velocity known (the usual case): no mask
+        if finite or math.isfinite(vel.sum()):      # every velocity known: no mask
             np.subtract(eff, loss, out=eff)
         else:
             np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
