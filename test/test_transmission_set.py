@@ -131,6 +131,11 @@ def test_parameters_round_trip_and_refusal(ts):
                                     'actuators.elbow_motor.mechanical_reduction': 2.0})
     assert changed.joint('elbow').offset == 0.2
     assert changed.actuator_to_joint('position', np.full(7, 160.0))[2] == pytest.approx(1.2)
+    # Every joint's offset at once (calibration), with other fields: one new set, the
+    # rest of it as it was.
+    many = {f'joints.{j}.offset': 0.01 * k for k, j in enumerate(ts.joint_names)}
+    many.update({'joints.elbow.damping': 0.7, 'actuators.elbow_motor.mechanical_reduction': 3.0})
+    assert parameter_values(apply_parameters(ts, many)) == {**values, **many}
     with pytest.raises(ConfigError, match="joint 'elbow': damping must be >= 0, got -1.0"):
         apply_parameters(ts, {'joints.elbow.offset': 0.3, 'joints.elbow.damping': -1.0})
     with pytest.raises(ConfigError, match="unknown joint 'knee'"):

@@ -121,9 +121,4 @@ def apply_parameters(tset, changes):
         else:
             tset.actuator(owner)
             actuator_changes[owner][field] = value
-    new = tset
-    for owner, fields in joint_changes.items():
-        new = new.replace_joint(owner, **fields)
-    for owner, fields in actuator_changes.items():
-        new = new.replace_actuator(owner, **fields)
-    return new
+    return tset.replace_fields(joints=joint_changes, actuators=actuator_changes)

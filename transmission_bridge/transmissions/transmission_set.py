@@ -377,19 +377,32 @@ class TransmissionSet:
     # --- changes -----------------------------------------------------------------
     def replace_joint(self, name, **changes):
         """Return a new set with fields of joint ``name`` changed (validated)."""
-        self.joint(name)
-        return self._replace(lambda s: dataclasses.replace(s, joints=tuple(
-            dataclasses.replace(j, **changes) if j.name == name else j for j in s.joints)))
+        return self.replace_fields(joints={name: changes})
 
     def replace_actuator(self, name, **changes):
         """Return a new set with fields of actuator ``name`` changed (validated)."""
-        self.actuator(name)
-        return self._replace(lambda s: dataclasses.replace(s, actuators=tuple(
-            dataclasses.replace(a, **changes) if a.name == name else a for a in s.actuators)))
+        return self.replace_fields(actuators={name: changes})
 
-    def _replace(self, change):
+    def replace_fields(self, joints=None, actuators=None):
+        """
+        Return a new set with fields of several joints and actuators changed, built once.
+
+        ``joints`` and ``actuators`` map a name to ``{field: value}``. Validated as one
+        set: raises ConfigError naming the item and the value if a change is invalid.
+        """
+        joints, actuators = joints or {}, actuators or {}
+        for name in joints:
+            self.joint(name)
+        for name in actuators:
+            self.actuator(name)
+
+        def changed(items, new):
+            return tuple(dataclasses.replace(x, **new[x.name]) if x.name in new else x
+                         for x in items)
         try:
-            return TransmissionSet(change(s) for s in self._specs)
+            return TransmissionSet(dataclasses.replace(
+                s, joints=changed(s.joints, joints), actuators=changed(s.actuators, actuators))
+                for s in self._specs)
         except TypeError as exc:
             raise ConfigError(str(exc)) from None
 
