@@ -9,10 +9,13 @@ templates out) and off (decode to a message object, build message objects: the p
 message took before). The floor is a raw relay's work: publish the received bytes as they
 are. The bridge runs the bench's 24- and 200-actuator robots; the kinematics node the
 example arm (7 joints, 10 bodies) with every output on, and with only the torques.
+The two paths alternate in short rounds: each time is the fastest round's (the VM's
+neighbours slow whole rounds down), ``typed/fast`` the median of the rounds' ratios.
 """
 
 import argparse
 import pathlib
+import statistics
 import struct
 import sys
 import tempfile
@@ -24,6 +27,7 @@ from robots import transmissions_24, transmissions_n, write_transmissions
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 _STAMP = struct.Struct('<iI')
+ROUNDS = 20                 # alternating rounds per path; each times number / ROUNDS messages
 
 
 def _messages(names, count, seed, distinct=500):
@@ -62,7 +66,8 @@ def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--number', type=int, default=2000, help='messages per timing')
+    parser.add_argument('--number', type=int, default=2000,
+                        help='messages per path, timed in 20 alternating rounds')
     args = parser.parse_args(argv)
     import rclpy
     from transmission_bridge.bridge_node import TransmissionBridge
@@ -72,7 +77,7 @@ def main(argv=None):
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'warn'], domain_id=231)
     work = pathlib.Path(tempfile.mkdtemp(prefix='bench_nodes_'))
     rows = []
-    needed = 52 + 6 * args.number           # warm-up, 2 rounds of 3 timings; never replayed
+    needed = 52 + 2 * args.number           # warm-up, then every round's; never replayed
 
     def measure(what, nodes, handle, publish_of, messages):
         """Time fast and typed node side by side (alternating rounds), and the raw floor."""
@@ -95,15 +100,21 @@ def main(argv=None):
                     pub.publish(out)
             return one
         floor_pub = publish_of(nodes[True], handle(nodes[True], messages[0]))[0][0]
-        for fast in (True, False, True, False):
-            times.setdefault(fast, []).append(per_call(run(fast), args.number, repeat=3))
+        # Many short rounds, the two paths alternating (and which goes first): the VM's
+        # slow spells last seconds, so each pair of rounds shares its conditions.
+        for r in range(ROUNDS):
+            for fast in ((True, False) if r % 2 else (False, True)):
+                times.setdefault(fast, []).append(
+                    per_call(run(fast), args.number // ROUNDS, repeat=1))
         if any(silent.values()):
             sys.exit(f'{what}: {silent} messages published nothing; the figures would be wrong')
         data = messages[1]
-        floor = per_call(lambda: floor_pub.publish(data), args.number, repeat=3)
-        t_fast, t_typed = min(times[True]), min(times[False])
+        floor = min(per_call(lambda: floor_pub.publish(data), args.number // ROUNDS, repeat=1)
+                    for _ in range(ROUNDS))
+        t_fast, t_typed = min(times[True]), min(times[False])      # the undisturbed rounds
+        ratio = statistics.median(t / f for t, f in zip(times[False], times[True]))
         rows.append({'what': what, 'fast_us': t_fast * 1e6, 'typed_us': t_typed * 1e6,
-                     'typed/fast': t_typed / t_fast, 'raw_relay_us': floor * 1e6,
+                     'typed/fast': ratio, 'raw_relay_us': floor * 1e6,
                      'fast/raw_relay': t_fast / floor})
 
     def one_output(node, out):
