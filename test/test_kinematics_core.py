@@ -3,7 +3,8 @@
 from conftest import CONFIG
 import numpy as np
 from transmission_bridge.kinematics import load_model
-from transmission_bridge.kinematics.parameters import apply_parameters, joint_parameter
+from transmission_bridge.kinematics.parameters import (
+    apply_parameters, joint_parameter, parameter_values)
 from transmission_bridge.kinematics_core import KinematicsCore
 
 MODEL = load_model(CONFIG / 'example_arm_model.yaml')
@@ -67,3 +68,14 @@ def test_a_lane_step_changes_what_ingest_changes():
             assert np.array_equal(g, w)
     assert taken > 300
     assert plain.counters.stamp_backwards > 5 and plain.counters.unknown_values > 5
+
+
+def test_many_parameters_at_once_change_those_and_nothing_else():
+    # A default pose or a damping reset sets every joint's parameter in one call (one new
+    # model); gravity with them.
+    values = parameter_values(MODEL)
+    many = {joint_parameter(j, 'damping'): 0.1 * (k + 1) for k, j in enumerate(JOINTS)}
+    many.update({joint_parameter(JOINTS[2], 'default_position'): 0.4,
+                 'gravity': [0.0, 0.5, -9.0]})
+    assert parameter_values(apply_parameters(MODEL, many)) == {**values, **many}
+    assert parameter_values(MODEL) == values        # the original is untouched

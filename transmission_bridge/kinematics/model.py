@@ -240,10 +240,19 @@ class Model:
 
     def with_joint(self, joint_name, **changes):
         """Return a copy with fields of joint ``joint_name`` changed (e.g. damping)."""
-        for b in self._bodies:
-            if b.joint.name == joint_name:
-                return self.replace_joint(b.name, b.joint.replace(**changes))
-        raise ModelError(f'unknown joint {joint_name!r}')
+        return self.with_joints({joint_name: changes})
+
+    def with_joints(self, changes):
+        """Return a copy with fields of several joints changed, ``{joint: {field: value}}``."""
+        bodies = list(self._bodies)
+        index = {b.joint.name: i for i, b in enumerate(bodies)}
+        for joint_name, fields in changes.items():
+            if joint_name not in index:
+                raise ModelError(f'unknown joint {joint_name!r}')
+            b = bodies[index[joint_name]]
+            bodies[index[joint_name]] = Body(b.name, b.joint.replace(**fields), b.inertial,
+                                             b.parent)
+        return self._rebuilt(bodies)
 
     def with_default_positions(self, q):
         """Return a copy whose default configuration is ``q`` (each within its limits)."""

@@ -113,5 +113,4 @@ def apply_parameters(model, changes):
         if DEFAULT_TRANSLATION in fields:
             moved = new.joint(joint).with_default_translation(fields.pop(DEFAULT_TRANSLATION))
             fields[DEFAULT_POSITION] = moved.default_position
-        new = new.with_joint(joint, **fields)
-    return new
+    return new.with_joints(per_joint) if per_joint else new
