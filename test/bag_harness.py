@@ -1,5 +1,6 @@
 """Run the bag tools as processes and read bags back with rosbags, for the bag tests."""
 
+import signal
 import subprocess
 import sys
 
@@ -14,10 +15,22 @@ def tool(name, *args, timeout=120, **kwargs):
         str, args)], capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
+def like_a_terminal():
+    """
+    Give a child Ctrl-C's default action (``preexec_fn``), as a terminal's shell does.
+
+    A background job of a shell without job control (``make test &`` in a script) starts
+    with SIGINT ignored, which its children inherit; Python then installs no handler and
+    a SIGINT raises no KeyboardInterrupt. The tests send SIGINT as a user's Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_tool(name, *args, log):
     """Start a tool in the background, output to ``log``; return the Popen."""
     return subprocess.Popen([sys.executable, '-u', '-m', f'transmission_bridge.tools.{name}',
-                             *map(str, args)], stdout=open(log, 'w'), stderr=subprocess.STDOUT)
+                             *map(str, args)], stdout=open(log, 'w'), stderr=subprocess.STDOUT,
+                            preexec_fn=like_a_terminal)
 
 
 def joint_states(path, topic):

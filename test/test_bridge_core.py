@@ -202,12 +202,13 @@ def test_a_lane_changes_what_ingest_changes(names):
 
 def test_a_lane_step_changes_what_ingest_changes():
     # Source 'a' names every motor (the step's case), 'b' the first two; either sometimes
-    # jumps back in time, 'a' sends a subset or a NaN, and the offsets change. One core
-    # takes what its step takes (the rest through ingest_lane and ingest, as the node
-    # does), one only ingests. Every output, the counters, positions and staleness agree
-    # to the bit. A step that ignored which source wrote a motor last would keep 'b''s
-    # motors through 'a''s time jumps; one that outlived a change (another source's jump,
-    # new offsets) would publish motors forgotten or the old offsets.
+    # jumps back in time, 'a' sends a subset, a NaN or a huge value, and the offsets
+    # change. One core takes what its step takes (the rest through ingest_lane and ingest,
+    # as the node does), one only ingests. Every output, the counters, positions and
+    # staleness agree to the bit. A step that ignored which source wrote a motor last
+    # would keep 'b''s motors through 'a''s time jumps; one that outlived a change
+    # (another source's jump, new offsets) would publish motors forgotten or the old
+    # offsets.
     rng = np.random.default_rng(1206)
     stepped, plain = BridgeCore(TS), BridgeCore(TS)
     state = np.empty((3, TS.num_joints))
@@ -229,6 +230,8 @@ def test_a_lane_step_changes_what_ingest_changes():
         arrays = [rng.normal(size=len(names)) for _ in range(3)]
         if rng.random() < 0.05:
             arrays[rng.integers(3)][0] = np.nan
+        elif rng.random() < 0.03:           # finite, but its square overflows
+            arrays[rng.integers(3)][-1] = 1e200
         now[0] = 1000 + 10 * k
         want = plain.ingest(source, names, *arrays, stamps[source], now_ns=now[0])
         lane = stepped.lane(source, names)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from bag_harness import joint_states
+from bag_harness import joint_states, like_a_terminal
 from conftest import CONFIG
 import numpy as np
 import pytest
@@ -51,7 +51,7 @@ def start_convert(*args):
     """Start the convert tool in its own session (so Ctrl-C can go to its process group)."""
     return subprocess.Popen([sys.executable, '-m', 'transmission_bridge.tools.convert',
                              *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=like_a_terminal)
 
 
 def _write_irregular(path, tset):

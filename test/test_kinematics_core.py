@@ -39,6 +39,8 @@ def test_a_lane_step_changes_what_ingest_changes():
         position, velocity = rng.normal(size=len(names)), rng.normal(size=len(names))
         if rng.random() < 0.05:
             (position, velocity)[rng.integers(2)][rng.integers(len(names))] = np.nan
+        elif rng.random() < 0.03:           # finite, but its square overflows
+            (position, velocity)[rng.integers(2)][rng.integers(len(names))] = 1e200
         stamp += int(rng.integers(1, 1000)) - (3000 if rng.random() < 0.04 else 0)
         want = plain.ingest(names, position, velocity, stamp)
         step = steps.get(tuple(names))
