@@ -124,3 +124,19 @@ def test_a_layout_matches_only_bytes_rclpy_reads_as_its_message():
             assert match or not (4 <= i < 12 or i in values), i
             refused += not match
     assert refused >= 2 * len(''.join(names) + frame)   # every character, both times
+
+
+def test_an_inbox_takes_a_matching_message_and_nothing_else():
+    rng = np.random.default_rng(12)
+    names, frame, sizes = SHAPES[0]
+    msg, _ = _message(rng, names, frame, sizes)
+    inbox = JointStateLayout.learn_message(serialize_message(msg), msg).inbox()
+    other, arrays = _message(rng, names, frame, sizes)
+    assert inbox.take(serialize_message(other)) == (
+        other.header.stamp.sec * 10**9 + other.header.stamp.nanosec)
+    for got, want in zip(inbox.arrays, arrays):
+        assert got.tobytes() == want.tobytes()
+    before = bytes(inbox.buf)
+    renamed, _ = _message(rng, ['a', 'bb', 'ccc', 'ddde'], frame, sizes)
+    assert inbox.take(serialize_message(renamed)) is None
+    assert bytes(inbox.buf) == before                   # refused: nothing copied in

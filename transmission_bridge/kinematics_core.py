@@ -170,8 +170,9 @@ class KinematicsCore:
         ``position`` and ``velocity`` are float arrays in message order (empty if absent).
         None means "not taken, nothing changed: call :meth:`ingest`": the model changed
         since the lane was made, an array's length is not the number of names, the stamp
-        went back, or a value is NaN or infinite. Otherwise the counters, stamps and the
-        configuration change exactly as :meth:`ingest` changes them.
+        went back, or a value is NaN, infinite or beyond 1e154 in magnitude (see
+        :meth:`_take`). Otherwise the counters, stamps and the configuration change
+        exactly as :meth:`ingest` changes them.
         """
         if not self._take(lane, position, velocity, stamp_ns):
             return None

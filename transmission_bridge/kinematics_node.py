@@ -31,7 +31,7 @@ from .ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
-from .wire import DoublesTemplate, JointStateLayout, message_buffer
+from .wire import DoublesTemplate, JointStateLayout
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
@@ -344,20 +344,17 @@ class KinematicsNode(ConfigurableNode):
                                     gravity[2], passive[2])
         if step is None:
             return None
-        layout, send, due = self._fast, self._send, self._due
-        matches, stamp_ns = layout.matches, layout.stamp_ns
-        at = layout.stamp_offset
-        inbox = message_buffer(layout.length)       # each message is copied in: fixed views
-        position, velocity, _ = layout.arrays(inbox)
+        send, due, inbox = self._send, self._due, self._fast.inbox()
+        take, (position, velocity, _), stamp = inbox.take, inbox.arrays, inbox.stamp
 
         def relay(data):
-            if not matches(data):
+            stamp_ns = take(data)
+            if stamp_ns is None:
                 return None
-            inbox[:] = data
-            energy = step(position, velocity, stamp_ns(inbox))
+            energy = step(position, velocity, stamp_ns)
             if energy is None:
                 return None
-            return send(t, due(), inbox[at:at + 8], energy)
+            return send(t, due(), stamp, energy)
         return relay
 
     def _send(self, t, due, stamp_bytes, potential_energy):

@@ -158,11 +158,6 @@ class NamedInput:
         self._last_stamp[source] = stamp_ns
         return last is not None and stamp_ns < last
 
-    @property
-    def last_stamps(self):
-        """Return the live dict of each source's last stamp (shared with :meth:`renamed`)."""
-        return self._last_stamp
-
     def forget_stamps(self):
         """Forget every source's last stamp."""
         self._last_stamp.clear()

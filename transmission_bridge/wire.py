@@ -233,29 +233,30 @@ class JointStateLayout:
         return [_EMPTY if o is None else np.frombuffer(data, '<f8', n, o)
                 for o, n in zip(self.offsets, self.sizes)]
 
+    def inbox(self):
+        """Return an :class:`Inbox` for messages of this layout."""
+        return Inbox(self)
+
     def relay(self, step, template):
         """
         Return a function passing a message of this layout through ``step``, out as bytes.
 
         For a :attr:`stacked` layout. The function, ``relay(data)``, returns None (calling
-        nothing else) when ``data`` does not match; otherwise it copies ``data`` into an
-        input buffer of its own and calls ``step(block, stamp_ns)`` (as :meth:`block` and
-        :meth:`stamp_ns` of the copy; the block is the same array every time, its values
-        valid until the next call). If that returns True it returns the bytes of
-        ``template`` (which ``step`` filled in) with the stamp of ``data``; else None.
+        nothing else) when ``data`` does not match; otherwise it takes ``data`` into an
+        :class:`Inbox` of its own and calls ``step(block, stamp_ns)`` (the inbox's block:
+        the same array every time, its values valid until the next call). If that returns
+        True it returns the bytes of ``template`` (which ``step`` filled in) with the
+        stamp of ``data``; else None.
         """
-        matches, stamp_ns = self.matches, self.stamp_ns
-        inbox = message_buffer(self.length)
-        block = self.block(inbox)
-        stamp_in, stamp_out, buf = self.stamp_offset, template._stamp_offset, template.buf
+        inbox = self.inbox()
+        take, block, stamp_in = inbox.take, inbox.block, inbox.stamp
+        at, buf = template._stamp_offset, template.buf
 
         def relay(data):
-            if not matches(data):
+            stamp_ns = take(data)
+            if stamp_ns is None or not step(block, stamp_ns):
                 return None
-            inbox[:] = data
-            if not step(block, stamp_ns(inbox)):
-                return None
-            buf[stamp_out:stamp_out + 8] = inbox[stamp_in:stamp_in + 8]
+            buf[at:at + 8] = stamp_in
             return bytes(buf)
         return relay
 
@@ -266,6 +267,33 @@ class JointStateLayout:
     def encoder(self):
         """Return a :class:`JointStateTemplate` for messages of this layout."""
         return JointStateTemplate(self)
+
+
+class Inbox:
+    """
+    One input buffer for messages of a layout, read through views fixed once.
+
+    ``take(data)`` copies a matching message in (one ``memcpy``) and returns its stamp in
+    nanoseconds, or returns None and changes nothing. ``block`` (a :attr:`stacked`
+    layout's, else None), ``arrays`` and ``stamp`` (its 8 bytes) are views of the buffer:
+    the same objects for every message, their values those of the last one taken. Its
+    doubles are aligned in memory (:func:`message_buffer`); a received ``bytes``'s are not.
+    """
+
+    def __init__(self, layout):
+        self.buf = message_buffer(layout.length)
+        self.block = layout.block(self.buf) if layout.stacked else None
+        self.arrays = layout.arrays(self.buf)
+        at = layout.stamp_offset
+        self.stamp = self.buf[at:at + 8]
+        self._matches, self._stamp_ns = layout.matches, layout.stamp_ns
+
+    def take(self, data):
+        """Copy ``data`` in if it has the layout and return its stamp (ns); else None."""
+        if not self._matches(data):
+            return None
+        self.buf[:] = data
+        return self._stamp_ns(self.buf)
 
 
 class JointStateTemplate(Template):

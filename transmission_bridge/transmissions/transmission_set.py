@@ -409,9 +409,8 @@ class TransmissionSet:
     def with_joint_offsets(self, offsets):
         """Return a new set whose joint offsets are ``offsets`` (joint order)."""
         values = last_dimension(offsets, self.num_joints, 'joint offset')
-        new = dict(zip(self._joint_names, (float(v) for v in values)))
-        return TransmissionSet(dataclasses.replace(s, joints=tuple(
-            dataclasses.replace(j, offset=new[j.name]) for j in s.joints)) for s in self._specs)
+        return self.replace_fields(joints={name: {'offset': float(v)}
+                                           for name, v in zip(self._joint_names, values)})
 
     def calibrated_offsets(self, actuator_positions):
         """
