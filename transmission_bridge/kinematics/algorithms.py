@@ -17,7 +17,7 @@ fixed 0 / 0). Poses compose down the tree: ``R_WB = R_WP R_PB``,
 ``b2``), which keeps its precision for small angles.
 
 Two layouts run the same formulas. One configuration builds every ``X_PB`` (stored
-transposed, ``X_PB^T``) in one ``einsum`` and composes down the tree with one BLAS
+transposed, ``X_PB^T``) in one ``matmul`` and composes down the tree with one BLAS
 ``dot`` per body into a preallocated stack, ``X_WB^T = X_PB^T X_WP^T``; everything after
 that (gravity, energy, joint axes) is a constant matrix times that stack, because each
 is linear in the entries of the frames. A batch keeps the same stack batch-last, ``(nb + 1,
@@ -111,13 +111,14 @@ class ChainKinematics:
         # z = q_ext[z_index] * z_scale = (angle, angle / 2, tr q) per body; q_ext ends in 0.
         self.z_index = np.tile(self.qidx_arr, 3)
         self.z_scale = np.concatenate([self.rot, 0.5 * self.rot, self.tr])
-        # X_PB^T = sum_k c[k, b] HT[k, b], c = (1, sin a, sin²(a/2), tr q).
+        # X_PB^T = sum_k c[k, b] HT[b, k], c = (1, sin a, sin²(a/2), tr q): per body a
+        # (1, 4) @ (4, 16) product, all bodies in one matmul.
         H = np.zeros((4, nb, 4, 4))
         H[0, :, :3, :3], H[0, :, :3, 3], H[0, :, 3, 3] = self.A0, self.b0, 1.0
         H[1, :, :3, :3], H[1, :, :3, 3] = self.A1, self.b1
         H[2, :, :3, :3], H[2, :, :3, 3] = self.A2, self.b2
         H[3, :, :3, 3] = self.axis_P
-        self.HT = np.ascontiguousarray(H.transpose(0, 1, 3, 2)).reshape(4, nb, 16)
+        self.HT = np.ascontiguousarray(H.transpose(1, 0, 3, 2)).reshape(nb, 4, 16)
         self.order = [(i, p if p >= 0 else nb) for i, p in enumerate(self.parent)]
         # Linear maps of the stacked transposed frames F = XT.reshape(4 (nb + 1), 4):
         # row (i, j) of F is column j of X_WB_i, so  X_WB_i v = sum_j v[j] F[4 i + j, :3].
@@ -333,8 +334,9 @@ class OneConfiguration:
         c = self._c = np.empty(4 * nb)
         c[:nb] = 1.0
         self._args, self._sin, self._half = c[nb:], c[nb:3 * nb], c[2 * nb:3 * nb]
-        self._c4 = c.reshape(4, nb)
+        self._c_rows = c.reshape(4, nb).T[:, None, :]      # (nb, 1, 4): body b's c
         self._L = np.empty((nb, 16))            # X_PB^T of every body, row-major
+        self._L_rows = self._L.reshape(nb, 1, 16)
         self.XT = np.empty((nb + 1, 4, 4))      # X_WB^T of every body, the world last
         self.XT[nb] = _EYE4
         L, X = list(self._L.reshape(nb, 4, 4)), list(self.XT)
@@ -347,7 +349,7 @@ class OneConfiguration:
         self._u = np.empty((nq, 3))
         self.tau = np.empty(nq)
         self._pose_terms = np.empty((nb, 19))
-        self._starts = np.arange(nb) * 19 + 3       # where each body's candidates start
+        self._starts = np.arange(nb)[:, None] * 19 + 3    # where each body's candidates start
 
     def frames(self, q):
         """Return ``X_WB^T`` of every body, (nb + 1, 4, 4), world (identity) last."""
@@ -356,7 +358,7 @@ class OneConfiguration:
         np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, out=self._args)
         np.sin(self._sin, out=self._sin)
         np.square(self._half, out=self._half)
-        np.einsum('kb,kbm->bm', self._c4, kin.HT, out=self._L)
+        np.matmul(self._c_rows, kin.HT, out=self._L_rows)
         for parent_to_body, world_to_parent, out in self._steps:
             np.dot(parent_to_body, world_to_parent, out=out)
         return self.XT
@@ -372,7 +374,7 @@ class OneConfiguration:
         np.dot(self._r, kin.cross_g, out=self._u)
         self._u += kin.trMg
         np.einsum('kr,kr->k', self._w, self._u, out=self.tau)
-        return self.tau, -float(self._moment @ kin.gravity)
+        return self.tau, -float(np.dot(self._moment, kin.gravity))
 
     def pose_rows(self, out):
         """Write ``x, y, z, qx, qy, qz, qw`` of every body's world pose into ``out`` (nb, 7)."""

@@ -129,18 +129,17 @@ def pick_quaternions(terms, first, out, starts=None):
     ``terms`` is C-contiguous (n, width); columns ``first`` to ``first + 16`` of row i
     hold rotation i's candidates, a 4x4: row k is ``4 q_k (x, y, z, w)`` and its diagonal
     ``4 q_k²``. The row with the largest diagonal is divided by ``4 |q_k|``, with the
-    sign that makes ``w >= 0``. ``starts``, ``arange(n) * width + first``, may be passed
-    by a caller that keeps it.
+    sign that makes ``w >= 0``. ``starts``, the column ``arange(n)[:, None] * width +
+    first``, may be passed by a caller that keeps it. One gather reads the chosen row
+    and its diagonal entry together (:data:`_PICK`).
     """
     if starts is None:
-        starts = np.arange(len(terms)) * terms.shape[1] + first
-    diagonal = terms[:, first:first + 16:5]                        # 4 q_k², k = 0..3
-    k = diagonal.argmax(axis=1)
-    k *= 4
-    k += starts
-    best = terms.reshape(-1).take(k[:, None] + _FOUR)              # 4 q_k (x, y, z, w)
-    s = np.copysign(0.5 / np.sqrt(diagonal.max(axis=1)), best[:, 3])   # 1 / (4 q_k), w >= 0
-    return np.multiply(best, s[:, None], out=out)
+        starts = (np.arange(len(terms)) * terms.shape[1] + first)[:, None]
+    at = _PICK.take(terms[:, first:first + 16:5].argmax(axis=1), axis=0)   # largest 4 q_k²
+    at += starts
+    best = terms.reshape(-1).take(at)                      # 4 q_k (x, y, z, w), then 4 q_k²
+    s = np.copysign(0.5 / np.sqrt(best[:, 4]), best[:, 3])     # 1 / (4 q_k), w >= 0
+    return np.multiply(best[:, :4], s[:, None], out=out)
 
 
 def _shepperd_table():
@@ -158,7 +157,8 @@ def _shepperd_table():
 
 
 _SHEPPERD, _SHEPPERD_ONE = _shepperd_table()
-_FOUR = np.arange(4)
+# Where candidate row k (x, y, z, w) and its diagonal entry 4 q_k² sit among the 16.
+_PICK = np.array([[4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3, 5 * k] for k in range(4)])
 
 
 def _pose_table_transposed():
