@@ -116,6 +116,31 @@ class _StateMap:
         out = np.add(terms[..., 0, :, :], terms[..., 1, :, :], out=out)
         return np.add(out, terms[..., 2, :, :], out=out)
 
+    def writer(self, out, damping=None):
+        """
+        Return ``write(flat)``: this map of one state into ``out`` (3, nJ), buffers bound once.
+
+        With ``damping`` (b per joint), the efforts lose ``b * v`` as well, in the last sum:
+        its third term is ``-0.0`` on effort rows, and ``(-b) v`` takes its place. The bits
+        are those of :meth:`__call__` followed by ``eff - b * v`` (``x + (-0.0)`` is ``x``,
+        ``x - y`` is ``x + (-y)`` and ``(-b) v`` is ``-(b v)`` in IEEE arithmetic), for
+        finite velocities.
+        """
+        index, coef, terms = self.index, self.coef, np.empty(self.index.shape)
+        first, second, third = terms
+        velocity, loss = out[1], third[2]
+        minus_b = None if damping is None else -np.asarray(damping, dtype=float)
+        multiply, add = np.multiply, np.add
+
+        def write(flat):
+            flat.take(index, out=terms)
+            multiply(terms, coef, out=terms)
+            add(first, second, out=out)
+            if minus_b is not None:
+                multiply(velocity, minus_b, out=loss)
+            add(out, third, out=out)
+        return write
+
 
 class TransmissionSet:
     """An immutable, validated collection of named transmissions (see module docstring)."""
@@ -291,29 +316,16 @@ class TransmissionSet:
         Return ``write(flat)``: :meth:`joint_state_of_flat` of one finite state, into ``out``.
 
         ``out`` is (3, nJ); ``flat`` must hold no NaN or infinity (the bridge's step
-        checks), so no velocity is unknown. The same arithmetic, so the same bits, with
+        checks), so no velocity is unknown. The same bits (:meth:`_StateMap.writer`), with
         its buffers bound once: the bridge's per-message path, where each Python step
         costs about as much as a numpy call.
         """
-        state_map, terms = self._state_map, np.empty(self._state_map.index.shape)
-        loss = np.empty(self.num_joints)
-        vel, eff = out[1], out[2]
-        damp = self._damp if self._damped else None
+        return self._state_map.writer(out, self._damping if self._damped else None)
 
-        def write(flat):
-            state_map(flat, out, terms)
-            if damp is not None:
-                damp(vel, eff, loss, finite=True)
-        return write
-
-    def _damp(self, vel, eff, loss=None, finite=False):
-        """
-        Subtract the damping loss ``b * v`` from ``eff`` in place, where ``vel`` is finite.
-
-        ``finite``: the caller knows every velocity is (they came from finite values).
-        """
-        loss = np.multiply(vel, self._damping, out=loss)
-        if finite or math.isfinite(vel.sum()):      # every velocity known: no mask
+    def _damp(self, vel, eff):
+        """Subtract the damping loss ``b * v`` from ``eff`` in place, where ``vel`` is finite."""
+        loss = np.multiply(vel, self._damping)
+        if math.isfinite(vel.sum()):                # every velocity known: no mask
             np.subtract(eff, loss, out=eff)
         else:
             np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
