@@ -3,19 +3,21 @@
 
 A load generator process publishes 24-actuator states at RATE (default 10 kHz) for SECONDS
 (default 10) into the bridge; this process receives joint_states with a reliable
-subscription and, every 0.2 s during the burst, sets a parameter (what ``ros2 param set``
-does) and calls ``~/calibrate_to_default_pose`` (``ros2 service call``), timing both.
+subscription, and a third (``call_timer.py``, a caller's process as ``ros2 param set`` and
+``ros2 service call`` are) sets a parameter and calls ``~/calibrate_to_default_pose`` every
+0.2 s during the burst, timing both.
 The burst runs BURSTS times (default 3): the first ones warm DDS's buffer pools (how far one
 burst warms them varies from run to run), so memory is compared after the last two bursts
 (a leak grows again; a pool does not). Prints: messages sent / received / lost, how many
 the node dropped on purpose to stay responsive (``dropped_overload`` on /diagnostics), call
-latencies (p50, p95, max), the node's memory before and after every burst, and whether it
+latencies (p50, p95, p99, max), the node's memory before and after every burst, and whether it
 is still alive. Exit code 1 if the node died, a call took longer than MAX_CALL_S (1 s; a
 call not answered within 5 s counts as unanswered), or memory grew by more than 1 MB in
 the last burst.
 """
 
 import argparse
+import json
 import os
 import pathlib
 import subprocess
@@ -41,11 +43,8 @@ def main(argv=None):
     import psutil
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
-    from rcl_interfaces.srv import SetParameters
-    from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
-    from std_srvs.srv import Trigger
 
     from bench_latency import _setup
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -72,11 +71,8 @@ def main(argv=None):
                 diagnostics.update({kv.key: kv.value for kv in status.values})
 
     rx.create_subscription(DiagnosticArray, f'{ns}/diagnostics', on_diagnostics, 10)
-    set_client = rx.create_client(SetParameters, 'transmission_bridge/set_parameters')
-    srv_client = rx.create_client(Trigger, 'transmission_bridge/calibrate_to_default_pose')
     deadline = time.monotonic() + 20
-    while not (set_client.service_is_ready() and srv_client.service_is_ready()) and \
-            time.monotonic() < deadline:
+    while rx.count_publishers('joint_states') == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
     (work / 'names.txt').write_text(' '.join(names))
     rss_before = proc.memory_info().rss
@@ -87,30 +83,16 @@ def main(argv=None):
         gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
                                 f'{ns}/actuator_states', str(work / 'names.txt'), str(args.rate),
                                 str(args.seconds)], stdout=subprocess.PIPE, text=True)
-        param_ms, service_ms, unanswered, k = [], [], 0, 0
-        next_call = time.monotonic() + 1.5
+        caller = subprocess.Popen([sys.executable, str(HERE / 'call_timer.py'), ns, joint,
+                                   str(args.seconds + 1.0)], stdout=subprocess.PIPE, text=True)
         while gen.poll() is None:
             executor.spin_once(timeout_sec=0.005)
-            if time.monotonic() >= next_call:
-                k += 1
-                for client, request, box in (
-                        (set_client, SetParameters.Request(parameters=[Parameter(
-                            f'joints.{joint}.damping', value=0.1 * (k % 5)).to_parameter_msg()]),
-                         param_ms),
-                        (srv_client, Trigger.Request(), service_ms)):
-                    start = time.monotonic()
-                    future = client.call_async(request)
-                    while not future.done() and time.monotonic() - start < 5.0:
-                        executor.spin_once(timeout_sec=0.001)
-                    if future.done():
-                        box.append((time.monotonic() - start) * 1e3)
-                    else:
-                        unanswered += 1
-                next_call = time.monotonic() + 0.2
         end = time.monotonic() + 2.0
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
-        return int(gen.stdout.read() or 0), len(received), param_ms, service_ms, unanswered
+        calls = json.loads(caller.communicate(timeout=60)[0])
+        return (int(gen.stdout.read() or 0), len(received), calls['param_ms'],
+                calls['service_ms'], calls['unanswered'])
 
     def dropped():
         end = time.monotonic() + 3.0         # the next /diagnostics (1 s period)
@@ -146,7 +128,8 @@ def main(argv=None):
         if box:
             slow += sum(ms > MAX_CALL_S * 1e3 for ms in box)
             print(f'{label} during the burst: {len(box)} calls, p50 {np.median(box):.1f} ms, '
-                  f'p95 {np.percentile(box, 95):.1f} ms, max {max(box):.1f} ms')
+                  f'p95 {np.percentile(box, 95):.1f} ms, p99 {np.percentile(box, 99):.1f} ms, '
+                  f'max {max(box):.1f} ms')
     print(f'unanswered calls (5 s): {unanswered}; calls over {MAX_CALL_S:.0f} s: {slow}')
     print(f'node memory: {rss_before / 2 ** 20:.1f} MB before, after each burst '
           + ', '.join(f'{r / 2 ** 20:.1f}' for r in rss)
