@@ -56,10 +56,10 @@ $(VENV)/.bench-ready: requirements/bench.txt $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements/bench.txt
 	touch $@
 
-bench: $(VENV)/.bench-ready
+bench: $(VENV)/.bench-ready layout
 	$(BIN)/python bench/run_all.py
 
-stress: $(VENV)/.bench-ready
+stress: $(VENV)/.bench-ready layout
 	$(BIN)/python bench/stress.py
 
 clean:
