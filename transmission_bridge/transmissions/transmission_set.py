@@ -81,7 +81,7 @@ class _TwoTerm:
 
 class _StateMap:
     """
-    The bridge's map of a whole actuator state as one take, one multiply and one sum.
+    The bridge's map of a whole actuator state as one take, one multiply and two adds.
 
     The input is the actuator (position, velocity, effort) rows flattened, then a 1.0:
     ``(..., 3 * nA + 1)``. The output is ``(..., 3, nJ)``: joint positions with their
@@ -103,16 +103,11 @@ class _StateMap:
             self.index[1, row], self.coef[1, row] = m.i1 + row * n_act, m.c1
         self.coef[2, 0] = offsets
 
-    def __call__(self, flat, out=None, terms=None):
-        """Map ``flat`` (see the class docstring) into ``out`` if given; ``terms``: a buffer."""
-        if flat.ndim == 1:                  # one message (the bridge): four numpy calls
-            terms = flat.take(self.index, out=terms)
-            np.multiply(terms, self.coef, out=terms)
-            out = np.add(terms[0], terms[1], out=out)
-            return np.add(out, terms[2], out=out)
+    def __call__(self, flat, out=None):
+        """Map ``flat`` (see the class docstring); write into ``out`` if given."""
         terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
         terms *= self.coef
-        # The three terms summed in the same order as in the one-message case.
+        # The three terms summed in order, as :meth:`writer` sums them for one state.
         out = np.add(terms[..., 0, :, :], terms[..., 1, :, :], out=out)
         return np.add(out, terms[..., 2, :, :], out=out)
 
@@ -308,7 +303,12 @@ class TransmissionSet:
         """
         state = self._state_map(flat, out)
         if self._damped:
-            self._damp(state[..., 1, :], state[..., 2, :])
+            vel, eff = state[..., 1, :], state[..., 2, :]
+            loss = vel * self._damping
+            if math.isfinite(vel.sum()):    # every velocity known (the usual case): no mask
+                np.subtract(eff, loss, out=eff)
+            else:
+                np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
         return state
 
     def state_writer(self, out):
@@ -321,14 +321,6 @@ class TransmissionSet:
         costs about as much as a numpy call.
         """
         return self._state_map.writer(out, self._damping if self._damped else None)
-
-    def _damp(self, vel, eff):
-        """Subtract the damping loss ``b * v`` from ``eff`` in place, where ``vel`` is finite."""
-        loss = np.multiply(vel, self._damping)
-        if math.isfinite(vel.sum()):                # every velocity known: no mask
-            np.subtract(eff, loss, out=eff)
-        else:
-            np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
 
     def _by_formulas(self, direction, kind, values):
         """Evaluate the types' own formulas group by group (used to compile the maps)."""
