@@ -9,7 +9,8 @@ per-configuration time in a Python loop. Each batch is run once untimed first: t
 result of FK of all bodies for a million configurations is about 1 GB, and on this
 project's VM the first use of that much fresh memory in a process costs about 3 µs per
 configuration (the hypervisor faulting pages in; measured as np.empty + fill: 3.1 µs
-the first time, 0.15 µs after), more than the kinematics itself.
+the first time, 0.15 µs after), more than the kinematics itself. A third row writes
+the batch into buffers the caller keeps (``out=``), as a loop over batches would.
 """
 
 import argparse
@@ -76,6 +77,15 @@ def main(argv=None):
         # mostly zeroing the fresh pages of the 1 GB result).
         user_fk, sys_fk = ((getattr(after, f) - getattr(before, f)) / 3 / args.batch * 1e6
                            for f in ('ru_utime', 'ru_stime'))
+        # The same call writing into buffers the caller keeps (out=), as a loop over
+        # batches does: filled once untimed, then timed as above.
+        buffers = model.poses_and_gravity(qs)
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        t_reused = once(lambda: model.poses_and_gravity(qs, out=buffers))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        user_re, sys_re = ((getattr(after, f) - getattr(before, f)) / 3 / args.batch * 1e6
+                           for f in ('ru_utime', 'ru_stime'))
+        buffers = None                      # 1 GB: freed before the next robot
         n_loop = 20000
 
         def pin_loop():
@@ -93,6 +103,11 @@ def main(argv=None):
                      'ours_us': t_batch_fk / args.batch * 1e6, 'pinocchio_us': NAN,
                      'ratio': NAN, 'pinocchio_no_poses_us': NAN, 'user_us': user_fk,
                      'sys_us': sys_fk})
+        rows.append({'robot': label, 'what': f'batch FK all bodies (4x4) + gravity, '
+                     f'N={args.batch:,}, into reused out= buffers',
+                     'ours_us': t_reused / args.batch * 1e6, 'pinocchio_us': NAN,
+                     'ratio': NAN, 'pinocchio_no_poses_us': NAN, 'user_us': user_re,
+                     'sys_us': sys_re})
         print(f'{label}: batch gravity of {args.batch:,} configurations in {t_batch:.2f} s; '
               f'FK of all bodies (4x4 each) and gravity in {t_batch_fk:.2f} s')
     report('kinematics', rows, ['robot', 'what', 'ours_us', 'pinocchio_us', 'ratio',

@@ -1,5 +1,7 @@
 """Physical laws over seeded random models mixing every joint type with tilted axes."""
 
+import re
+
 from conftest import CONFIG
 from kinematics_models import random_model, random_q
 import numpy as np
@@ -73,9 +75,9 @@ def test_a_configuration_gives_the_same_gravity_bits_in_any_batch():
     model = load_model(CONFIG / 'example_arm_model.yaml')
     q = random_q(model, np.random.default_rng(9), algorithms.CHUNK + 17)
     idx = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, algorithms.CHUNK - 1, algorithms.CHUNK, len(q) - 1]
-    tau, energy = model._kin.batch(q, ('gravity', 'energy'))
+    tau, energy = model._kin.evaluate(q, ('gravity', 'energy'))
     for i in idx:
-        alone = model._kin.batch(q[i:i + 1], ('gravity', 'energy'))
+        alone = model._kin.evaluate(q[i:i + 1], ('gravity', 'energy'))
         np.testing.assert_array_equal(tau[i], alone[0][0])
         assert energy[i] == alone[1][0]
 
@@ -105,6 +107,53 @@ def test_poses_and_gravity_in_one_pass_equal_the_separate_calls(seed):
         np.testing.assert_array_equal(tau, model.gravity_generalized_forces(q))
         np.testing.assert_array_equal(energy, model.potential_energy(q))
     assert isinstance(model.poses_gravity_and_energy(q[0])[2], float)
+
+
+@pytest.mark.parametrize('seed', SEEDS[:2])
+def test_out_buffers_get_the_bits_of_new_results_and_are_returned(seed):
+    from transmission_bridge.kinematics import algorithms
+    model = random_model(seed)
+    rng = np.random.default_rng(seed)
+    nb, nq = len(model.body_names), model.num_positions
+    for lead in ((), (3,), (2, algorithms.CHUNK + 5)):     # one, a batch, chunks of a batch
+        poses = np.full(lead + (nb, 4, 4), np.nan)      # stale contents must be overwritten
+        tau = np.full(lead + (nq,), np.nan)
+        energy = np.full(lead, np.nan)
+        for _ in range(2):                              # the same buffers again, new q
+            q = rng.uniform(-2.0, 2.0, lead + (nq,))
+            fresh = model.poses_gravity_and_energy(q)
+            got = model.poses_gravity_and_energy(q, out=(poses, tau, energy))
+            assert got[0] is poses and got[1] is tau and got[2] is energy
+            for a, b in zip(got, fresh):
+                np.testing.assert_array_equal(a, b)
+            assert model.poses_and_gravity(q, out=(poses, tau))[1] is tau
+            np.testing.assert_array_equal(tau, fresh[1])
+            assert model.body_poses(q, out=poses) is poses
+            assert model.gravity_generalized_forces(q, out=tau) is tau
+            np.testing.assert_array_equal(poses, fresh[0])
+            np.testing.assert_array_equal(tau, fresh[1])
+
+
+def test_unusable_out_buffers_are_refused_by_name_and_left_untouched():
+    from transmission_bridge.kinematics import ModelError
+    model = random_model(SEEDS[0])
+    nb, nq = len(model.body_names), model.num_positions
+    q = np.zeros((4, nq))
+    poses, tau = np.full((4, nb, 4, 4), 7.0), np.full((4, nq), 7.0)
+    cases = [((poses,), 'must hold 2 arrays'),
+             ((poses, np.full((3, nq), 7.0)), f'out for gravity must be a float64 array '
+              f'of shape (4, {nq})'),
+             ((poses, tau.astype(np.float32)), 'float32'),
+             ((poses, [[7.0] * nq] * 4), 'got list'),
+             ((poses, np.full((nq, 4), 7.0).T), 'C-contiguous'),
+             ((poses[::-1], tau), 'out for poses must be C-contiguous')]
+    for out, message in cases:
+        with pytest.raises(ModelError, match=re.escape(message)):
+            model.poses_and_gravity(q, out=out)
+    in_place = np.zeros((4, nq))                    # tau_g written over q as it is read
+    with pytest.raises(ModelError, match='must not overlap q'):
+        model.poses_and_gravity(in_place, out=(poses, in_place))
+    assert (poses == 7.0).all() and (tau == 7.0).all()
 
 
 def test_models_without_movable_joints_in_one_call_and_in_batch():

@@ -41,6 +41,7 @@ import threading
 
 import numpy as np
 
+from .errors import ModelError
 from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
@@ -157,34 +158,6 @@ class ChainKinematics:
         self.__dict__.update(state)
         self._local = threading.local()
 
-    def _framed(self, q):
-        """Return this thread's workspace holding the frames of ``q``."""
-        ws = self.workspace()
-        ws.frames(q)
-        return ws
-
-    def gravity_one(self, q):
-        """Return ``tau_g`` (nq,) for one configuration."""
-        return self._framed(q).gravity_energy()[0].copy()
-
-    def poses_and_gravity_one(self, q):
-        """Return ``(X_WB (nb, 4, 4), tau_g (nq,))`` from one kinematics pass."""
-        return self.poses_gravity_energy_one(q)[:2]
-
-    def poses_gravity_energy_one(self, q):
-        """Return ``(X_WB (nb, 4, 4), tau_g (nq,), V)`` from one kinematics pass."""
-        ws = self._framed(q)
-        tau, energy = ws.gravity_energy()
-        return ws.poses().copy(), tau.copy(), energy
-
-    def energy_one(self, q):
-        """Return ``V`` for one configuration."""
-        return self._framed(q).gravity_energy()[1]
-
-    def homogeneous_one(self, q):
-        """Return ``X_WB`` of every body, (nb, 4, 4)."""
-        return self._framed(q).poses().copy()
-
     def jacobian_one(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (6, nq)."""
         XT = self.workspace().frames(q)
@@ -232,76 +205,77 @@ class ChainKinematics:
             F[i, 3] += F[par, 3]
         return F
 
-    def _pass_batch(self, q, out, what):
+    def _pass_batch(self, q, dest):
         """
-        Fill ``out`` (N, width) with the outputs named in ``what``, from one frames pass.
+        Write the outputs keyed in ``dest`` for the chunk ``q`` (n, nq), from one frames pass.
 
-        Columns, in this order and only those asked: ``'poses'`` (nb * 16, each X_WB
-        row-major), ``'gravity'`` (nq), ``'energy'`` (1). Gravity and energy are the
-        one-configuration path's constant matrices applied to every configuration at once.
+        ``dest`` maps ``'poses'`` to (n, nb * 16) (each X_WB row-major), ``'gravity'`` to
+        (n, nq) and ``'energy'`` to (n, 1). Gravity and energy are the one-configuration
+        path's constant matrices applied to every configuration at once.
         """
         F = self.frames_batch(q)
-        n, nb, nq, col = q.shape[0], self.nb, self.nq, 0
-        if 'poses' in what:
-            X = out[:, :16 * nb].reshape(n, nb, 4, 4)
+        n, nb, nq = q.shape[0], self.nb, self.nq
+        if 'poses' in dest:
+            X = dest['poses'].reshape(n, nb, 4, 4)
             X[:, :, :3, :] = F[:nb].transpose(3, 0, 2, 1)
             X[:, :, 3, :3] = 0.0
             X[:, :, 3, 3] = 1.0
-            col = 16 * nb
-        rows = F.reshape(4 * (nb + 1), 3 * n)           # row (i, j), column (r, N)
-        if 'gravity' not in what and 'energy' not in what:
+        if 'gravity' not in dest and 'energy' not in dest:
             return
+        rows = F.reshape(4 * (nb + 1), 3 * n)           # row (i, j), column (r, N)
         # einsum, not BLAS: a threaded gemm's rounding depends on the thread count and the
         # chunk size, and a fleet's workers must write the same bytes (test_fleet).
         wr = np.einsum('ck,kx->cx', self.frame_rows, rows).reshape(2 * nq + 1, 3, n)
-        if 'gravity' in what:
+        if 'gravity' in dest:
             u = np.einsum('krn,rs->ksn', wr[nq:2 * nq], self.cross_g)
             u += self.trMg[..., None]
             u *= wr[:nq]
-            out[:, col:col + nq] = u.sum(axis=1).T                   # w_k . u_k
-            col += nq
-        if 'energy' in what:
-            out[:, col] = -(wr[2 * nq] * self.gravity[:, None]).sum(axis=0)
+            dest['gravity'][:] = u.sum(axis=1).T                     # w_k . u_k
+        if 'energy' in dest:
+            dest['energy'][:, 0] = -(wr[2 * nq] * self.gravity[:, None]).sum(axis=0)
 
-    def batch(self, q, what):
+    def evaluate(self, q, what, out=None):
         """
-        Return the outputs named in ``what`` for q (..., nq): a tuple in that order.
+        Return the outputs named in ``what`` for q (nq,) or (..., nq): a tuple in that order.
 
-        ``what`` holds 'poses' (..., nb, 4, 4), 'gravity' (..., nq) and 'energy' (...);
-        all come from one poses pass, run in chunks of :data:`CHUNK` configurations.
+        ``what`` holds 'poses' (..., nb, 4, 4), 'gravity' (..., nq) and 'energy' (...),
+        all from one kinematics pass. One configuration runs in this thread's
+        :class:`OneConfiguration`; a batch runs batch-last in chunks of :data:`CHUNK`
+        configurations. ``out``, a tuple of one array per name (float64, C-contiguous,
+        writeable, exactly that shape, not overlapping ``q``), receives the results
+        instead of new arrays and is returned: a caller that evaluates batch after batch
+        reuses its buffers and the kernel zeroes no fresh pages.
         """
-        widths = {'poses': 16 * self.nb, 'gravity': self.nq, 'energy': 1}
-        order = [w for w in widths if w in what]
-        flat = q.reshape(int(np.prod(q.shape[:-1])), q.shape[-1])
-        out = np.empty((flat.shape[0], sum(widths[w] for w in order)))
-        for start in range(0, flat.shape[0], CHUNK):
-            self._pass_batch(flat[start:start + CHUNK], out[start:start + CHUNK], order)
-        lead, col, parts = q.shape[:-1], 0, {}
-        for w in order:
-            parts[w] = out[:, col:col + widths[w]]
-            col += widths[w]
+        if q.ndim == 1 and out is None:
+            return self._one(q, what)
+        lead = q.shape[:-1]
         shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
-        return tuple(parts[w].reshape(lead + shapes[w]) for w in what)
+        if out is not None:
+            out = _checked_out(out, q, [(w, lead + shapes[w]) for w in what])
+        if q.ndim == 1:
+            for o, value in zip(out, self._one(q, what)):
+                o[...] = value
+            return out
+        n = int(np.prod(lead))
+        if out is None:
+            out = tuple(np.empty(lead + shapes[w]) for w in what)
+        flat = q.reshape(n, q.shape[-1])
+        widths = {'poses': 16 * self.nb, 'gravity': self.nq, 'energy': 1}
+        whole = {w: o.reshape(n, widths[w]) for w, o in zip(what, out)}
+        for start in range(0, n, CHUNK):
+            self._pass_batch(flat[start:start + CHUNK],
+                             {w: d[start:start + CHUNK] for w, d in whole.items()})
+        return out
+
+    def _one(self, q, what):
+        """Return copies of the outputs named in ``what`` for one configuration."""
+        ws = self.workspace()
+        ws.frames(q)
+        tau, energy = ws.gravity_energy() if what != ('poses',) else (None, None)
+        values = {'poses': ws.poses(), 'gravity': tau, 'energy': energy}
+        return tuple([values[w] if w == 'energy' else values[w].copy() for w in what])
 
     # --- any shape ---------------------------------------------------------------
-    def homogeneous(self, q):
-        """Return ``X_WB`` of every body, (..., nb, 4, 4)."""
-        return self.homogeneous_one(q) if q.ndim == 1 else self.batch(q, ('poses',))[0]
-
-    def gravity_forces(self, q):
-        """Return ``tau_g = -dV/dq`` (..., nq)."""
-        return self.gravity_one(q) if q.ndim == 1 else self.batch(q, ('gravity',))[0]
-
-    def potential_energy(self, q):
-        """Return ``V = -sum m_i g . p_WBcm_i`` (...)."""
-        return self.energy_one(q) if q.ndim == 1 else self.batch(q, ('energy',))[0]
-
-    def poses_gravity_energy(self, q):
-        """Return ``(X_WB (..., nb, 4, 4), tau_g (..., nq), V (...))`` from one pass."""
-        if q.ndim == 1:
-            return self.poses_gravity_energy_one(q)
-        return self.batch(q, ('poses', 'gravity', 'energy'))
-
     def jacobian(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (..., 6, nq)."""
         if q.ndim == 1:
@@ -309,6 +283,25 @@ class ChainKinematics:
         flat = q.reshape(int(np.prod(q.shape[:-1])), q.shape[-1])
         out = np.array([self.jacobian_one(qi, body, point) for qi in flat])
         return out.reshape(q.shape[:-1] + (6, self.nq))
+
+
+def _checked_out(out, q, expected):
+    """Return ``out`` as a tuple after checking it against ``expected`` (name, shape) pairs."""
+    items = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if len(items) != len(expected):
+        raise ModelError(f'out must hold {len(expected)} arrays '
+                         f'({", ".join(w for w, _ in expected)}), got {len(items)}')
+    for o, (what, shape) in zip(items, expected):
+        if not isinstance(o, np.ndarray) or o.dtype != np.float64 or o.shape != shape:
+            got = (f'{o.dtype} array of shape {o.shape}' if isinstance(o, np.ndarray)
+                   else type(o).__name__)
+            raise ModelError(f'out for {what} must be a float64 array of shape {shape}, '
+                             f'got {got}')
+        if not o.flags.c_contiguous or not o.flags.writeable:
+            raise ModelError(f'out for {what} must be C-contiguous and writeable')
+        if np.may_share_memory(o, q):
+            raise ModelError(f'out for {what} must not overlap q')
+    return items
 
 
 def _skew(v):

@@ -125,9 +125,14 @@ class Model:
                              f'got shape {arr.shape}')
         return arr
 
-    def body_poses(self, q):
-        """Return ``X_WB`` of every body as one array, (..., nb, 4, 4), model order."""
-        return self._kin.homogeneous(self._q(q))
+    def body_poses(self, q, out=None):
+        """
+        Return ``X_WB`` of every body as one array, (..., nb, 4, 4), model order.
+
+        ``out``: an array of that shape to write into and return instead of a new one
+        (float64, C-contiguous): see :meth:`poses_and_gravity`.
+        """
+        return self._kin.evaluate(self._q(q), ('poses',), _one(out))[0]
 
     def forward_kinematics(self, q):
         """Return a dict body name -> ``X_WB`` (4x4; (N, 4, 4) for a batch q)."""
@@ -159,17 +164,19 @@ class Model:
         p = _checks.vector(point, 3, 'point')
         return self._kin.jacobian(self._q(q), self._index_of(body), p)
 
-    def poses_and_gravity(self, q):
+    def poses_and_gravity(self, q, out=None):
         """
         Return ``(X_WB of every body, tau_g)`` from one kinematics pass.
 
         Shapes (..., nb, 4, 4) and (..., nq): what :meth:`body_poses` and
         :meth:`gravity_generalized_forces` return, for the price of one of them.
+
+        ``out=(poses, tau_g)``: arrays of those shapes (float64, C-contiguous, not
+        overlapping ``q``) to write into and return instead of new ones. A loop over
+        batches that reuses them skips the kernel's zeroing of fresh pages, which is
+        most of the system time of a large batch (doc/performance.md).
         """
-        q = self._q(q)
-        if q.ndim == 1:
-            return self._kin.poses_and_gravity_one(q)
-        return self._kin.batch(q, ('poses', 'gravity'))
+        return self._kin.evaluate(self._q(q), ('poses', 'gravity'), out)
 
     def one_configuration(self):
         """
@@ -182,24 +189,33 @@ class Model:
         """
         return OneConfiguration(self._kin)
 
-    def poses_gravity_and_energy(self, q):
+    def poses_gravity_and_energy(self, q, out=None):
         """
         Return ``(X_WB of every body, tau_g, V)`` from one kinematics pass.
 
         What :meth:`poses_and_gravity` returns, plus :meth:`potential_energy` (a float for
-        one configuration, (...) for a batch) at almost no extra cost.
+        one configuration, (...) for a batch) at almost no extra cost. ``out=(poses,
+        tau_g, V)`` as in :meth:`poses_and_gravity` (``V`` then an array, 0-d for one
+        configuration).
         """
         q = self._q(q)
-        poses, tau_g, energy = self._kin.poses_gravity_energy(q)
+        if out is not None:
+            return self._kin.evaluate(q, ('poses', 'gravity', 'energy'), out)
+        poses, tau_g, energy = self._kin.evaluate(q, ('poses', 'gravity', 'energy'))
         return poses, tau_g, float(energy) if np.ndim(energy) == 0 else energy
 
-    def gravity_generalized_forces(self, q):
-        """Return ``tau_g = -dV/dq`` (Drake's sign): (nq,) or (N, nq). Hold with ``-tau_g``."""
-        return self._kin.gravity_forces(self._q(q))
+    def gravity_generalized_forces(self, q, out=None):
+        """
+        Return ``tau_g = -dV/dq`` (Drake's sign): (..., nq). Hold with ``-tau_g``.
+
+        ``out``: an array of that shape to write into and return instead of a new one
+        (float64, C-contiguous): see :meth:`poses_and_gravity`.
+        """
+        return self._kin.evaluate(self._q(q), ('gravity',), _one(out))[0]
 
     def potential_energy(self, q):
         """Return the gravitational potential energy (J), zero at the world origin's height."""
-        out = self._kin.potential_energy(self._q(q))
+        out = self._kin.evaluate(self._q(q), ('energy',))[0]
         return float(out) if np.ndim(out) == 0 else out
 
     def potential_energy_from_poses(self, poses):
@@ -368,3 +384,8 @@ def _check_tree(bodies):
                              'list parents first')
         seen.add(b.name)
         joints.add(b.joint.name)
+
+
+def _one(out):
+    """Return ``out`` of a one-output method as the tuple the kinematics takes."""
+    return None if out is None else (out,)
