@@ -115,6 +115,9 @@ class BridgeCore:
         self._spare, self._spare_values = _actuator_values(n)    # a lane's next state
         self._reported = np.zeros(n, dtype=bool)
         self._last_seen_ns = np.full(n, -1, dtype=np.int64)
+        # When the lane step last took every actuator at once (-1: not since the array
+        # above was settled); _settle_seen writes it in before the array is used.
+        self._seen_all_ns = -1
         self._owner = np.full(n, -1, dtype=np.intp)     # source id of the last writer
         self._source_ids = {}
         self._all_reported = False
@@ -131,6 +134,7 @@ class BridgeCore:
     def set_transmissions(self, tset):
         """Switch to ``tset``; values of actuators that keep their name are kept."""
         old = self._tset
+        self._settle_seen()
         if old is not None and old.actuator_names != tset.actuator_names:
             index = old.actuator_index
             keep = [index.get(name) for name in tset.actuator_names]
@@ -178,6 +182,7 @@ class BridgeCore:
         checked = self._input.check(names, (position, velocity, effort))
         if c.count(checked):
             return self._refuse(checked.reason)
+        self._settle_seen()
         cols, arrays, new_unknown = checked.cols, checked.arrays, checked.new_unknown
         sid = self._source_ids.setdefault(source, len(self._source_ids))
         if self._input.stamp_went_back(sid, stamp_ns):
@@ -253,6 +258,7 @@ class BridgeCore:
         if not math.isfinite(values.sum()) and np.isinf(values).any():
             return None
         self._values[:, lane.cols] = values
+        self._settle_seen()
         self._last_seen_ns[lane.cols] = now_ns
         self._accepted(lane, stamp_ns)
         if into is None or not lane.whole:
@@ -276,16 +282,24 @@ class BridgeCore:
         """
         if lane.fill is None or not lane.whole or lane.generation != self._generation:
             return None
-        fill, seen, counters = lane.fill, self._last_seen_ns, self.counters
-        is_open, swap_in, accepted = self._lane_open, self._swap_in, self._accepted
+        fill, sid, counters, source_ids = lane.fill, lane.sid, self.counters, self._source_ids
+        stamps, owned, swap_in = self._input.last_stamps, self._owned, self._swap_in
         write = self._tset.state_writer(state)
+        core = self
 
+        # _lane_open, _swap_in, then _accepted and the seen time, written out: each call
+        # saved here is one per message.
         def step(block, stamp_ns):
-            if not is_open(lane, stamp_ns) or not swap_in(block, fill):
+            last = stamps.get(sid)
+            if (lane.generation != core._generation or last is not None and stamp_ns < last
+                    or len(source_ids) > 1 and not owned(lane) or not swap_in(block, fill)):
                 return False
-            seen.fill(clock())
-            accepted(lane, stamp_ns)
-            write(self._flat)
+            core._seen_all_ns = clock()         # every actuator: settled when read
+            stamps[sid] = stamp_ns
+            counters.received += 1
+            counters.unknown_names += lane.num_unknown
+            core.last_result = _ACCEPTED
+            write(core._flat)
             counters.published += 1
             return True
         return step
@@ -294,10 +308,18 @@ class BridgeCore:
         """Return True if ``lane`` holds and may take ``stamp_ns`` (see :meth:`ingest_lane`)."""
         if lane.generation != self._generation or self._input.goes_back(lane.sid, stamp_ns):
             return False
-        if len(self._source_ids) > 1:
-            owners = self._owner[lane.cols]
-            return not ((owners >= 0) & (owners != lane.sid)).any()
-        return True
+        return len(self._source_ids) < 2 or self._owned(lane)
+
+    def _owned(self, lane):
+        """Return True if no other source wrote one of ``lane``'s actuators last."""
+        owners = self._owner[lane.cols]
+        return not ((owners >= 0) & (owners != lane.sid)).any()
+
+    def _settle_seen(self):
+        """Write the lane step's last seen time into every actuator's, before they are used."""
+        if self._seen_all_ns >= 0:
+            self._last_seen_ns.fill(self._seen_all_ns)
+            self._seen_all_ns = -1
 
     def _accepted(self, lane, stamp_ns):
         """Count and record a message a lane took."""
@@ -316,7 +338,7 @@ class BridgeCore:
         :meth:`ingest_lane`. (``x . 0`` would raise numpy's invalid-value warning on inf.)
         """
         spare = self._spare
-        block.take(fill, out=spare[:-1], mode='wrap')     # valid indices: no copy
+        block.take(fill, None, spare[:-1], 'wrap')     # valid indices: no scratch copy
         if not math.isfinite(spare.dot(spare)):
             return False
         self._spare, self._flat = self._flat, spare
@@ -365,6 +387,7 @@ class BridgeCore:
         self._all_reported = False
         self._values[:] = np.nan
         self._reported[:] = False
+        self._seen_all_ns = -1
         self._last_seen_ns[:] = -1
         self._owner[:] = -1
         self._input.forget_stamps()
@@ -376,6 +399,7 @@ class BridgeCore:
 
     def stale_actuators(self, now_ns, timeout_ns):
         """Names of actuators not heard from within ``timeout_ns`` before ``now_ns`` (or never)."""
+        self._settle_seen()
         old = (self._last_seen_ns < 0) | (now_ns - self._last_seen_ns > timeout_ns)
         return tuple(self._tset.actuator_names[i] for i in np.flatnonzero(old))
 

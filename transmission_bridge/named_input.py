@@ -71,7 +71,10 @@ class NamedInput:
         self._index = {n: i for i, n in enumerate(known_names)}
         self._layouts = {}
         self._unknown_seen = set()
-        self._last_stamp = {}
+        # source -> its last stamp (ns). One dict for the life of the input, shared by
+        # renamed() and cleared, never replaced, by forget_stamps(): a per-message caller
+        # (the bridge's lane step) may hold it.
+        self.last_stamps = {}
 
     def check(self, names, fields):
         """Check one message; ``fields`` are its value arrays (each empty or one per name)."""
@@ -138,26 +141,26 @@ class NamedInput:
 
     def goes_back(self, source, stamp_ns):
         """Return True if ``stamp_ns`` is older than ``source``'s last (records nothing)."""
-        last = self._last_stamp.get(source)
+        last = self.last_stamps.get(source)
         return last is not None and stamp_ns < last
 
     def record_stamp(self, source, stamp_ns):
         """Record ``stamp_ns`` for ``source`` (the caller has checked it does not go back)."""
-        self._last_stamp[source] = stamp_ns
+        self.last_stamps[source] = stamp_ns
 
     def renamed(self, known_names):
         """Return a checker for other known names that keeps the stamps and warnings so far."""
         new = NamedInput(known_names)
-        new._last_stamp = self._last_stamp
+        new.last_stamps = self.last_stamps
         new._unknown_seen = self._unknown_seen
         return new
 
     def stamp_went_back(self, source, stamp_ns):
         """Record ``stamp_ns`` for ``source``; return True if it is older than the last one."""
-        last = self._last_stamp.get(source)
-        self._last_stamp[source] = stamp_ns
+        last = self.last_stamps.get(source)
+        self.last_stamps[source] = stamp_ns
         return last is not None and stamp_ns < last
 
     def forget_stamps(self):
         """Forget every source's last stamp."""
-        self._last_stamp.clear()
+        self.last_stamps.clear()

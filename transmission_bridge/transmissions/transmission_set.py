@@ -127,13 +127,15 @@ class _StateMap:
         minus_b = None if damping is None else -np.asarray(damping, dtype=float)
         multiply, add = np.multiply, np.add
 
+        # Outputs passed by position (no keyword to parse) and take in 'wrap' mode: the
+        # indices are valid, and in its default mode take first copies into a scratch array.
         def write(flat):
-            flat.take(index, out=terms)
-            multiply(terms, coef, out=terms)
-            add(first, second, out=out)
+            flat.take(index, None, terms, 'wrap')
+            multiply(terms, coef, terms)
+            add(first, second, out)
             if minus_b is not None:
-                multiply(velocity, minus_b, out=loss)
-            add(out, third, out=out)
+                multiply(velocity, minus_b, loss)
+            add(out, third, out)
         return write
 
 
