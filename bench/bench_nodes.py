@@ -2,9 +2,9 @@
 What one input message costs inside each node, fast path against typed path, same run.
 
 Real nodes built in this process (real rclpy, real publishers, not spun): the time is the
-node's whole handling of one serialised message, from the bytes a raw subscription hands
-over to the publish call returning (decode or layout check, checks and counters, stale
-bookkeeping, the maps, the output and its publish). ``fast_path`` on (bytes in, byte
+node's whole handling of one serialised message: its subscription's callback, called with
+the bytes as the executor calls it, until it returns (the input budget, decode or layout
+check, checks and counters, stale bookkeeping, the maps, the outputs and their publish). ``fast_path`` on (bytes in, byte
 templates out) and off (decode to a message object, build message objects: the path every
 message took before). The floor is a raw relay's work: publish the received bytes as they
 are. The bridge runs the bench's 24- and 200-actuator robots; the kinematics node the
@@ -62,6 +62,13 @@ def _node(cls, context, tag, params, fast):
                + [Parameter('fast_path', value=fast)])
 
 
+def _callback(node, topic):
+    """Return what the executor calls for a message on the node's ``topic`` subscription."""
+    subs = [s for s in node.subscriptions if s.topic_name == f'{node.get_namespace()}/{topic}']
+    assert len(subs) == 1, [s.topic_name for s in node.subscriptions]
+    return subs[0].callback
+
+
 def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -73,41 +80,34 @@ def main(argv=None):
     from transmission_bridge.bridge_node import TransmissionBridge
     from transmission_bridge.kinematics import load_model
     from transmission_bridge.kinematics_node import KinematicsNode, OUTPUTS
+    from sensor_msgs.msg import JointState
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'warn'], domain_id=231)
     work = pathlib.Path(tempfile.mkdtemp(prefix='bench_nodes_'))
     rows = []
     needed = 52 + 2 * args.number           # warm-up, then every round's; never replayed
 
-    def measure(what, nodes, handle, publish_of, messages):
+    def measure(what, nodes, topic, messages):
         """Time fast and typed node side by side (alternating rounds), and the raw floor."""
-        times = {}
+        callbacks = {fast: _callback(node, topic) for fast, node in nodes.items()}
         for fast in (True, False):          # warm up: learn layouts, fill caches
             for data in messages[:50]:
-                for pub, out in publish_of(nodes[fast], handle(nodes[fast], data)):
-                    pub.publish(out)
-        cursor = {True: 50, False: 50}
-        silent = {True: 0, False: 0}        # messages that published nothing
-
-        def run(fast):
-            node = nodes[fast]
-
-            def one():
-                k = cursor[fast] = cursor[fast] + 1
-                outs = publish_of(node, handle(node, messages[k]))
-                silent[fast] += not outs
-                for pub, out in outs:
-                    pub.publish(out)
-            return one
-        floor_pub = publish_of(nodes[True], handle(nodes[True], messages[0]))[0][0]
+                callbacks[fast](data)
+        published = {fast: node._core.counters.published for fast, node in nodes.items()}
+        times, cursor = {}, {True: iter(messages[50:]), False: iter(messages[50:])}
         # Many short rounds, the two paths alternating (and which goes first): the VM's
         # slow spells last seconds, so each pair of rounds shares its conditions.
         for r in range(ROUNDS):
             for fast in ((True, False) if r % 2 else (False, True)):
+                callback, stream = callbacks[fast], cursor[fast]
                 times.setdefault(fast, []).append(
-                    per_call(run(fast), args.number // ROUNDS, repeat=1))
-        if any(silent.values()):
-            sys.exit(f'{what}: {silent} messages published nothing; the figures would be wrong')
+                    per_call(lambda: callback(next(stream)), args.number // ROUNDS, repeat=1))
+        for fast, node in nodes.items():
+            handled = node._core.counters.published - published[fast]
+            if handled != args.number // ROUNDS * ROUNDS:
+                sys.exit(f'{what}: {handled} of {args.number} messages published; '
+                         'the figures would be wrong')
+        floor_pub = nodes[True].create_publisher(JointState, 'bench_floor', 10)
         data = messages[1]
         floor = min(per_call(lambda: floor_pub.publish(data), args.number // ROUNDS, repeat=1)
                     for _ in range(ROUNDS))
@@ -117,17 +117,12 @@ def main(argv=None):
                      'typed/fast': ratio, 'raw_relay_us': floor * 1e6,
                      'fast/raw_relay': t_fast / floor})
 
-    def one_output(node, out):
-        return [] if out is None else [(node._joint_pub, out)]
-
     for count, ts in ((24, transmissions_24()), (200, transmissions_n(200))):
         path = write_transmissions(ts, work / f'bench{count}.yaml')
         nodes = {fast: _node(TransmissionBridge, context, f'b{count}',
                              {'transmissions_file': str(path)}, fast) for fast in (True, False)}
-        measure(f'bridge, {count} actuators', nodes,
-                lambda node, data: one_output(node, node._actuator_state('actuator_states',
-                                                                         data)),
-                lambda node, outs: outs, _messages(ts.actuator_names, needed, count))
+        measure(f'bridge, {count} actuators', nodes, 'actuator_states',
+                _messages(ts.actuator_names, needed, count))
 
     model_file = ROOT / 'config' / 'example_arm_model.yaml'
     joints = load_model(model_file).joint_names
@@ -138,8 +133,7 @@ def main(argv=None):
         tag = 'k' + label.split()[0]
         nodes = {fast: _node(KinematicsNode, context, tag, params, fast)
                  for fast in (True, False)}
-        measure(f'kinematics, example arm, {label}', nodes,
-                lambda node, data: node._joint_states(data), lambda node, outs: list(outs),
+        measure(f'kinematics, example arm, {label}', nodes, 'joint_states',
                 _messages(joints, needed, 7))
     report('nodes', rows, ['what', 'fast_us', 'typed_us', 'typed/fast', 'raw_relay_us',
                            'fast/raw_relay'])
