@@ -255,7 +255,7 @@ class KinematicsCore:
             self._posed = invert(poses[self._base_index]) @ poses
         holding_torques(tau_g, holding)
         if passive is not None:
-            np.multiply(self._damping, v, out=passive)
+            np.multiply(self._damping, v, passive)
             passive += holding
         return energy
 

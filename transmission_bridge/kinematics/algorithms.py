@@ -350,12 +350,13 @@ class OneConfiguration:
         """Return ``X_WB^T`` of every body, (nb + 1, 4, 4), world (identity) last."""
         kin = self._kin
         self.q[:] = q
-        np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, out=self._args)
-        np.sin(self._sin, out=self._sin)
-        np.square(self._half, out=self._half)
-        np.matmul(self._c_rows, kin.HT, out=self._L_rows)
+        # Outputs by position: a keyword costs its parsing on every call.
+        np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, self._args)
+        np.sin(self._sin, self._sin)
+        np.square(self._half, self._half)
+        np.matmul(self._c_rows, kin.HT, self._L_rows)
         for parent_to_body_dot, world_to_parent, out in self._steps:
-            parent_to_body_dot(world_to_parent, out=out)
+            parent_to_body_dot(world_to_parent, out)
         return self.XT
 
     def poses(self):
@@ -365,16 +366,16 @@ class OneConfiguration:
     def gravity_energy(self):
         """Return ``(tau_g, V)`` of the frames: one product with the frame rows."""
         kin = self._kin
-        kin.frame_rows.dot(self._rows_in, out=self._wr)
-        u = self._r.dot(kin.cross_g, out=self._u)
+        kin.frame_rows.dot(self._rows_in, self._wr)
+        u = self._r.dot(kin.cross_g, self._u)
         u += kin.trMg
         u *= self._w
-        np.add.reduce(u, axis=1, out=self.tau)                  # w_k . u_k
+        np.add.reduce(u, 1, None, self.tau)                     # w_k . u_k
         return self.tau, -float(self._moment.dot(kin.gravity))
 
     def pose_rows(self, out):
         """Write ``x, y, z, qx, qy, qz, qw`` of every body's world pose into ``out`` (nb, 7)."""
-        terms = self._bodies16.dot(POSE_TABLE_TRANSPOSED, out=self._pose_terms)
+        terms = self._bodies16.dot(POSE_TABLE_TRANSPOSED, self._pose_terms)
         out[:, :3] = terms[:, :3]
         pick_quaternions(terms, 3, out[:, 3:], self._starts)
         return out
