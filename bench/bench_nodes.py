@@ -6,9 +6,10 @@ node's whole handling of one serialised message: its subscription's callback, ca
 the bytes as the executor calls it, until it returns (the input budget, decode or layout
 check, checks and counters, stale bookkeeping, the maps, the outputs and their publish).
 ``fast_path`` on (bytes in, byte templates out) and off (decode to a message object, build
-message objects: the path every message took before). The floor is a raw relay's work: publish the received bytes as they
-are. The bridge runs the bench's 24- and 200-actuator robots; the kinematics node the
-example arm (7 joints, 10 bodies) with every output on, and with only the torques.
+message objects: the path every message took before). The floor is a raw relay's work:
+publish the received bytes as they are. The bridge runs the bench's 24- and 200-actuator
+robots; the kinematics node the example arm (7 joints, 10 bodies) with every output on,
+and with only the torques.
 The two paths alternate in short rounds: each time is the fastest round's (the VM's
 neighbours slow whole rounds down), ``typed/fast`` the median of the rounds' ratios.
 """
