@@ -86,7 +86,7 @@ def main(argv=None):
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'warn'], domain_id=231)
     work = pathlib.Path(tempfile.mkdtemp(prefix='bench_nodes_'))
     rows = []
-    needed = 52 + 2 * args.number           # warm-up, then every round's; never replayed
+    needed = 50 + args.number               # warm-up, then every round's; never replayed
 
     def measure(what, nodes, topic, messages):
         """Time fast and typed node side by side (alternating rounds), and the raw floor."""

@@ -58,3 +58,28 @@ def transform(value, what):
                          f'last row 0 0 0 1)')
     arr.flags.writeable = False
     return arr
+
+
+def out_arrays(out, q, expected):
+    """
+    Return ``out`` as a tuple of arrays to write results into, checked against ``expected``.
+
+    ``expected`` lists ``(name, shape)`` per output. Each array must be float64 of exactly
+    that shape, C-contiguous, writeable and not overlapping ``q``; else ModelError names
+    the output and what is wrong, and nothing has been written.
+    """
+    items = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if len(items) != len(expected):
+        raise ModelError(f'out must hold {len(expected)} arrays '
+                         f'({", ".join(w for w, _ in expected)}), got {len(items)}')
+    for o, (what, shape) in zip(items, expected):
+        if not isinstance(o, np.ndarray) or o.dtype != np.float64 or o.shape != shape:
+            got = (f'{o.dtype} array of shape {o.shape}' if isinstance(o, np.ndarray)
+                   else type(o).__name__)
+            raise ModelError(f'out for {what} must be a float64 array of shape {shape}, '
+                             f'got {got}')
+        if not o.flags.c_contiguous or not o.flags.writeable:
+            raise ModelError(f'out for {what} must be C-contiguous and writeable')
+        if np.may_share_memory(o, q):
+            raise ModelError(f'out for {what} must not overlap q')
+    return items

@@ -41,7 +41,7 @@ import threading
 
 import numpy as np
 
-from .errors import ModelError
+from . import _checks
 from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
@@ -246,15 +246,16 @@ class ChainKinematics:
         instead of new arrays and is returned: a caller that evaluates batch after batch
         reuses its buffers and the kernel zeroes no fresh pages.
         """
-        if q.ndim == 1 and out is None:
-            return self._one(q, what)
         lead = q.shape[:-1]
         shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
         if out is not None:
-            out = _checked_out(out, q, [(w, lead + shapes[w]) for w in what])
+            out = _checks.out_arrays(out, q, [(w, lead + shapes[w]) for w in what])
         if q.ndim == 1:
-            for o, value in zip(out, self._one(q, what)):
-                o[...] = value
+            values = self._one(q, what)
+            if out is None:                 # copies: the views change with the next call
+                return tuple([v if w == 'energy' else v.copy() for w, v in zip(what, values)])
+            for o, v in zip(out, values):
+                o[...] = v
             return out
         n = int(np.prod(lead))
         if out is None:
@@ -268,12 +269,12 @@ class ChainKinematics:
         return out
 
     def _one(self, q, what):
-        """Return copies of the outputs named in ``what`` for one configuration."""
+        """Return the outputs named in ``what`` for one configuration: this thread's views."""
         ws = self.workspace()
         ws.frames(q)
         tau, energy = ws.gravity_energy() if what != ('poses',) else (None, None)
         values = {'poses': ws.poses(), 'gravity': tau, 'energy': energy}
-        return tuple([values[w] if w == 'energy' else values[w].copy() for w in what])
+        return [values[w] for w in what]
 
     # --- any shape ---------------------------------------------------------------
     def jacobian(self, q, body, point):
@@ -283,25 +284,6 @@ class ChainKinematics:
         flat = q.reshape(int(np.prod(q.shape[:-1])), q.shape[-1])
         out = np.array([self.jacobian_one(qi, body, point) for qi in flat])
         return out.reshape(q.shape[:-1] + (6, self.nq))
-
-
-def _checked_out(out, q, expected):
-    """Return ``out`` as a tuple after checking it against ``expected`` (name, shape) pairs."""
-    items = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    if len(items) != len(expected):
-        raise ModelError(f'out must hold {len(expected)} arrays '
-                         f'({", ".join(w for w, _ in expected)}), got {len(items)}')
-    for o, (what, shape) in zip(items, expected):
-        if not isinstance(o, np.ndarray) or o.dtype != np.float64 or o.shape != shape:
-            got = (f'{o.dtype} array of shape {o.shape}' if isinstance(o, np.ndarray)
-                   else type(o).__name__)
-            raise ModelError(f'out for {what} must be a float64 array of shape {shape}, '
-                             f'got {got}')
-        if not o.flags.c_contiguous or not o.flags.writeable:
-            raise ModelError(f'out for {what} must be C-contiguous and writeable')
-        if np.may_share_memory(o, q):
-            raise ModelError(f'out for {what} must not overlap q')
-    return items
 
 
 def _skew(v):

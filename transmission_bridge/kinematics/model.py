@@ -132,7 +132,7 @@ class Model:
         ``out``: an array of that shape to write into and return instead of a new one
         (float64, C-contiguous): see :meth:`poses_and_gravity`.
         """
-        return self._kin.evaluate(self._q(q), ('poses',), _one(out))[0]
+        return self._kin.evaluate(self._q(q), ('poses',), _single_out(out))[0]
 
     def forward_kinematics(self, q):
         """Return a dict body name -> ``X_WB`` (4x4; (N, 4, 4) for a batch q)."""
@@ -198,11 +198,11 @@ class Model:
         tau_g, V)`` as in :meth:`poses_and_gravity` (``V`` then an array, 0-d for one
         configuration).
         """
-        q = self._q(q)
-        if out is not None:
-            return self._kin.evaluate(q, ('poses', 'gravity', 'energy'), out)
-        poses, tau_g, energy = self._kin.evaluate(q, ('poses', 'gravity', 'energy'))
-        return poses, tau_g, float(energy) if np.ndim(energy) == 0 else energy
+        poses, tau_g, energy = self._kin.evaluate(self._q(q), ('poses', 'gravity', 'energy'),
+                                                  out)
+        if out is None and np.ndim(energy) == 0:
+            energy = float(energy)
+        return poses, tau_g, energy
 
     def gravity_generalized_forces(self, q, out=None):
         """
@@ -211,7 +211,7 @@ class Model:
         ``out``: an array of that shape to write into and return instead of a new one
         (float64, C-contiguous): see :meth:`poses_and_gravity`.
         """
-        return self._kin.evaluate(self._q(q), ('gravity',), _one(out))[0]
+        return self._kin.evaluate(self._q(q), ('gravity',), _single_out(out))[0]
 
     def potential_energy(self, q):
         """Return the gravitational potential energy (J), zero at the world origin's height."""
@@ -386,6 +386,6 @@ def _check_tree(bodies):
         joints.add(b.joint.name)
 
 
-def _one(out):
+def _single_out(out):
     """Return ``out`` of a one-output method as the tuple the kinematics takes."""
     return None if out is None else (out,)
