@@ -1,5 +1,6 @@
 """Faults and reconfiguration under load, over real DDS."""
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -140,3 +141,56 @@ def test_ctrl_c_twice_still_exits_cleanly(tmp_path, module, args):
         time.sleep(0.005)
     assert node.stop() == 0, node.output()
     assert 'Traceback' not in node.output()
+
+
+STUCK_TEARDOWN = """
+import ctypes
+
+from transmission_bridge.kinematics_node import KinematicsNode
+from transmission_bridge.ros.node_main import exit_with, run_node
+
+
+class StuckTeardown(KinematicsNode):
+    def destroy_node(self):
+        # A C call that holds the GIL for a minute, as Fast DDS's hung delete_participant did.
+        ctypes.PyDLL(None).sleep(60)
+
+
+exit_with(run_node(StuckTeardown))
+"""
+
+
+def test_a_node_whose_teardown_hangs_still_exits_cleanly_and_says_why(tmp_path):
+    """
+    Fast DDS can hang in participant teardown (eProsima/Fast-DDS#6513), holding the GIL.
+
+    The node must still exit, with code 0, before launch's SIGINT-to-SIGTERM wait is over,
+    and say on stderr why it did not finish its teardown. Seen in CI: `ros2 launch` reported
+    the kinematics node 'failed to terminate' and then 'process has died'.
+    """
+    import time
+    from transmission_bridge.ros.node_main import TEARDOWN_TIMEOUT_S
+    (tmp_path / 'stuck_teardown.py').write_text(STUCK_TEARDOWN)
+    ns = unique_namespace('stuck')
+    node = NodeProcess('stuck_teardown',
+                       ['-p', f'model_file:={CONFIG / "example_arm_model.yaml"}',
+                        '-r', f'__ns:={ns}'], tmp_path / 'node.log',
+                       env={'PYTHONPATH': os.pathsep.join(
+                           filter(None, [str(tmp_path), os.environ.get('PYTHONPATH')]))})
+    graph = Graph(ns)
+    try:
+        assert graph.spin_until(lambda: graph.node.count_publishers('/rosout') > 1, 20)
+    finally:
+        graph.close()
+    began = time.monotonic()
+    # Beyond the deadline, so a node that waited out its minute-long teardown is killed and
+    # fails the code check (-9); launch itself would escalate to SIGTERM after 5 s.
+    code = node.stop(timeout=TEARDOWN_TIMEOUT_S + 10)
+    waited = time.monotonic() - began
+    out = node.output()
+    assert code == 0, out
+    logger = ns.strip('/') + '.kinematics'
+    assert (f'[WARN] [{logger}]: ROS middleware teardown still running after '
+            f'{TEARDOWN_TIMEOUT_S:g} s') in out, out
+    assert 'Traceback' not in out
+    assert waited >= TEARDOWN_TIMEOUT_S, waited     # it did wait for the teardown first

@@ -1,6 +1,5 @@
 """One ``main`` for every node: clean exit on Ctrl-C, SIGTERM and external shutdown."""
 
-import faulthandler
 import os
 import signal
 import sys
@@ -9,15 +8,18 @@ import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
+from .exit_deadline import exit_deadline
+
 # How often the spin loop looks at the stop flag, s. Signals only set the flag; the context
 # is shut down here, after spin_once returned, never under a running wait set.
 _POLL = 0.1
-# Once stopped, a node that has not torn down its DDS participant within this many seconds
-# exits anyway (code 1): Fast DDS 2.14 can busy-wait for ever in delete_participant while a
-# discovery callback is in flight (seen once under a 1 kHz chain benchmark; the issue is
-# eProsima/Fast-DDS#6513). The watchdog is faulthandler's C thread: the stuck call holds
-# the GIL, so no Python thread could run.
-TEARDOWN_TIMEOUT_S = 10.0
+# Once stopped, a node whose teardown has not finished within this many seconds exits anyway,
+# with the exit code it was going to return, after one warning line on stderr. Fast DDS 2.14
+# can busy-wait for ever in delete_participant while a discovery callback is in flight
+# (eProsima/Fast-DDS#6513; seen here twice: under a 1 kHz chain benchmark, and in CI when
+# `ros2 launch` stopped the kinematics node). 3 s stays inside the 5 s launch waits between
+# SIGINT and SIGTERM (sigint_timeout), so launch still reports a clean finish.
+TEARDOWN_TIMEOUT_S = 3.0
 
 
 # rclpy's EventsExecutor (Jazzy, experimental) dispatches each message without rebuilding a
@@ -79,16 +81,16 @@ def run_node(node_class, args=None, executor_class=default_executor):
         pass
     finally:
         ignore_stop_signals()
-        with open(os.devnull, 'w') as sink:
-            faulthandler.dump_traceback_later(TEARDOWN_TIMEOUT_S, exit=True, file=sink)
-            try:
-                if executor is not None:
-                    executor.shutdown()
-                if node is not None:
-                    node.destroy_node()
-                rclpy.try_shutdown()
-            finally:
-                faulthandler.cancel_dump_traceback_later()
+        name = (node.get_logger().name if node is not None
+                else getattr(node_class, 'NODE_NAME', 'node'))
+        with exit_deadline(TEARDOWN_TIMEOUT_S, code, f'[WARN] [{name}]: ROS middleware '
+                           f'teardown still running after {TEARDOWN_TIMEOUT_S:g} s '
+                           '(eProsima/Fast-DDS#6513); exiting without it. errno'):
+            if executor is not None:
+                executor.shutdown()
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()
     return code
 
 
