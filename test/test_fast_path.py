@@ -245,7 +245,7 @@ def test_kinematics_outputs_fast_equal_typed(context, base):
         return Parameter(f'joints.{joints[rng.integers(len(joints))]}.damping',
                          value=float(rng.uniform(0, 2)))
     _run((fast, typed), with_resets(_stream(rng, {'joint_states': names})),
-         lambda node, topic, data: node._joint_states(data), change, tally)
+         lambda node, topic, data: list(node._joint_states(data)), change, tally)
     assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
     if base != 'world':
         assert fast._core.counters.unknown_names > MESSAGES / 2

@@ -358,29 +358,32 @@ class KinematicsNode(ConfigurableNode):
         return relay
 
     def _send(self, t, due, stamp_bytes, potential_energy):
-        """Return the due outputs as bytes: ``t`` holds the joint-space values already."""
+        """
+        Yield the due outputs as ``(publisher, bytes)``: ``t`` holds the joint-space values.
+
+        A generator, so that the subscription publishes the torques before the poses are
+        even computed: the torques are what a 1 kHz controller waits for.
+        """
         gravity, passive, poses, tips, energy = due
-        sent = []
         if gravity:
             t.gravity.set_stamp(stamp_bytes)
-            sent.append((self._gravity_pub, t.gravity.to_bytes()))
+            yield self._gravity_pub, t.gravity.to_bytes()
         if passive:
             t.passive.set_stamp(stamp_bytes)
-            sent.append((self._passive_pub, t.passive.to_bytes()))
+            yield self._passive_pub, t.passive.to_bytes()
         if poses or (tips and self._tips):
             self._core.pose_rows(t.poses.values)
         if poses:
             t.poses.set_stamp(stamp_bytes)
-            sent.append((self._poses_pub, t.poses.to_bytes()))
+            yield self._poses_pub, t.poses.to_bytes()
         if tips:
             for (_, i), pub, tip in zip(self._tips, self._tip_pubs, t.tips):
                 tip.set_stamp(stamp_bytes)
                 tip.values[:] = t.poses.values[i]
-                sent.append((pub, tip.to_bytes()))
+                yield pub, tip.to_bytes()
         if energy:
             t.energy.values[0] = potential_energy
-            sent.append((self._energy_pub, t.energy.to_bytes()))
-        return sent
+            yield self._energy_pub, t.energy.to_bytes()
 
     def _outputs_for(self, model):
         """Output messages, allocated once per model and refilled for every input."""
