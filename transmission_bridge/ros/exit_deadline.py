@@ -108,4 +108,3 @@ def exit_deadline(seconds, code, message):
         yield
     finally:
         timers.cancel()
-        del keep

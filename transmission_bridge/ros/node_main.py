@@ -80,18 +80,29 @@ def run_node(node_class, args=None, executor_class=default_executor):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        ignore_stop_signals()
-        name = (node.get_logger().name if node is not None
-                else getattr(node_class, 'NODE_NAME', 'node'))
-        with exit_deadline(TEARDOWN_TIMEOUT_S, code, f'[WARN] [{name}]: ROS middleware '
-                           f'teardown still running after {TEARDOWN_TIMEOUT_S:g} s '
-                           '(eProsima/Fast-DDS#6513); exiting without it. errno'):
-            if executor is not None:
-                executor.shutdown()
-            if node is not None:
-                node.destroy_node()
-            rclpy.try_shutdown()
+        shut_down(node, executor, code, getattr(node_class, 'NODE_NAME', 'node'))
     return code
+
+
+def shut_down(node, executor=None, code=0, name='node'):
+    """
+    Stop ROS in this process: the executor, ``node`` (either may be None), then rclpy.
+
+    Further SIGINT/SIGTERM are ignored. If this has not finished within
+    :data:`TEARDOWN_TIMEOUT_S`, the process prints one warning line and exits with ``code``,
+    the exit code it was going to return (``name`` names the node when there is none).
+    """
+    ignore_stop_signals()
+    if node is not None:
+        name = node.get_logger().name
+    with exit_deadline(TEARDOWN_TIMEOUT_S, code, f'[WARN] [{name}]: ROS middleware teardown '
+                       f'still running after {TEARDOWN_TIMEOUT_S:g} s '
+                       '(eProsima/Fast-DDS#6513); exiting without it. errno'):
+        if executor is not None:
+            executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
 
 
 def ignore_stop_signals():

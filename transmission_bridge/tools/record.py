@@ -47,7 +47,7 @@ def main(argv=None):
     from rclpy.signals import SignalHandlerOptions
 
     from .ros_types import message_class
-    from ..ros.node_main import ignore_stop_signals
+    from ..ros.node_main import shut_down
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: stop.append(signum))
@@ -58,11 +58,13 @@ def main(argv=None):
     executor = rclpy.executors.SingleThreadedExecutor()
     executor.add_node(node)
     count = [0]
+    code = 1          # what the process returns if its ROS teardown outlasts the deadline
     try:
         types = _wait_for_types(node, topics, args.wait_timeout, stop)
         if types is None:
-            return cli.fail(PROG, 'interrupted before recording started; no output written',
+            code = cli.fail(PROG, 'interrupted before recording started; no output written',
                             130)
+            return code
         ts = io.typestore()
         with io.atomic_writer(args.out_bag, args.storage) as writer:
             for topic, msgtype in types.items():
@@ -82,15 +84,13 @@ def main(argv=None):
             while not stop and (end is None or time.monotonic() < end) and (
                     args.max_messages is None or count[0] < args.max_messages):
                 executor.spin_once(timeout_sec=0.05)
+        print(f'recorded {count[0]} messages to {args.out_bag}', flush=True)
+        code = 0
     except (BagError, LookupError) as exc:
-        return cli.fail(PROG, exc)
+        code = cli.fail(PROG, exc)
     finally:
-        ignore_stop_signals()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    print(f'recorded {count[0]} messages to {args.out_bag}', flush=True)
-    return 0
+        shut_down(node, executor, code)
+    return code
 
 
 def _wait_for_types(node, topics, timeout, stop):

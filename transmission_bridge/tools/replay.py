@@ -98,7 +98,7 @@ def _play(args, messages, classes, remap):
     from rosgraph_msgs.msg import Clock
 
     from ..ros.conversions import ns_to_stamp
-    from ..ros.node_main import ignore_stop_signals
+    from ..ros.node_main import shut_down
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: stop.append(signum))
@@ -110,14 +110,16 @@ def _play(args, messages, classes, remap):
                  if args.clock else None)
     progress = cli.Progress()
     played = 0
+    code = 1          # what the process returns if its ROS teardown outlasts the deadline
     try:
         if args.wait_for_subscribers:
             deadline = time.monotonic() + args.timeout
             while not stop and not all(p.get_subscription_count() for p in pubs.values()):
                 if time.monotonic() > deadline:
                     waiting = [t for t, p in pubs.items() if not p.get_subscription_count()]
-                    return cli.fail(PROG, f'no subscriber on {", ".join(waiting)} after '
+                    code = cli.fail(PROG, f'no subscriber on {", ".join(waiting)} after '
                                           f'{args.timeout} s')
+                    return code
                 time.sleep(0.02)
             # A publisher sees a subscriber before that subscriber has matched the
             # publisher; best-effort readers drop what arrives in between.
@@ -145,13 +147,12 @@ def _play(args, messages, classes, remap):
         progress.done()
         duration = time.monotonic() - began
         time.sleep(0.2)          # let the last messages leave before the publishers go
+        print(f'played {played} messages' + (f' in {loops} loops' if args.loop else '')
+              + f' in {duration:.3f} s', flush=True)
+        code = 0
     finally:
-        ignore_stop_signals()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    print(f'played {played} messages' + (f' in {loops} loops' if args.loop else '')
-          + f' in {duration:.3f} s')
-    return 0
+        shut_down(node, None, code)
+    return code
 
 
 def console():
