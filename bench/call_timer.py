@@ -1,12 +1,15 @@
-"""Time SetParameters and Trigger calls to the bridge from a process of their own (bench helper).
+"""Time SetParameters and Trigger calls to bridges from a process of their own (bench helper).
 
-Usage: call_timer.py NAMESPACE JOINT SECONDS
+Usage: call_timer.py JOINT SECONDS NAMESPACE [NAMESPACE ...]
 What ``ros2 param set`` and ``ros2 service call`` are: a separate process whose executor
 serves nothing but the calls. Every 0.2 s from 1.5 s on, until SECONDS are over, it sets
-``joints.JOINT.damping`` and calls ``~/calibrate_to_default_pose``, each waited for up to
-5 s, and prints one JSON line: the latencies in ms (``param_ms``, ``service_ms``) and the
-number of calls ``unanswered``. (In the process that also receives the 10 kHz joint_states,
-a reply waited behind those messages in the same executor: that measured the receiver.)
+``joints.JOINT.damping`` on the bridge in each NAMESPACE and calls its
+``~/calibrate_to_default_pose``, each waited for up to 5 s; the bridges take turns going
+first. It prints one JSON line, per namespace: the latencies in ms (``param_ms``,
+``service_ms``) and the number of calls ``unanswered``. ``make stress`` passes the flooded
+bridge and an idle one, so the idle one's figures are what a call costs on this machine under
+the same load, side by side. (In the process that also receives the 10 kHz joint_states, a
+reply waited behind those messages in the same executor: that measured the receiver.)
 """
 
 import json
@@ -26,18 +29,20 @@ ANSWER_S = 5.0
 
 def main():
     """Call until the time is up; print the latencies as JSON."""
-    ns, joint, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    joint, seconds, namespaces = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
     rclpy.init(args=[])
-    node = rclpy.create_node('call_timer', namespace=ns)
+    node = rclpy.create_node('call_timer')
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    set_client = node.create_client(SetParameters, 'transmission_bridge/set_parameters')
-    srv_client = node.create_client(Trigger, 'transmission_bridge/calibrate_to_default_pose')
+    clients = {ns: (node.create_client(SetParameters, f'{ns}/transmission_bridge/set_parameters'),
+                    node.create_client(Trigger,
+                                       f'{ns}/transmission_bridge/calibrate_to_default_pose'))
+               for ns in namespaces}
     begin = time.monotonic()
-    while not (set_client.service_is_ready() and srv_client.service_is_ready()) and \
+    while not all(c.service_is_ready() for pair in clients.values() for c in pair) and \
             time.monotonic() < begin + 20:
         executor.spin_once(timeout_sec=0.05)
-    result = {'param_ms': [], 'service_ms': [], 'unanswered': 0}
+    result = {ns: {'param_ms': [], 'service_ms': [], 'unanswered': 0} for ns in namespaces}
     end, next_call, k = begin + seconds, begin + START_S, 0
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=max(0.0, min(next_call - time.monotonic(), 0.05)))
@@ -45,17 +50,20 @@ def main():
             continue
         k += 1
         damping = Parameter(f'joints.{joint}.damping', value=0.1 * (k % 5)).to_parameter_msg()
-        for client, request, box in (
-                (set_client, SetParameters.Request(parameters=[damping]), 'param_ms'),
-                (srv_client, Trigger.Request(), 'service_ms')):
-            start = time.monotonic()
-            future = client.call_async(request)
-            executor.spin_until_future_complete(future, timeout_sec=ANSWER_S)
-            if future.done():
-                result[box].append((time.monotonic() - start) * 1e3)
-            else:
-                client.remove_pending_request(future)
-                result['unanswered'] += 1
+        turn = namespaces[k % len(namespaces):] + namespaces[:k % len(namespaces)]
+        for ns in turn:
+            set_client, srv_client = clients[ns]
+            for client, request, box in (
+                    (set_client, SetParameters.Request(parameters=[damping]), 'param_ms'),
+                    (srv_client, Trigger.Request(), 'service_ms')):
+                start = time.monotonic()
+                future = client.call_async(request)
+                executor.spin_until_future_complete(future, timeout_sec=ANSWER_S)
+                if future.done():
+                    result[ns][box].append((time.monotonic() - start) * 1e3)
+                else:
+                    client.remove_pending_request(future)
+                    result[ns]['unanswered'] += 1
         next_call = time.monotonic() + PERIOD_S
     print(json.dumps(result), flush=True)
     node.destroy_node()

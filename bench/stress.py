@@ -5,15 +5,17 @@ A load generator process publishes 24-actuator states at RATE (default 10 kHz) f
 (default 10) into the bridge; this process receives joint_states with a reliable
 subscription, and a third (``call_timer.py``, a caller's process as ``ros2 param set`` and
 ``ros2 service call`` are) sets a parameter and calls ``~/calibrate_to_default_pose`` every
-0.2 s during the burst, timing both.
+0.2 s during the burst, timing both. It makes the same calls to a second bridge, idle (no
+input), in the same run: what a call costs on these cores under the same load, so the
+flooded bridge's figures read against a floor measured side by side.
 The burst runs BURSTS times (default 3): the first ones warm DDS's buffer pools (how far one
 burst warms them varies from run to run), so memory is compared after the last two bursts
 (a leak grows again; a pool does not). Prints: messages sent / received / lost, how many
 the node dropped on purpose to stay responsive (``dropped_overload`` on /diagnostics), call
-latencies (p50, p95, p99, max), the node's memory before and after every burst, and whether it
-is still alive. Exit code 1 if the node died, a call took longer than MAX_CALL_S (1 s; a
-call not answered within 5 s counts as unanswered), or memory grew by more than 1 MB in
-the last burst.
+latencies (p50, p95, p99, max) for both bridges, the flooded node's memory before and after
+every burst, and whether it is still alive. Exit code 1 if the node died, a call took longer
+than MAX_CALL_S (1 s; a call not answered within 5 s counts as unanswered), or memory grew by
+more than 1 MB in the last burst.
 """
 
 import argparse
@@ -52,9 +54,11 @@ def main(argv=None):
     work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
     (cmd,), _, names = _setup(work)['bridge']
     ns = f'/stress_{os.getpid()}'
-    node = subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={ns}',
-                             '-r', f'/diagnostics:={ns}/diagnostics'],
-                            stdout=open(work / 'node.log', 'w'), stderr=subprocess.STDOUT)
+    node, idle = (subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={space}',
+                                    '-r', f'/diagnostics:={space}/diagnostics'],
+                                   stdout=open(work / f'{log}.log', 'w'),
+                                   stderr=subprocess.STDOUT)
+                  for space, log in ((ns, 'node'), (f'{ns}_idle', 'idle')))
     proc = psutil.Process(node.pid)
     rclpy.init(args=[])
     rx = rclpy.create_node('stress', namespace=ns)
@@ -83,16 +87,16 @@ def main(argv=None):
         gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
                                 f'{ns}/actuator_states', str(work / 'names.txt'), str(args.rate),
                                 str(args.seconds)], stdout=subprocess.PIPE, text=True)
-        caller = subprocess.Popen([sys.executable, str(HERE / 'call_timer.py'), ns, joint,
-                                   str(args.seconds + 1.0)], stdout=subprocess.PIPE, text=True)
+        caller = subprocess.Popen([sys.executable, str(HERE / 'call_timer.py'), joint,
+                                   str(args.seconds + 1.0), ns, f'{ns}_idle'],
+                                  stdout=subprocess.PIPE, text=True)
         while gen.poll() is None:
             executor.spin_once(timeout_sec=0.005)
         end = time.monotonic() + 2.0
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
         calls = json.loads(caller.communicate(timeout=60)[0])
-        return (int(gen.stdout.read() or 0), len(received), calls['param_ms'],
-                calls['service_ms'], calls['unanswered'])
+        return int(gen.stdout.read() or 0), len(received), calls[ns], calls[f'{ns}_idle']
 
     def dropped():
         end = time.monotonic() + 3.0         # the next /diagnostics (1 s period)
@@ -101,19 +105,25 @@ def main(argv=None):
             executor.spin_once(timeout_sec=0.05)
         return int(diagnostics.get('dropped_overload', -1))
 
-    sent = got = unanswered = 0
-    param_ms, service_ms, rss = [], [], []
+    sent = got = 0
+    calls = {key: {'param_ms': [], 'service_ms': [], 'unanswered': 0}
+             for key in ('flooded', 'idle')}
+    rss = []
     for _ in range(max(2, args.bursts)):
-        s1, g1, p1, v1, u1 = burst()
-        sent, got, unanswered = sent + s1, got + g1, unanswered + u1
-        param_ms, service_ms = param_ms + p1, service_ms + v1
+        s1, g1, *timed = burst()
+        sent, got = sent + s1, got + g1
+        for key, one in zip(calls, timed):
+            for field, value in one.items():
+                calls[key][field] += value
         rss.append(proc.memory_info().rss)
     rss_first = rss[-2]
     rss_after = proc.memory_info().rss
     node_dropped = dropped()
     alive = node.poll() is None
     node.send_signal(2)
+    idle.send_signal(2)
     code = node.wait(10)
+    idle.wait(10)
     rx.destroy_node()
     rclpy.shutdown()
     growth = (rss_after - rss_first) / 2 ** 20
@@ -124,12 +134,14 @@ def main(argv=None):
           'best-effort sensor-data input), of which the node dropped '
           f'{node_dropped} to stay responsive (dropped_overload)')
     slow = 0
-    for label, box in (('SetParameters', param_ms), ('Trigger service', service_ms)):
-        if box:
-            slow += sum(ms > MAX_CALL_S * 1e3 for ms in box)
-            print(f'{label} during the burst: {len(box)} calls, p50 {np.median(box):.1f} ms, '
-                  f'p95 {np.percentile(box, 95):.1f} ms, p99 {np.percentile(box, 99):.1f} ms, '
-                  f'max {max(box):.1f} ms')
+    for label, field in (('SetParameters', 'param_ms'), ('Trigger service', 'service_ms')):
+        for key, box in ((key, calls[key][field]) for key in calls):
+            if box:
+                slow += sum(ms > MAX_CALL_S * 1e3 for ms in box)
+                print(f'{label} during the burst, {key} bridge: {len(box)} calls, '
+                      f'p50 {np.median(box):.1f} ms, p95 {np.percentile(box, 95):.1f} ms, '
+                      f'p99 {np.percentile(box, 99):.1f} ms, max {max(box):.1f} ms')
+    unanswered = sum(one['unanswered'] for one in calls.values())
     print(f'unanswered calls (5 s): {unanswered}; calls over {MAX_CALL_S:.0f} s: {slow}')
     print(f'node memory: {rss_before / 2 ** 20:.1f} MB before, after each burst '
           + ', '.join(f'{r / 2 ** 20:.1f}' for r in rss)
