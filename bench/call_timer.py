@@ -6,9 +6,10 @@ serves nothing but the calls. Every 0.2 s from 1.5 s on, until SECONDS are over,
 ``joints.JOINT.damping`` on the bridge in each NAMESPACE and calls its
 ``~/calibrate_to_default_pose``, each waited for up to 5 s; the bridges take turns going
 first. It prints one JSON line, per namespace: the latencies in ms (``param_ms``,
-``service_ms``) and the number of calls ``unanswered``. ``make stress`` passes the flooded
-bridge and an idle one, so the idle one's figures are what a call costs on this machine under
-the same load, side by side. (In the process that also receives the 10 kHz joint_states, a
+``service_ms``), the number of calls ``unanswered`` and of those answered but ``refused``
+(each refusal's reason goes to stderr). ``make stress`` passes the flooded bridge and an idle
+one, so the idle one's figures are what a call costs on this machine under the same load,
+side by side. (In the process that also receives the 10 kHz joint_states, a
 reply waited behind those messages in the same executor: that measured the receiver.)
 """
 
@@ -42,7 +43,8 @@ def main():
     while not all(c.service_is_ready() for pair in clients.values() for c in pair) and \
             time.monotonic() < begin + 20:
         executor.spin_once(timeout_sec=0.05)
-    result = {ns: {'param_ms': [], 'service_ms': [], 'unanswered': 0} for ns in namespaces}
+    result = {ns: {'param_ms': [], 'service_ms': [], 'unanswered': 0, 'refused': 0}
+              for ns in namespaces}
     end, next_call, k = begin + seconds, begin + START_S, 0
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=max(0.0, min(next_call - time.monotonic(), 0.05)))
@@ -61,6 +63,12 @@ def main():
                 executor.spin_until_future_complete(future, timeout_sec=ANSWER_S)
                 if future.done():
                     result[ns][box].append((time.monotonic() - start) * 1e3)
+                    answer = future.result()
+                    ok, why = ((answer.results[0].successful, answer.results[0].reason)
+                               if box == 'param_ms' else (answer.success, answer.message))
+                    if not ok:
+                        result[ns]['refused'] += 1
+                        print(f'{ns} {box}: refused: {why}', file=sys.stderr, flush=True)
                 else:
                     client.remove_pending_request(future)
                     result[ns]['unanswered'] += 1
