@@ -9,8 +9,8 @@ first. It prints one JSON line, per namespace: the latencies in ms (``param_ms``
 ``service_ms``), the number of calls ``unanswered`` and of those answered but ``refused``
 (each refusal's reason goes to stderr). ``make stress`` passes the flooded bridge and an idle
 one, so the idle one's figures are what a call costs on this machine under the same load,
-side by side. (In the process that also receives the 10 kHz joint_states, a
-reply waited behind those messages in the same executor: that measured the receiver.)
+side by side. (In the process that also receives the 10 kHz joint_states, a reply waited
+behind those messages in the same executor: that measured the receiver.)
 """
 
 import json

@@ -14,8 +14,8 @@ burst warms them varies from run to run), so memory is compared after the last t
 the node dropped on purpose to stay responsive (``dropped_overload`` on /diagnostics), call
 latencies (p50, p95, p99, max) for both bridges, the flooded node's memory before and after
 every burst, and whether it is still alive. Exit code 1 if the node died, a call took longer
-than MAX_CALL_S (1 s; a call not answered within 5 s counts as unanswered), or memory grew by
-more than 1 MB in the last burst.
+than MAX_CALL_S (1 s; a call not answered within 5 s counts as unanswered), a call was
+refused, or memory grew by more than 1 MB in the last burst.
 """
 
 import argparse
@@ -54,11 +54,12 @@ def main(argv=None):
     work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
     (cmd,), _, names = _setup(work)['bridge']
     ns = f'/stress_{os.getpid()}'
+    idle_ns = f'{ns}_idle'
     node, idle = (subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={space}',
                                     '-r', f'/diagnostics:={space}/diagnostics'],
                                    stdout=open(work / f'{log}.log', 'w'),
                                    stderr=subprocess.STDOUT)
-                  for space, log in ((ns, 'node'), (f'{ns}_idle', 'idle')))
+                  for space, log in ((ns, 'node'), (idle_ns, 'idle')))
     proc = psutil.Process(node.pid)
     rclpy.init(args=[])
     rx = rclpy.create_node('stress', namespace=ns)
@@ -79,7 +80,7 @@ def main(argv=None):
     while rx.count_publishers('joint_states') == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
     (work / 'names.txt').write_text(' '.join(names))
-    for space in (ns, f'{ns}_idle'):     # calibrations before the first burst's data work
+    for space in (ns, idle_ns):     # calibrations before the first burst's data work
         _give_state(rx, executor, space, names)
     rss_before = proc.memory_info().rss
     joint = _first_joint(work)
@@ -90,7 +91,7 @@ def main(argv=None):
                                 f'{ns}/actuator_states', str(work / 'names.txt'), str(args.rate),
                                 str(args.seconds)], stdout=subprocess.PIPE, text=True)
         caller = subprocess.Popen([sys.executable, str(HERE / 'call_timer.py'), joint,
-                                   str(args.seconds + 1.0), ns, f'{ns}_idle'],
+                                   str(args.seconds + 1.0), ns, idle_ns],
                                   stdout=subprocess.PIPE, text=True)
         while gen.poll() is None:
             executor.spin_once(timeout_sec=0.005)
@@ -98,7 +99,8 @@ def main(argv=None):
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
         calls = json.loads(caller.communicate(timeout=60)[0])
-        return int(gen.stdout.read() or 0), len(received), calls[ns], calls[f'{ns}_idle']
+        return (int(gen.stdout.read() or 0), len(received),
+                {'flooded': calls[ns], 'idle': calls[idle_ns]})
 
     def dropped():
         end = time.monotonic() + 3.0         # the next /diagnostics (1 s period)
@@ -112,9 +114,9 @@ def main(argv=None):
              for key in ('flooded', 'idle')}
     rss = []
     for _ in range(max(2, args.bursts)):
-        s1, g1, *timed = burst()
+        s1, g1, timed = burst()
         sent, got = sent + s1, got + g1
-        for key, one in zip(calls, timed):
+        for key, one in timed.items():
             for field, value in one.items():
                 calls[key][field] += value
         rss.append(proc.memory_info().rss)

@@ -46,9 +46,9 @@ import time
 DEFAULT_SHARE = 1.0
 DEFAULT_BURST = 0.02      # s of credit: absorbs two sources arriving at once, or a short stall
 PROBE_PERIOD = 0.01       # s between probes (steady clock)
-# s: a probe later than this means the executor is behind. It bounds the queue a call waits
-# behind: at 20 ms, make stress answered SetParameters with p99 72-145 ms against 15 ms for
-# an idle bridge in the same run; at 5 ms, 14 ms against 11 (high-rate losses unchanged).
+# s: a probe later than this means the executor is behind. It bounds the queued input a
+# parameter or service call waits behind (20 ms left make stress's call tail well above an
+# idle bridge's; figures in doc/reliability.md).
 LATE = 0.005
 STEP = 0.025              # share regained per on-time probe (all of it in 0.4 s)
 BUSY = 0.9                # share of the interval this thread ran: the executor was busy
