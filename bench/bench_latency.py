@@ -7,11 +7,14 @@ robot.launch.py on the example arm: actuator_states -> bridge -> joint_states ->
 kinematics -> gravity_torques -> bridge -> actuator_commands, motor reading to
 each motor's holding torque) a load generator process publishes at RATE for
 SECONDS with send timestamps, this process receives the last output and computes
-latency (receive wall time - send stamp, copied through by every node), losses,
-and the nodes' CPU percent (summed). The same run through relays (republish the
-message unchanged, same QoS and executor; two relay processes and three hops for
-the chain) is the floor, twice: a typed relay (decodes each message and publishes the
-object, what a plain rclpy node does) and a raw relay (publishes the received bytes).
+latency (receive wall time - send stamp, copied through by every node), losses
+(and of those, how many the nodes dropped on purpose to stay responsive:
+``dropped_overload`` on their /diagnostics), stalls (no message received for 0.1 s,
+every message held and then released at once), and the nodes' CPU percent (summed).
+The same run through relays (republish the message unchanged, same QoS and executor;
+two relay processes and three hops for the chain) is the floor, twice: a typed relay
+(decodes each message and publishes the object, what a plain rclpy node does) and a raw
+relay (publishes the received bytes).
 The generator publishes pre-serialised bytes and the receiver takes raw bytes, so
 neither is the bottleneck at high rates.
 ``--max-rate`` then finds the highest rate each sustains without loss; ``--rates``
@@ -27,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from common import report
+from common import report, watch_dropped
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -81,6 +84,9 @@ def _setup(work):
 
 
 KINDS = ('raw_relay', 'relay', 'node')
+# A stall: no message received for STALL_S (or STALL_PERIODS send periods, if longer).
+STALL_S = 0.1
+STALL_PERIODS = 20
 
 
 def _raw(cmd):
@@ -124,6 +130,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     rx.create_subscription(JointState, topic_out, receive,
                            QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE),
                            raw=True)
+    dropped = watch_dropped(rx, f'{ns}/diagnostics')
     deadline = time.monotonic() + 20
     while rx.count_publishers(topic_out) == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
@@ -137,8 +144,11 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     while gen.poll() is None:
         executor.spin_once(timeout_sec=0.01)
     cpu = sum(proc.cpu_percent() for proc in watched)
+    dropped.clear()                  # counts are cumulative: keep the reports after the run
     end = time.monotonic() + 1.0
-    while time.monotonic() < end:
+    last = end + 2.0                 # and wait for every node's (1 s period)
+    while time.monotonic() < end or (
+            kind == 'node' and len(dropped) < len(procs) and time.monotonic() < last):
         executor.spin_once(timeout_sec=0.01)
     sent = int(gen.stdout.read().strip() or 0)
     rss = sum(proc.memory_info().rss for proc in watched)
@@ -158,11 +168,21 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     # Statistics skip the first 0.5 s: discovery and matching settle there, not the node.
     warmup = int(0.5 * rate)
     lat = np.array(latencies[warmup:]) / 1000.0
+    # Receive times (stamp + latency), for the stalls: every message held at once, then
+    # released together (doc/performance.md, "Stalls").
+    arrived = np.sort(np.array(seqs[warmup:]) + np.array(latencies[warmup:])) / 1e9
+    gaps = np.diff(arrived)
+    stall_s = max(STALL_S, STALL_PERIODS / rate)
     return {'target': target, 'node': kind, 'rate_hz': rate, 'sent': sent,
             'received': len(set(seqs)), 'lost': sent - len(set(seqs)),
+            # of the lost, how many the nodes dropped on purpose (input budget); -1: no report
+            'dropped': (sum(dropped.values()) if len(dropped) == len(procs) else -1)
+            if kind == 'node' else 0,
             'p50_us': float(np.percentile(lat, 50)) if len(lat) else float('nan'),
             'p99_us': float(np.percentile(lat, 99)) if len(lat) else float('nan'),
             'max_us': float(lat.max()) if len(lat) else float('nan'),
+            'stalls': int((gaps > stall_s).sum()),
+            'max_gap_ms': float(gaps.max() * 1e3) if len(gaps) else float('nan'),
             'cpu_percent': cpu, 'rss_mb': rss / 2 ** 20}
 
 
@@ -193,9 +213,9 @@ def main(argv=None):
                 name = key.split('_')[0]
                 row[f'{name}/relay'] = row[key] / pair['relay'][key]
                 row[f'{name}/raw'] = row[key] / pair['raw_relay'][key]
-    report('latency', rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'p50_us', 'p99_us',
-                             'max_us', 'p50/relay', 'p50/raw', 'p99/relay', 'p99/raw',
-                             'cpu_percent', 'cpu/relay', 'rss_mb'])
+    report('latency', rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us',
+                             'p99_us', 'max_us', 'stalls', 'max_gap_ms', 'p50/relay', 'p50/raw',
+                             'p99/relay', 'p99/raw', 'cpu_percent', 'cpu/relay', 'rss_mb'])
     if args.rates:
         swept = []
         for rate in sorted(args.rates):
@@ -203,9 +223,10 @@ def main(argv=None):
                 for kind in KINDS:
                     r = run_once(kind, target, setup, rate, 3.0, work)
                     swept.append({k: r[k] for k in ('target', 'node', 'rate_hz', 'sent',
-                                                    'lost', 'p50_us', 'cpu_percent')})
-        report('high_rate', swept, ['target', 'node', 'rate_hz', 'sent', 'lost', 'p50_us',
-                                    'cpu_percent'])
+                                                    'lost', 'dropped', 'p50_us',
+                                                    'cpu_percent')})
+        report('high_rate', swept, ['target', 'node', 'rate_hz', 'sent', 'lost', 'dropped',
+                                    'p50_us', 'cpu_percent'])
     if args.max_rate:
         best = []
         for target in args.targets:

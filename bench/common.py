@@ -54,6 +54,26 @@ def report(name, rows, columns):
     print(f'\n{machine()}; written to {out}')
 
 
+def watch_dropped(node, topic):
+    """
+    Subscribe ``node`` to the DiagnosticArray ``topic``; return {status name: dropped_overload}.
+
+    The dict is kept current as reports arrive (about 1 s apart): the nodes' count of input
+    they dropped on purpose to stay responsive, which tells those apart from transport losses.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray
+    dropped = {}
+
+    def on_diagnostics(msg):
+        for status in msg.status:
+            for pair in status.values:
+                if pair.key == 'dropped_overload':
+                    dropped[status.name] = int(pair.value)
+
+    node.create_subscription(DiagnosticArray, topic, on_diagnostics, 10)
+    return dropped
+
+
 def _fmt(v):
     if isinstance(v, float):
         return f'{v:.3g}'

@@ -44,11 +44,11 @@ def main(argv=None):
     import numpy as np
     import psutil
     import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
     from bench_latency import _setup
+    from common import watch_dropped
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
@@ -68,14 +68,7 @@ def main(argv=None):
     received = []
     rx.create_subscription(JointState, 'joint_states', lambda m: received.append(1),
                            QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
-    diagnostics = {}
-
-    def on_diagnostics(msg):
-        for status in msg.status:
-            if status.name.startswith('transmission_bridge'):
-                diagnostics.update({kv.key: kv.value for kv in status.values})
-
-    rx.create_subscription(DiagnosticArray, f'{ns}/diagnostics', on_diagnostics, 10)
+    diagnostics = watch_dropped(rx, f'{ns}/diagnostics')
     deadline = time.monotonic() + 20
     while rx.count_publishers('joint_states') == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
@@ -105,9 +98,9 @@ def main(argv=None):
     def dropped():
         end = time.monotonic() + 3.0         # the next /diagnostics (1 s period)
         diagnostics.clear()
-        while 'dropped_overload' not in diagnostics and time.monotonic() < end:
+        while not diagnostics and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
-        return int(diagnostics.get('dropped_overload', -1))
+        return sum(diagnostics.values()) if diagnostics else -1
 
     sent = got = 0
     calls = {key: {'param_ms': [], 'service_ms': [], 'unanswered': 0, 'refused': 0}
