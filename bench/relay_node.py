@@ -1,6 +1,6 @@
 """The floor for latency benchmarks: an rclpy node that republishes each JointState unchanged.
 
-Same QoS as the node it stands in for (sensor-data in, reliable depth 10 out) and
+Same QoS as the node it stands in for (``STREAM_IN`` in, reliable depth 10 out) and
 the same process entry and executor as the package's nodes. A second pair,
 ``input2`` -> ``output2``, stands in for the bridge's second path in a chain
 (joint_commands -> actuator_commands); unremapped, nothing uses it.
@@ -12,9 +12,10 @@ bytes and publishes them as they are (no decoding, no message objects).
 import sys
 
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from transmission_bridge.ros.configurable import STREAM_IN
 from transmission_bridge.ros.node_main import run_node
 
 
@@ -31,7 +32,7 @@ class Relay(Node):
         for suffix in ('', '2'):
             pub = self.create_publisher(JointState, 'output' + suffix, reliable)
             self.create_subscription(JointState, 'input' + suffix, pub.publish,
-                                     qos_profile_sensor_data, raw=self.RAW)
+                                     STREAM_IN, raw=self.RAW)
 
 
 class RawRelay(Relay):

@@ -128,7 +128,7 @@ def main(argv=None):
           '24-actuator states')
     print(f'messages sent {sent}, joint_states received {got}, lost {sent - got} '
           f'({100.0 * (sent - got) / max(sent, 1):.1f} %; reliable publisher and output, '
-          'best-effort sensor-data input), of which the node dropped '
+          'best-effort input, depth 50), of which the node dropped '
           f'{node_dropped} to stay responsive (dropped_overload)')
     slow = 0
     for label, field in (('SetParameters', 'param_ms'), ('Trigger service', 'service_ms')):

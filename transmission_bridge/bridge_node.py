@@ -10,14 +10,13 @@ import math
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .bridge_core import BridgeCore, seconds_to_ns
-from .ros.configurable import ConfigurableNode, positive, RELIABLE_10
+from .ros.configurable import ConfigurableNode, positive, RELIABLE_10, STREAM_IN
 from .ros.conversions import doubles, name_values, now_ns_function, stamp_to_ns
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
@@ -101,13 +100,13 @@ class TransmissionBridge(ConfigurableNode):
                 JointState, topic,
                 budget.wrap(lambda data, src=topic: self._publish(
                     self._joint_pub, self._actuator_state(src, data))),
-                qos_profile_sensor_data, raw=True)
+                STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
         self.create_subscription(
             JointState, 'joint_commands',
             lambda data: self._publish(self._command_pub, self._command(data)),
-            qos_profile_sensor_data, raw=True)
+            STREAM_IN, raw=True)
         self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)

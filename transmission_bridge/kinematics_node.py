@@ -15,7 +15,6 @@ from geometry_msgs.msg import PoseArray, PoseStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
@@ -25,7 +24,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
-from .ros.configurable import ConfigurableNode, RELIABLE_10
+from .ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
 from .ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
                               stamp_to_ns)
 from .ros.diagnostics import diagnostics, report_input
@@ -121,7 +120,7 @@ class KinematicsNode(ConfigurableNode):
         self.create_subscription(
             JointState, 'joint_states',
             budget.wrap(lambda data: [pub.publish(out) for pub, out in self._joint_states(data)]),
-            qos_profile_sensor_data, raw=True)
+            STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
                                  RELIABLE_10)
         self.create_service(Trigger, '~/set_default_pose_from_current', self._set_default)
