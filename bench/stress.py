@@ -49,6 +49,7 @@ def main(argv=None):
 
     from bench_latency import _setup
     from common import watch_dropped
+    from transmission_bridge.ros.configurable import STREAM_IN
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
@@ -68,7 +69,7 @@ def main(argv=None):
     received = []
     rx.create_subscription(JointState, 'joint_states', lambda m: received.append(1),
                            QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
-    diagnostics = watch_dropped(rx, f'{ns}/diagnostics')
+    overload = watch_dropped(rx, f'{ns}/diagnostics')
     deadline = time.monotonic() + 20
     while rx.count_publishers('joint_states') == 0 and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
@@ -97,10 +98,10 @@ def main(argv=None):
 
     def dropped():
         end = time.monotonic() + 3.0         # the next /diagnostics (1 s period)
-        diagnostics.clear()
-        while not diagnostics and time.monotonic() < end:
+        overload.clear()
+        while not overload and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
-        return sum(diagnostics.values()) if diagnostics else -1
+        return sum(overload.values()) if overload else -1
 
     sent = got = 0
     calls = {key: {'param_ms': [], 'service_ms': [], 'unanswered': 0, 'refused': 0}
@@ -128,7 +129,7 @@ def main(argv=None):
           '24-actuator states')
     print(f'messages sent {sent}, joint_states received {got}, lost {sent - got} '
           f'({100.0 * (sent - got) / max(sent, 1):.1f} %; reliable publisher and output, '
-          'best-effort input, depth 50), of which the node dropped '
+          f'best-effort input, depth {STREAM_IN.depth}), of which the node dropped '
           f'{node_dropped} to stay responsive (dropped_overload)')
     slow = 0
     for label, field in (('SetParameters', 'param_ms'), ('Trigger service', 'service_ms')):

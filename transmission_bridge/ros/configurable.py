@@ -26,10 +26,8 @@ RELIABLE_10 = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 # Streaming inputs (actuator states, joint states, joint commands): rclpy's sensor-data
 # profile (best effort, volatile, keep last: matches reliable and best-effort publishers)
 # with depth 50 instead of 5. At 1-5 kHz, 5 messages are 1-5 ms: one scheduling delay of the
-# node overwrote messages in DDS before it could take them (bench_latency: depth 5 lost up to
-# 322 at 1 kHz and 735-1,266 at 5 kHz, all before the node; depth 50 lost none there in the
-# same A/B rounds, doc/performance.md). Under sustained overload the input budget, not the
-# queue, decides what is dropped.
+# node overwrote messages in DDS before it could take them. Under sustained overload the
+# input budget, not the queue, decides what is dropped. A/B figures: doc/performance.md.
 STREAM_IN = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
                        durability=DurabilityPolicy.VOLATILE)
 # What robot_state_publisher offers on robot_description: the latest description, kept.
