@@ -156,3 +156,93 @@ def test_invalid_shares_are_refused_by_value(bad):
     with pytest.raises(ValueError):
         budget.max_share = bad
     assert budget.max_share == 0.7 and budget.share == 0.7
+
+
+class Timer:
+    """The probe's timer as the node hands it over: started and stopped by the budget."""
+
+    def __init__(self):
+        self.running = True
+        self.calls = []
+
+    def reset(self):
+        self.calls.append('start')
+        self.running = True
+
+    def cancel(self):
+        self.calls.append('stop')
+        self.running = False
+
+
+def _on_demand(share=1.0):
+    clock, cpu, timer = Clock(), Clock(0.0), Timer()
+    budget = _budget(share, clock, cpu, burst=BURST)
+    budget.on_demand(timer.reset, timer.cancel)
+    return budget, clock, cpu, timer
+
+
+def _load(budget, clock, cpu, n, cost, gap):
+    """Offer ``n`` messages ``gap`` s apart; handling takes ``cost`` s of this thread's time."""
+    def handle_one():
+        clock.t += cost
+        cpu.t += cost
+    handle = budget.wrap(handle_one)
+    for _ in range(n):
+        handle()
+        clock.t += gap
+
+
+def test_on_demand_probe_stops_when_quiet_and_a_busy_thread_starts_it():
+    budget, clock, cpu, timer = _on_demand()
+    _probes(budget, clock, [0.0] * input_budget.QUIET_PROBES, cpu, busy=0.1)
+    assert budget.probing and timer.calls == []        # one probe short: still running
+    _probes(budget, clock, [0.0], cpu, busy=0.1)
+    assert not budget.probing and timer.calls == ['stop']
+    # 1 kHz at 100 us a message: the thread runs 10 % of the time, below WAKE.
+    _load(budget, clock, cpu, 2000, 1e-4, 9e-4)
+    assert timer.calls == ['stop'] and budget.dropped == 0
+    # Back to back: the thread runs all the time; the wrapper starts the probe within two
+    # periods (one may be mostly the light load) and a message of the load's start.
+    t0 = clock.t
+    while not budget.probing:
+        _load(budget, clock, cpu, 1, 1e-4, 0.0)
+        assert clock.t - t0 <= 2 * input_budget.PROBE_PERIOD + 1e-4
+    assert timer.calls == ['stop', 'start']
+    # Its first tick is judged from the start: late by the queue, so it cuts the share.
+    _load(budget, clock, cpu, 300, 1e-4, 0.0)
+    budget.probe()
+    assert budget.share == pytest.approx(0.5)
+
+
+def test_on_demand_probe_keeps_running_while_late_busy_or_below_the_ceiling():
+    budget, clock, cpu, timer = _on_demand()
+    q = input_budget.QUIET_PROBES
+    # Late now and then, the thread busy, or the share below its ceiling: never quiet for
+    # QUIET_PROBES probes in a row.
+    for _ in range(5):
+        _probes(budget, clock, [0.0] * (q - 1) + [0.02], cpu, busy=0.1)
+        _probes(budget, clock, [0.0] * 3 * q, cpu, busy=2 * input_budget.WAKE)
+    _probes(budget, clock, [1.0], cpu, busy=0.1)
+    _probes(budget, clock, [0.0] * 3, cpu, busy=0.1)
+    assert budget.share < 1.0
+    assert budget.probing and timer.calls == []
+    _probes(budget, clock, [0.0] * 40, cpu, busy=0.1)     # back at the ceiling, then quiet
+    assert budget.share == 1.0 and not budget.probing and timer.calls == ['stop']
+
+
+def test_on_demand_probe_stopped_follows_the_parameter_up_and_down():
+    budget, clock, cpu, timer = _on_demand(0.5)
+    _probes(budget, clock, [0.0] * (input_budget.QUIET_PROBES + 1), cpu, busy=0.0)
+    assert not budget.probing and budget.share == 0.5
+    budget.max_share = 1.0              # the probe would have raised it: not left at 0.5
+    assert budget.share == 1.0
+    budget.max_share = 0.2
+    assert budget.share == 0.2
+    assert timer.calls == ['stop']
+
+
+def test_without_on_demand_the_probe_never_stops():
+    clock, cpu = Clock(), Clock(0.0)
+    budget = _budget(1.0, clock, cpu)
+    _probes(budget, clock, [0.0] * 10 * input_budget.QUIET_PROBES, cpu, busy=0.0)
+    assert budget.probing

@@ -164,8 +164,9 @@ class ConfigurableNode(Node):
         # The budget owns its parameter: the nodes' own callbacks never see to it.
         self.add_on_set_parameters_callback(self._validate_share)
         self.add_post_set_parameters_callback(self._apply_share)
-        self.create_timer(PROBE_PERIOD, self._budget.probe,
-                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        probe = self.create_timer(PROBE_PERIOD, self._budget.probe,
+                                  clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._budget.on_demand(probe.reset, probe.cancel)     # runs under load only
         return self._budget
 
     def _validate_share(self, params):
