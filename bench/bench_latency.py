@@ -17,6 +17,8 @@ two relay processes and three hops for the chain) is the floor, twice: a typed r
 relay (publishes the received bytes).
 The generator publishes pre-serialised bytes and the receiver takes raw bytes, so
 neither is the bottleneck at high rates.
+``--rounds N`` runs the three kinds N times in turn per target and reports medians: one
+10 s window each leaves the ratios to the VM's slow spells.
 ``--max-rate`` then finds the highest rate each sustains without loss; ``--rates``
 reports losses and p50 at each given rate (3 s each) for relays and nodes.
 """
@@ -24,6 +26,7 @@ reports losses and p50 at each given rate (3 s each) for relays and nodes.
 import argparse
 import os
 import pathlib
+import statistics
 import struct
 import subprocess
 import sys
@@ -186,12 +189,44 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
             'cpu_percent': cpu, 'rss_mb': rss / 2 ** 20}
 
 
+def combine(runs):
+    """
+    Return a row per kind from ``runs`` ({kind: [result per round]}).
+
+    Latencies, CPU and memory are medians over the rounds; the ratios to the floors are the
+    median of each round's ratio (a round's rows ran back to back, under the same
+    conditions); counts are summed and maxima are the largest.
+    """
+    rows = []
+    for kind, results in runs.items():
+        row = dict(results[0])
+        for key in ('sent', 'received', 'lost', 'stalls'):
+            row[key] = sum(r[key] for r in results)
+        dropped = [r['dropped'] for r in results]
+        row['dropped'] = -1 if -1 in dropped else sum(dropped)
+        for key in ('max_us', 'max_gap_ms'):
+            row[key] = max(r[key] for r in results)
+        for key in ('p50_us', 'p99_us', 'cpu_percent', 'rss_mb'):
+            row[key] = statistics.median(r[key] for r in results)
+        for key in ('p50_us', 'p99_us', 'cpu_percent'):     # against each floor
+            name = key.split('_')[0]
+            for floor, label in (('relay', 'relay'), ('raw_relay', 'raw')):
+                row[f'{name}/{label}'] = statistics.median(
+                    r[key] / f[key] for r, f in zip(results, runs[floor]))
+        rows.append(row)
+    return rows
+
+
 def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--rate', type=float, default=1000.0)
     parser.add_argument('--seconds', type=float, default=10.0)
+    parser.add_argument('--rounds', type=int, default=1,
+                        help='alternate the relays and the node this many times per target; '
+                        'figures are medians over the rounds, ratios the median of each '
+                        "round's, counts summed")
     parser.add_argument('--targets', nargs='+', default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument('--max-rate', nargs='*', type=float, default=None,
                         help='also try these rates (3 s each) to find the highest without loss')
@@ -204,15 +239,11 @@ def main(argv=None):
     setup = _setup(work)
     rows = []
     for target in args.targets:
-        pair = {}
-        for kind in KINDS:
-            pair[kind] = run_once(kind, target, setup, args.rate, args.seconds, work)
-            rows.append(pair[kind])
-        for row in pair.values():       # against the typed relay and against the raw relay
-            for key in ('p50_us', 'p99_us', 'cpu_percent'):
-                name = key.split('_')[0]
-                row[f'{name}/relay'] = row[key] / pair['relay'][key]
-                row[f'{name}/raw'] = row[key] / pair['raw_relay'][key]
+        runs = {kind: [] for kind in KINDS}
+        for r in range(args.rounds):    # each kind goes first in turn
+            for kind in KINDS[r % len(KINDS):] + KINDS[:r % len(KINDS)]:
+                runs[kind].append(run_once(kind, target, setup, args.rate, args.seconds, work))
+        rows.extend(combine(runs))
     report('latency', rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us',
                              'p99_us', 'max_us', 'stalls', 'max_gap_ms', 'p50/relay', 'p50/raw',
                              'p99/relay', 'p99/raw', 'cpu_percent', 'cpu/relay', 'rss_mb'])
