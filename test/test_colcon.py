@@ -118,7 +118,7 @@ ROSDEP_KEYS = {'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
                'launch_ros': 'launch_ros'}
 # Not rosdep keys: pip packages the tests may import (named in setup.py extras_require).
 PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]'}
-LOCAL = {'transmission_bridge'}     # and every module in test/
+LOCAL = {'transmission_bridge'}     # and every module in test/ and bench/
 
 
 def _test_imports():
@@ -129,7 +129,7 @@ def _test_imports():
                 found |= {a.name.split('.')[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.add(node.module.split('.')[0])
-    local = LOCAL | {p.stem for p in (REPO / 'test').glob('*.py')}
+    local = LOCAL | {p.stem for folder in ('test', 'bench') for p in (REPO / folder).glob('*.py')}
     return found - set(sys.stdlib_module_names) - local
 
 
