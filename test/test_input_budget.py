@@ -24,11 +24,19 @@ def _budget(share, clock, cpu=None, **kwargs):
     return InputBudget(share, clock=clock, cpu_clock=cpu or Clock(0.0), **kwargs)
 
 
-def _run(budget, clock, n, cost, gap, drop_cost=0.0):
-    """Offer ``n`` messages ``gap`` s apart; handling takes ``cost`` s, dropping ``drop_cost``."""
+def _run(budget, clock, n, cost, gap, drop_cost=0.0, cpu=None):
+    """
+    Offer ``n`` messages ``gap`` s apart; handling takes ``cost`` s, dropping ``drop_cost``.
+
+    With ``cpu`` (the thread's clock), handling is time this thread runs as well.
+    """
     handled_time = 0.0
-    # wrap() charges what the callback took: the callback advances the clock.
-    handle = budget.wrap(lambda: setattr(clock, 't', clock.t + cost))
+
+    def handle_one():           # wrap() charges what the callback took: it advances the clock
+        clock.t += cost
+        if cpu is not None:
+            cpu.t += cost
+    handle = budget.wrap(handle_one)
     for _ in range(n):
         before = budget.dropped
         start = clock.t
@@ -159,19 +167,16 @@ def test_invalid_shares_are_refused_by_value(bad):
 
 
 class Timer:
-    """The probe's timer as the node hands it over: started and stopped by the budget."""
+    """The probe's timer as the node hands it over: what the budget made of it, in order."""
 
     def __init__(self):
-        self.running = True
         self.calls = []
 
     def reset(self):
         self.calls.append('start')
-        self.running = True
 
     def cancel(self):
         self.calls.append('stop')
-        self.running = False
 
 
 def _on_demand(share=1.0):
@@ -181,17 +186,6 @@ def _on_demand(share=1.0):
     return budget, clock, cpu, timer
 
 
-def _load(budget, clock, cpu, n, cost, gap):
-    """Offer ``n`` messages ``gap`` s apart; handling takes ``cost`` s of this thread's time."""
-    def handle_one():
-        clock.t += cost
-        cpu.t += cost
-    handle = budget.wrap(handle_one)
-    for _ in range(n):
-        handle()
-        clock.t += gap
-
-
 def test_on_demand_probe_stops_when_quiet_and_a_busy_thread_starts_it():
     budget, clock, cpu, timer = _on_demand()
     _probes(budget, clock, [0.0] * input_budget.QUIET_PROBES, cpu, busy=0.1)
@@ -199,17 +193,17 @@ def test_on_demand_probe_stops_when_quiet_and_a_busy_thread_starts_it():
     _probes(budget, clock, [0.0], cpu, busy=0.1)
     assert not budget.probing and timer.calls == ['stop']
     # 1 kHz at 100 us a message: the thread runs 10 % of the time, below WAKE.
-    _load(budget, clock, cpu, 2000, 1e-4, 9e-4)
+    _run(budget, clock, 2000, 1e-4, 9e-4, cpu=cpu)
     assert timer.calls == ['stop'] and budget.dropped == 0
     # Back to back: the thread runs all the time; the wrapper starts the probe within two
     # periods (one may be mostly the light load) and a message of the load's start.
     t0 = clock.t
     while not budget.probing:
-        _load(budget, clock, cpu, 1, 1e-4, 0.0)
+        _run(budget, clock, 1, 1e-4, 0.0, cpu=cpu)
         assert clock.t - t0 <= 2 * input_budget.PROBE_PERIOD + 1e-4
     assert timer.calls == ['stop', 'start']
     # Its first tick is judged from the start: late by the queue, so it cuts the share.
-    _load(budget, clock, cpu, 300, 1e-4, 0.0)
+    _run(budget, clock, 300, 1e-4, 0.0, cpu=cpu)
     budget.probe()
     assert budget.share == pytest.approx(0.5)
 

@@ -157,8 +157,12 @@ class InputBudget:
             self._probe_last, self._probe_cpu, self._quiet = now, cpu, 0
             self._start()
         else:
-            self._check_last, self._check_cpu = now, cpu
-            self._check_at = now + PROBE_PERIOD
+            self._look_again(now, cpu)
+
+    def _look_again(self, now, cpu):
+        """Have the wrapper check this thread's load one period from ``now`` (probe stopped)."""
+        self._check_last, self._check_cpu = now, cpu
+        self._check_at = now + PROBE_PERIOD
 
     def probe(self):
         """Adjust the share to how late this call is (call every :data:`PROBE_PERIOD`)."""
@@ -177,8 +181,7 @@ class InputBudget:
                 if self._quiet >= QUIET_PROBES and self._stop is not None:
                     self._stop()
                     self._probe_last = None
-                    self._check_last, self._check_cpu = now, cpu
-                    self._check_at = now + PROBE_PERIOD
+                    self._look_again(now, cpu)
                     return
             elif self._was_late or cpu - self._probe_cpu > BUSY * interval:
                 self._quiet = 0
