@@ -107,6 +107,10 @@ class KinematicsCore:
         self._model, self._base = model, base
         self._damping = model.damping          # per model, not per message
         self._workspace = model.one_configuration()
+        # The configuration lives in the workspace's q: evaluating it copies nothing.
+        self._workspace.q[:] = q
+        q = self._workspace.q
+        self._marked = None                     # the cols a lane last marked reported
         self._posed = None
         self._base_index = None if base == 'world' else model.body_names.index(base)
         self._q, self._v, self._reported = q, v, reported
@@ -115,9 +119,10 @@ class KinematicsCore:
 
     def reset(self):
         """Forget every reported value: joints go back to their defaults."""
-        self._q = self._model.default_positions.copy()
+        self._q[:] = self._model.default_positions
         self._v = np.zeros(self._model.num_positions)
         self._reported[:] = False
+        self._marked = None
         self._input.forget_stamps()
 
     @property
@@ -135,9 +140,10 @@ class KinematicsCore:
             return None
         if self._input.stamp_went_back(_SOURCE, stamp_ns):
             c.stamp_backwards += 1
-            self._q = self._model.default_positions.copy()
+            self._q[:] = self._model.default_positions
             self._v[:] = 0.0
             self._reported[:] = False
+            self._marked = None
         cols = checked.cols
         pos, vel = checked.arrays
         if pos is not None:
@@ -153,7 +159,7 @@ class KinematicsCore:
             self._v[cols[known]] = vel[known]
         self.received_any = True
         c.published += 1
-        return self.evaluate(self._q, self._v)
+        return self._evaluate()
 
     def lane(self, names):
         """Return a :class:`Lane` for messages named ``names`` (checked already), or None."""
@@ -176,38 +182,50 @@ class KinematicsCore:
         """
         if not self._take(lane, position, velocity, stamp_ns):
             return None
-        return self.evaluate(self._q, self._v)
+        return self._evaluate()
 
-    def lane_step(self, lane, q_out, v_out, holding_out, passive_out):
+    def lane_step(self, lane, q_out, holding_out):
         """
         Return ``step(position, velocity, stamp_ns)``: :meth:`ingest_lane` writing in place.
 
         ``step`` takes what :meth:`ingest_lane` takes, changing the counters, stamps and
-        configuration exactly as it does, and returns the potential energy; the outputs
-        go straight where the node publishes them from: q into each array of ``q_out``, v
-        into each of ``v_out``, the holding and passive torques into ``holding_out`` and
-        ``passive_out`` (each may be None), poses from :meth:`pose_rows` as usual. Same
-        arithmetic, same bits. Where ingest_lane would not take the message, ``step``
+        configuration exactly as it does, and returns True; it writes q into each array of
+        ``q_out`` and the holding torques into ``holding_out``, and leaves the rest of the
+        outputs to be asked for: :meth:`passive_into`, :meth:`energy` and
+        :meth:`pose_rows`, so that what a caller publishes first waits for nothing else.
+        Same arithmetic, same bits. Where ingest_lane would not take the message, ``step``
         changes nothing and returns None. Made for a lane of the current model, else
         None. The node calls it for every message: what the message needs is bound here.
         """
         if lane.generation != self._generation:
             return None
-        holding = np.empty(self._model.num_positions) if holding_out is None else holding_out
-        q_out, v_out = tuple(q_out), tuple(v_out)
-        take, evaluate = self._take, self._evaluate_into
+        q_out = tuple(q_out)
+        take, gravity = self._take, self._gravity_into
 
         def step(position, velocity, stamp_ns):
             if not take(lane, position, velocity, stamp_ns):
                 return None
-            q, v = self._q, self._v
-            energy = evaluate(q, v, holding, passive_out)
+            q = self._q
+            gravity(q, holding_out)
             for out in q_out:
                 out[:] = q
-            for out in v_out:
-                out[:] = v
-            return energy
+            return True
         return step
+
+    def passive_into(self, holding, q_out, v_out, passive_out):
+        """
+        Write the configuration a lane step took last and its passive torques.
+
+        ``holding``: that step's holding torques. The outputs are what
+        :meth:`ingest` returns as ``q``, ``v`` and ``passive``, to the bit.
+        """
+        q_out[:] = self._q
+        v_out[:] = self._v
+        self._passive(self._v, holding, passive_out)
+
+    def energy(self):
+        """Return the potential energy of the configuration evaluated last."""
+        return self._workspace.energy()
 
     def _take(self, lane, position, velocity, stamp_ns):
         """
@@ -232,32 +250,42 @@ class KinematicsCore:
         rows, cols = lane.rows, lane.cols
         if len(position):
             self._q[cols] = position if rows is None else position[rows]
-            self._reported[cols] = True
+            if self._marked is not cols:    # reported stays marked until a reset
+                self._reported[cols] = True
+                self._marked = cols
         if len(velocity):
             self._v[cols] = velocity if rows is None else velocity[rows]
         self.received_any = True
         c.published += 1
         return True
 
-    def evaluate(self, q, v):
-        """Return the :class:`KinematicsOutput` for configuration ``(q, v)``."""
+    def _evaluate(self):
+        """Return the :class:`KinematicsOutput` of the current configuration."""
+        q, v = self._q, self._v
         holding, passive = np.empty(len(q)), np.empty(len(q))
         energy = self._evaluate_into(q, v, holding, passive)
         return KinematicsOutput(q.copy(), v.copy(), holding, passive, energy)
 
     def _evaluate_into(self, q, v, holding, passive):
-        """Write the holding and passive (if not None) torques of ``(q, v)``; return V."""
+        """Write the holding and passive torques of ``(q, v)``; return V."""
+        self._gravity_into(q, holding)
+        self._passive(v, holding, passive)
+        return self._workspace.energy()
+
+    def _gravity_into(self, q, holding):
+        """Evaluate the frames and gravity of ``q``; write the holding torques."""
         ws = self._workspace
         ws.frames(q)
-        tau_g, energy = ws.gravity_energy()
+        tau_g = ws.gravity()
         if self._base_index is not None:    # else the poses are read from the workspace
             poses = ws.poses()
             self._posed = invert(poses[self._base_index]) @ poses
         holding_torques(tau_g, holding)
-        if passive is not None:
-            np.multiply(self._damping, v, passive)
-            passive += holding
-        return energy
+
+    def _passive(self, v, holding, out):
+        """Write the passive torques ``holding + b v`` into ``out``."""
+        np.multiply(self._damping, v, out)
+        out += holding
 
     def pose_rows(self, out):
         """

@@ -334,13 +334,12 @@ class KinematicsNode(ConfigurableNode):
             t.passive.fill((out.q, out.v, out.passive))
         if self._relay is None and self._lane is not None:
             self._relay = self._make_relay(t)
-        return self._send(t, due, stamp_bytes, out.potential_energy)
+        return self._send(t, due, stamp_bytes, out)
 
     def _make_relay(self, t):
         """Return bytes -> outputs for the lane's messages (the core writes into ``t``)."""
-        gravity, passive = t.gravity.fields, t.passive.fields
-        step = self._core.lane_step(self._lane, (gravity[0], passive[0]), (passive[1],),
-                                    gravity[2], passive[2])
+        gravity = t.gravity.fields
+        step = self._core.lane_step(self._lane, (gravity[0],), gravity[2])
         if step is None:
             return None
         send, due, inbox = self._send, self._due, self._fast.inbox()
@@ -348,30 +347,32 @@ class KinematicsNode(ConfigurableNode):
 
         def relay(data):
             stamp_ns = take(data)
-            if stamp_ns is None:
+            if stamp_ns is None or step(position, velocity, stamp_ns) is None:
                 return None
-            energy = step(position, velocity, stamp_ns)
-            if energy is None:
-                return None
-            return send(t, due(), stamp, energy)
+            return send(t, due(), stamp)
         return relay
 
-    def _send(self, t, due, stamp_bytes, potential_energy):
+    def _send(self, t, due, stamp_bytes, out=None):
         """
-        Yield the due outputs as ``(publisher, bytes)``: ``t`` holds the joint-space values.
+        Yield the due outputs as ``(publisher, bytes)``: ``t`` holds the torques and q.
 
-        A generator, so that the subscription publishes the torques before the poses are
-        even computed: the torques are what a 1 kHz controller waits for.
+        A generator, so that the subscription publishes the torques before anything else
+        is even computed: the torques are what a 1 kHz controller waits for. ``out``: the
+        typed path's :class:`KinematicsOutput`, whose passive torques ``t`` holds already;
+        None after a lane step, whose passive torques and energy are computed here.
         """
         gravity, passive, poses, tips, energy = due
+        core = self._core
         if gravity:
             t.gravity.set_stamp(stamp_bytes)
             yield self._gravity_pub, t.gravity.to_bytes()
         if passive:
+            if out is None:
+                core.passive_into(t.gravity.fields[2], *t.passive.fields)
             t.passive.set_stamp(stamp_bytes)
             yield self._passive_pub, t.passive.to_bytes()
         if poses or (tips and self._tips):
-            self._core.pose_rows(t.poses.values)
+            core.pose_rows(t.poses.values)
         if poses:
             t.poses.set_stamp(stamp_bytes)
             yield self._poses_pub, t.poses.to_bytes()
@@ -381,7 +382,7 @@ class KinematicsNode(ConfigurableNode):
                 tip.values[:] = t.poses.values[i]
                 yield pub, tip.to_bytes()
         if energy:
-            t.energy.values[0] = potential_energy
+            t.energy.values[0] = core.energy() if out is None else out.potential_energy
             yield self._energy_pub, t.energy.to_bytes()
 
     def _outputs_for(self, model):

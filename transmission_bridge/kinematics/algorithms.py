@@ -331,7 +331,8 @@ class OneConfiguration:
     def frames(self, q):
         """Return ``X_WB^T`` of every body, (nb + 1, 4, 4), world (identity) last."""
         kin = self._kin
-        self.q[:] = q
+        if q is not self.q:                 # a caller may keep its configuration in q
+            self.q[:] = q
         # Outputs by position: a keyword costs its parsing on every call.
         np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, self._args)
         np.sin(self._sin, self._sin)
@@ -345,15 +346,23 @@ class OneConfiguration:
         """Return ``X_WB`` of every body (nb, 4, 4) as a view of the frames."""
         return self.XT[:self._kin.nb].transpose(0, 2, 1)
 
-    def gravity_energy(self):
-        """Return ``(tau_g, V)`` of the frames: one product with the frame rows."""
+    def gravity(self):
+        """Return ``tau_g`` of the frames (this buffer's): one product with the frame rows."""
         kin = self._kin
         kin.frame_rows.dot(self._rows_in, self._wr)
         u = self._r.dot(kin.cross_g, self._u)
         u += kin.trMg
         u *= self._w
         np.add.reduce(u, 1, None, self.tau)                     # w_k . u_k
-        return self.tau, -float(self._moment.dot(kin.gravity))
+        return self.tau
+
+    def energy(self):
+        """Return ``V`` of the frames; valid after :meth:`gravity` (it sums the moments)."""
+        return -float(self._moment.dot(self._kin.gravity))
+
+    def gravity_energy(self):
+        """Return ``(tau_g, V)`` of the frames."""
+        return self.gravity(), self.energy()
 
     def pose_rows(self, out):
         """Write ``x, y, z, qx, qy, qz, qw`` of every body's world pose into ``out`` (nb, 7)."""
