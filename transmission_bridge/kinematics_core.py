@@ -111,7 +111,6 @@ class KinematicsCore:
         self._workspace.q[:] = q
         q = self._workspace.q
         self._marked = None                     # the cols a lane last marked reported
-        self._posed = None
         self._base_index = None if base == 'world' else model.body_names.index(base)
         self._q, self._v, self._reported = q, v, reported
         self._input = self._input.renamed(model.joint_names)
@@ -205,8 +204,8 @@ class KinematicsCore:
         def step(position, velocity, stamp_ns):
             if not take(lane, position, velocity, stamp_ns):
                 return None
+            gravity(holding_out)
             q = self._q
-            gravity(q, holding_out)
             for out in q_out:
                 out[:] = q
             return True
@@ -221,7 +220,7 @@ class KinematicsCore:
         """
         q_out[:] = self._q
         v_out[:] = self._v
-        self._passive(self._v, holding, passive_out)
+        self._passive(holding, passive_out)
 
     def energy(self):
         """Return the potential energy of the configuration evaluated last."""
@@ -263,28 +262,19 @@ class KinematicsCore:
         """Return the :class:`KinematicsOutput` of the current configuration."""
         q, v = self._q, self._v
         holding, passive = np.empty(len(q)), np.empty(len(q))
-        energy = self._evaluate_into(q, v, holding, passive)
-        return KinematicsOutput(q.copy(), v.copy(), holding, passive, energy)
+        self._gravity_into(holding)
+        self._passive(holding, passive)
+        return KinematicsOutput(q.copy(), v.copy(), holding, passive, self.energy())
 
-    def _evaluate_into(self, q, v, holding, passive):
-        """Write the holding and passive torques of ``(q, v)``; return V."""
-        self._gravity_into(q, holding)
-        self._passive(v, holding, passive)
-        return self._workspace.energy()
-
-    def _gravity_into(self, q, holding):
-        """Evaluate the frames and gravity of ``q``; write the holding torques."""
+    def _gravity_into(self, holding):
+        """Evaluate the frames and gravity of the configuration; write the holding torques."""
         ws = self._workspace
-        ws.frames(q)
-        tau_g = ws.gravity()
-        if self._base_index is not None:    # else the poses are read from the workspace
-            poses = ws.poses()
-            self._posed = invert(poses[self._base_index]) @ poses
-        holding_torques(tau_g, holding)
+        ws.frames(self._q)
+        holding_torques(ws.gravity(), holding)
 
-    def _passive(self, v, holding, out):
-        """Write the passive torques ``holding + b v`` into ``out``."""
-        np.multiply(self._damping, v, out)
+    def _passive(self, holding, out):
+        """Write the passive torques ``holding + b v`` of the configuration into ``out``."""
+        np.multiply(self._damping, self._v, out)
         out += holding
 
     def pose_rows(self, out):
@@ -296,7 +286,8 @@ class KinematicsCore:
         """
         if self._base_index is None:
             return self._workspace.pose_rows(out)
-        return pose_rows(self._posed, out)
+        poses = self._workspace.poses()
+        return pose_rows(invert(poses[self._base_index]) @ poses, out)
 
     def feed_forward(self, joint_names, positions, velocities):
         """
