@@ -77,6 +77,7 @@ class Graph:
         self.node = rclpy.create_node('tester', namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._clients = {}
 
     def close(self):
         """Destroy the node and shut the context down."""
@@ -109,16 +110,34 @@ class Graph:
         self.node.create_subscription(msg_type, topic, box.append, qos)
         return box
 
-    def call(self, srv_type, name, request=None, timeout=10.0):
-        """Call a service (waiting for it to appear) and return the response."""
-        client = self.node.create_client(srv_type, name)
-        try:
-            assert self.spin_until(client.service_is_ready, timeout), f'no service {name}'
-            future = client.call_async(request if request is not None else srv_type.Request())
-            assert self.spin_until(future.done, timeout), f'{name} did not answer'
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+    def call(self, srv_type, name, request=None, timeout=10.0, resend=2.0):
+        """
+        Call a service (waiting for it to appear) and return the response.
+
+        One client per service lives as long as the graph. Until an answer comes, the
+        request goes out again every ``resend`` seconds: a Fast DDS service whose response
+        writer has not yet matched a new client's reader waits 100 ms, logs "failed to send
+        response (timeout)" and drops the answer (ros2/rmw_fastrtps#392, #842), which a
+        loaded 2-core machine hits now and then. Every service the tests call is idempotent
+        (parameters, std_srvs/Trigger), so a repeated request changes nothing.
+        """
+        client = self._clients.get((srv_type, name))
+        if client is None:
+            client = self.node.create_client(srv_type, name)
+            self._clients[(srv_type, name)] = client
+        assert self.spin_until(client.service_is_ready, timeout), f'no service {name}'
+        request = request if request is not None else srv_type.Request()
+        futures = []
+
+        def answered():
+            return any(f.done() for f in futures)
+
+        def send():
+            futures.append(client.call_async(request))
+
+        assert self.spin_until(answered, timeout, action=send, period=resend), \
+            f'{name} did not answer {len(futures)} requests in {timeout} s'
+        return next(f for f in futures if f.done()).result()
 
     def set_parameters(self, node_name, values, atomically=False):
         """Set parameters the way ``ros2 param set`` does; return the SetParametersResult(s)."""
