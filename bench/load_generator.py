@@ -1,6 +1,7 @@
 """Publish JointState messages at a fixed rate with send timestamps (bench helper process).
 
-Usage: load_generator.py TOPIC NAMES_FILE RATE_HZ SECONDS
+Usage: load_generator.py TOPIC NAMES_FILE RATE_HZ SECONDS [SETTLE_S]
+Sending starts SETTLE_S (default 1) seconds after the first subscriber has matched.
 The header stamp is the wall-clock send time (unique: it also identifies the message). The
 message is serialised once; each send writes the stamp into those bytes and publishes them,
 so the generator itself costs what a raw publish costs (at 5-10 kHz a generator that builds
@@ -31,6 +32,7 @@ def main():
     """Publish until the time is up."""
     topic, names_file, rate, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]), \
         float(sys.argv[4])
+    settle = float(sys.argv[5]) if len(sys.argv) > 5 else 1.0
     names = open(names_file).read().split()
     rclpy.init(args=[])
     node = rclpy.create_node('load_generator')
@@ -39,7 +41,7 @@ def main():
     deadline = time.monotonic() + 10.0
     while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(1.0)                    # let both ends match before measuring
+    time.sleep(settle)                 # let both ends match before measuring
     rng = np.random.default_rng(0)
     values = [rng.normal(size=len(names)).tolist() for _ in range(3)]
     msg = JointState(name=names, position=values[0], velocity=values[1], effort=values[2])
