@@ -117,12 +117,16 @@ class KinematicsCore:
         self._generation += 1
 
     def reset(self):
-        """Forget every reported value: joints go back to their defaults."""
+        """Forget every reported value and stamp: joints go back to their defaults."""
+        self._to_defaults()
+        self._input.forget_stamps()
+
+    def _to_defaults(self):
+        """Put the configuration back to the defaults, nothing reported (in place)."""
         self._q[:] = self._model.default_positions
-        self._v = np.zeros(self._model.num_positions)
+        self._v[:] = 0.0
         self._reported[:] = False
         self._marked = None
-        self._input.forget_stamps()
 
     @property
     def configuration(self):
@@ -139,10 +143,7 @@ class KinematicsCore:
             return None
         if self._input.stamp_went_back(_SOURCE, stamp_ns):
             c.stamp_backwards += 1
-            self._q[:] = self._model.default_positions
-            self._v[:] = 0.0
-            self._reported[:] = False
-            self._marked = None
+            self._to_defaults()
         cols = checked.cols
         pos, vel = checked.arrays
         if pos is not None:
