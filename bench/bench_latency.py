@@ -26,6 +26,7 @@ reports losses and p50 at each given rate (3 s each) for relays and nodes.
 import argparse
 import os
 import pathlib
+import shutil
 import statistics
 import struct
 import subprocess
@@ -242,6 +243,14 @@ def main(argv=None):
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     work = pathlib.Path(tempfile.mkdtemp(prefix='bench_latency_'))
+    try:
+        _measure(args, work)
+    finally:        # the nodes' logs and the generated configuration go with the run
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _measure(args, work):
+    """Run what ``args`` asks for, with the nodes' files in ``work``; report the tables."""
     setup = _setup(work)
     rows = []
     for target in args.targets:
