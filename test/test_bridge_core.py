@@ -223,29 +223,7 @@ def test_a_steps_seen_time_is_forgotten_by_reset_and_not_given_to_new_actuators(
             assert stepped.stale_actuators(60, 5) == renamed.actuator_names
 
 
-def _stepper(core, lane, state, clock, kind):
-    """Return ``try(arrays, stamp_ns)``: the joint state if the lane's step took it, or None."""
-    if kind == 'step':
-        step = core.lane_step(lane, state, clock)
-        return step and (lambda arrays, stamp: tuple(state) if step(_block(arrays), stamp)
-                         else None)
-    parts = core.lane_scalar(lane, clock)
-    if parts is None:
-        return None
-    admit, values, commit = parts
-
-    def scalar(arrays, stamp):          # as the bridge node's relay calls the three parts
-        x = tuple(float(v) for a in arrays for v in a)
-        if not np.isfinite(x).all() or not admit(stamp):
-            return None
-        out = values(x)
-        commit(_block(arrays), stamp)
-        return out
-    return scalar
-
-
-@pytest.mark.parametrize('kind', ['step', 'scalar'])
-def test_a_lane_step_changes_what_ingest_changes(kind):
+def test_a_lane_step_changes_what_ingest_changes():
     # Source 'a' names every motor (the step's case), 'b' the first two; either sometimes
     # jumps back in time, 'a' sends a subset, a NaN or a huge value, and the offsets
     # change. One core takes what its step takes (the rest through ingest_lane and ingest,
@@ -253,8 +231,7 @@ def test_a_lane_step_changes_what_ingest_changes(kind):
     # staleness agree to the bit. A step that ignored which source wrote a motor last
     # would keep 'b''s motors through 'a''s time jumps; one that outlived a change
     # (another source's jump, new offsets) would publish motors forgotten or the old
-    # offsets. The same for the step in three parts (lane_scalar: admit, values in
-    # Python floats, commit), which maps this robot.
+    # offsets.
     rng = np.random.default_rng(1206)
     stepped, plain = BridgeCore(TS), BridgeCore(TS)
     state = np.empty((3, TS.num_joints))
@@ -283,16 +260,15 @@ def test_a_lane_step_changes_what_ingest_changes(kind):
         lane = stepped.lane(source, names)
         step = steps.get((source, tuple(names)))
         got = None
-        out = step and step(arrays, stamps[source])
-        if out is not None:
-            got, taken = (stepped.transmissions.joint_names, *out), taken + 1
+        if step is not None and step(_block(arrays), stamps[source]):
+            got, taken = (stepped.transmissions.joint_names, *state), taken + 1
         elif lane is not None:
             got = stepped.ingest_lane(lane, _block(arrays), stamps[source], now[0])
         if got is None:
             got = stepped.ingest(source, names, *arrays, stamps[source], now_ns=now[0])
             lane = stepped.lane(source, names)
-            steps[(source, tuple(names))] = lane and _stepper(stepped, lane, state,
-                                                              lambda: now[0], kind)
+            steps[(source, tuple(names))] = lane and stepped.lane_step(
+                lane, state, lambda: now[0])
         assert (got is None) == (want is None) and stepped.last_result == plain.last_result
         if want is not None:
             assert tuple(got[0]) == want.names

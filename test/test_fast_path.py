@@ -22,7 +22,6 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import serialize_message
 from ros_harness import DOMAIN_ID
 from sensor_msgs.msg import JointState
-from transmission_bridge import bridge_core
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
 from transmission_bridge.bridge_node import TransmissionBridge
@@ -173,28 +172,15 @@ def _run(nodes, stream, handle, change, tally):
     assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
-def _answer(node, topic, data):
-    """Return what the bridge sends for one actuator-state message (None: nothing)."""
-    sent = []
-    node._actuator_state(topic, data, sent.append)
-    assert len(sent) <= 1
-    return sent[0] if sent else None
-
-
-@pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'one_topic_numpy',
-                                   'overlapping'])
-def test_bridge_actuator_states_fast_equals_typed(context, split, monkeypatch):
-    # One topic naming every actuator goes through the node's bytes-to-bytes relay: a
-    # small robot's maps in Python floats (the core's lane_scalar), a large one's with
-    # numpy (lane_step; one_topic_numpy makes this robot count as large). Two topics,
-    # each naming some, go through ingest_lane. Overlapping: one topic names every
-    # actuator and another the wrist's, which the first must not take over on the fast
-    # path (shared actuators are counted and warned of).
-    if split == 'one_topic_numpy':
-        monkeypatch.setattr(bridge_core, 'SCALAR_MAX_ACTUATORS', 0)
+@pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'overlapping'])
+def test_bridge_actuator_states_fast_equals_typed(context, split):
+    # One topic naming every actuator goes through the node's bytes-to-bytes relay (the
+    # core's lane step); two topics, each naming some, through ingest_lane. Overlapping:
+    # one topic names every actuator and another the wrist's, which the first must not
+    # take over on the fast path (shared actuators are counted and warned of).
     rng = np.random.default_rng({'two_topics': 1201, 'one_topic': 1204,
-                                 'one_topic_numpy': 1206, 'overlapping': 1205}[split])
-    topics = list(TOPICS[:1] if split.startswith('one_topic') else TOPICS)
+                                 'overlapping': 1205}[split])
+    topics = list(TOPICS[:1] if split == 'one_topic' else TOPICS)
     fast, typed = _pair(TransmissionBridge, context, {
         'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'),
         'actuator_state_topics': topics})
@@ -202,12 +188,12 @@ def test_bridge_actuator_states_fast_equals_typed(context, split, monkeypatch):
     wrist = [n for n in names if n.startswith('wrist')]
     by_topic = {'two_topics': {TOPICS[0]: [n for n in names if n not in wrist],
                                TOPICS[1]: wrist},
-                'one_topic': {TOPICS[0]: names}, 'one_topic_numpy': {TOPICS[0]: names},
+                'one_topic': {TOPICS[0]: names},
                 'overlapping': {TOPICS[0]: names, TOPICS[1]: wrist}}[split]
     tally = {True: 0, False: 0}
     joints = TS.joint_names
     _run((fast, typed), _stream(rng, by_topic),
-         _answer,
+         lambda node, topic, data: node._actuator_state(topic, data),
          lambda: Parameter(f'joints.{joints[rng.integers(len(joints))]}.offset',
                            value=float(rng.normal())), tally)
     assert fast._core.counters.as_dict() == typed._core.counters.as_dict()

@@ -180,28 +180,3 @@ def test_joint_state_of_a_long_batch_is_taken_in_chunks_with_the_same_bits(ts):
         assert np.array_equal(out[1, k], ts.joint_state(a[1, k]))
     with pytest.raises(ConfigError, match=r'shape \(\.\.\., 3, 7\), got \(2, 5000, 2, 7\)'):
         ts.joint_state(a[..., :2, :])
-
-
-@pytest.mark.parametrize('damped', [True, False])
-def test_the_scalar_writer_gives_the_state_maps_bits(ts, damped):
-    # The bridge's small-robot relay maps a message in Python floats, read in the
-    # message's order; it must give what the offline converter's batch gives, zeros' signs
-    # included (an offset of 0.0 turns a -0.0 into 0.0, a -0.0 term does not).
-    if not damped:
-        for name in ts.joint_names:
-            ts = ts.replace_joint(name, damping=0.0)
-    assert ts.damping.any() == damped               # the test can tell the two apart
-    rng = np.random.default_rng(14)
-    n = ts.num_actuators
-    order = rng.permutation(3 * n)                  # x[order[k]] is flat entry k
-    values = ts.scalar_state_writer(order)
-    a = rng.normal(size=(300, 3, n)) * rng.choice([0.0, 1e-300, 1.0, 1e6], (300, 3, n))
-    a[::5] = np.where(rng.random((60, 3, n)) < 0.5, -0.0, a[::5])
-    want = ts.joint_state(a)
-    for k in range(len(a)):
-        x = np.empty(3 * n)
-        x[order] = a[k].reshape(-1)
-        got = np.array(values(x.tolist()))
-        assert got.tobytes() == want[k].tobytes(), k
-    with pytest.raises(ValueError, match=f'expected {3 * n} indices, got 2'):
-        ts.scalar_state_writer([0, 1])

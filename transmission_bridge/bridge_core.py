@@ -282,75 +282,27 @@ class BridgeCore:
         """
         if lane.fill is None or not lane.whole or lane.generation != self._generation:
             return None
-        admit, record = self._lane_parts(lane, clock)
-        fill, swap_in = lane.fill, self._swap_in
+        fill, sid, counters, source_ids = lane.fill, lane.sid, self.counters, self._source_ids
+        stamps, owned, swap_in = self._input.last_stamps, self._owned, self._swap_in
         write = self._tset.state_writer(state)
         core = self
 
+        # _lane_open, _swap_in, then _accepted and the seen time, written out: each call
+        # saved here is one per message.
         def step(block, stamp_ns):
-            if not admit(stamp_ns) or not swap_in(block, fill):
-                return False
-            record(stamp_ns)
-            write(core._flat)
-            return True
-        return step
-
-    def lane_scalar(self, lane, clock):
-        """
-        Return ``(admit, values, commit)``: :meth:`lane_step` in three parts, or None.
-
-        For a lane with :attr:`Lane.fill` whose output is whole, of a robot with at most
-        :data:`SCALAR_MAX_ACTUATORS` actuators (above that the numpy step is faster), else
-        None. For one message whose values ``x`` (position, velocity, effort in the
-        message's order, as Python floats) are all finite: if ``admit(stamp_ns)``, then
-        ``values(x)`` is the joint state (three tuples, the bits :meth:`lane_step` writes),
-        and ``commit(block, stamp_ns)`` takes the message (its block, as for
-        :meth:`lane_step`) into the state and counters exactly as :meth:`lane_step` does.
-        ``admit`` changes nothing; when it says no, :meth:`ingest_lane` decides.
-
-        Why three parts: a caller can publish the joint state between ``values`` and
-        ``commit``, so the message's latency carries only the map, not the bookkeeping.
-        """
-        if (lane.fill is None or not lane.whole or lane.generation != self._generation
-                or self._tset.num_actuators > SCALAR_MAX_ACTUATORS):
-            return None
-        n = self._tset.num_actuators
-        row, col = np.divmod(lane.fill, n + 1)     # block index -> index in x
-        values = self._tset.scalar_state_writer(row * n + col)
-        admit, record = self._lane_parts(lane, clock)
-        fill, core = lane.fill, self
-
-        def commit(block, stamp_ns):
-            block.take(fill, None, core._spare[:-1], 'wrap')    # valid indices: no scratch
-            core._swap()
-            record(stamp_ns)
-        return admit, values, commit
-
-    def _lane_parts(self, lane, clock):
-        """
-        Return ``(admit, record)``: a lane step's test of a stamp, and its bookkeeping.
-
-        :meth:`_lane_open` and :meth:`_accepted` with the seen time, written out: each
-        call saved is one per message.
-        """
-        sid, counters, source_ids = lane.sid, self.counters, self._source_ids
-        stamps, owned = self._input.last_stamps, self._owned
-        core = self
-
-        def admit(stamp_ns):
             last = stamps.get(sid)
-            return not (lane.generation != core._generation
-                        or last is not None and stamp_ns < last
-                        or len(source_ids) > 1 and not owned(lane))
-
-        def record(stamp_ns):
+            if (lane.generation != core._generation or last is not None and stamp_ns < last
+                    or len(source_ids) > 1 and not owned(lane) or not swap_in(block, fill)):
+                return False
             core._seen_all_ns = clock()         # every actuator: settled when read
             stamps[sid] = stamp_ns
             counters.received += 1
             counters.unknown_names += lane.num_unknown
             core.last_result = _ACCEPTED
+            write(core._flat)
             counters.published += 1
-        return admit, record
+            return True
+        return step
 
     def _lane_open(self, lane, stamp_ns):
         """Return True if ``lane`` holds and may take ``stamp_ns`` (see :meth:`ingest_lane`)."""
@@ -389,13 +341,9 @@ class BridgeCore:
         block.take(fill, None, spare[:-1], 'wrap')     # valid indices: no scratch copy
         if not math.isfinite(spare.dot(spare)):
             return False
-        self._swap()
-        return True
-
-    def _swap(self):
-        """Make the spare state (just filled) the state, and the state the spare."""
-        self._spare, self._flat = self._flat, self._spare
+        self._spare, self._flat = self._flat, spare
         self._spare_values, self._values = self._values, self._spare_values
+        return True
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
@@ -626,10 +574,6 @@ _INTERFACES = ('position', 'velocity', 'effort')
 _ACCEPTED = IngestResult()
 _ALL_PRESENT = (True, True, True)
 _MAX_CACHED_LAYOUTS = 64
-# Robots up to this size map a steady message in Python floats (lane_scalar), larger ones
-# with numpy (lane_step). Cold (a message a millisecond), Python took 33 us against numpy's
-# 42 for 24 actuators, the same for 48, 57 against 39 for 72 (doc/performance.md).
-SCALAR_MAX_ACTUATORS = 32
 
 
 def _actuator_values(n):

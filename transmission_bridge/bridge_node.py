@@ -95,11 +95,11 @@ class TransmissionBridge(ConfigurableNode):
                                                RELIABLE_10)
         self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
-        send = self._joint_pub.publish
         for topic in topics:        # raw: a message the budget drops is never decoded
             self.create_subscription(
                 JointState, topic,
-                budget.wrap(lambda data, src=topic: self._actuator_state(src, data, send)),
+                budget.wrap(lambda data, src=topic: self._publish(
+                    self._joint_pub, self._actuator_state(src, data))),
                 STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
@@ -210,20 +210,16 @@ class TransmissionBridge(ConfigurableNode):
         if out is not None:
             publisher.publish(out)
 
-    def _actuator_state(self, source, data, send):
-        """Answer one actuator-state message (bytes): ``send`` its joint_states, if any."""
-        if self._core is None:
-            return
-        fast = self._fast.get(source)
-        if fast is not None and fast.relay is not None and fast.relay(data, send):
-            return                          # the steady stream: bytes in, bytes out
-        out = self._joint_states(source, fast, data)
-        if out is not None:
-            send(out)
-
-    def _joint_states(self, source, fast, data):
-        """Return the joint_states for one actuator-state message off the relay, or None."""
+    def _actuator_state(self, source, data):
+        """Return the joint_states for one actuator-state message (bytes or a message), or None."""
         core = self._core
+        if core is None:
+            return None
+        fast = self._fast.get(source)
+        if fast is not None and fast.relay is not None:
+            out = fast.relay(data)          # the steady stream: bytes in, bytes out
+            if out is not None:
+                return out
         now = self._now_ns()
         if fast is not None and fast.layout.matches(data):
             layout = fast.layout
@@ -251,52 +247,10 @@ class TransmissionBridge(ConfigurableNode):
         if layout is None:
             self._fast.pop(key, None)
         else:           # the lane comes with the first message of the layout taken whole
-            self._fast[key] = _FastInput(layout, None if key == _COMMANDS else self._lane_relay)
+            self._fast[key] = _FastInput(layout, None if key == _COMMANDS else self._lane_step)
 
-    def _lane_relay(self, layout, lane, template):
-        """
-        Return ``relay(data, send)`` for a whole lane's usual message, or None.
-
-        ``relay`` sends the joint_states of a message of ``layout`` and returns True, or
-        changes nothing and returns False (the message is irregular: the full path
-        decides). A small robot's relay maps the message in Python floats and sends it
-        before the core takes the message in (BridgeCore.lane_scalar), a larger one's
-        through the core's numpy step (BridgeCore.lane_step).
-        """
-        core = self._core
-        parts = core.lane_scalar(lane, self._now_ns)
-        if parts is None:
-            step = core.lane_step(lane, template.state, self._now_ns)
-            if step is None:
-                return None
-            to_bytes = layout.relay(step, template)
-
-            def relay(data, send):
-                out = to_bytes(data)
-                if out is None:
-                    return False
-                send(out)
-                return True
-            return relay
-        admit, values, commit = parts
-        matches, read, stamp_ns_of = layout.matches, layout.values(), layout.stamp_ns
-        pack, at = template.packer(), layout.stamp_offset
-        inbox = layout.inbox()
-        buf, block = inbox.buf, inbox.block
-
-        def relay(data, send):
-            if not matches(data):
-                return False
-            x = read(data)
-            total = sum(x)
-            stamp_ns = stamp_ns_of(data)
-            if total - total != 0.0 or not admit(stamp_ns):     # NaN or inf: not here
-                return False
-            send(pack(data[at:at + 8], *values(x)))
-            buf[:] = data               # the core's bookkeeping, after the send
-            commit(block, stamp_ns)
-            return True
-        return relay
+    def _lane_step(self, lane, state):
+        return self._core.lane_step(lane, state, self._now_ns)
 
     def _report_actuator_state(self, source, out):
         result = self._core.last_result
@@ -453,20 +407,20 @@ class _FastInput:
     """One input's learned byte layout, its core lane, and its output templates."""
 
     __slots__ = ('layout', 'lane', 'into', 'relay', '_names', '_template', '_refit',
-                 '_make_relay')
+                 '_make_step')
 
-    def __init__(self, layout, make_relay=None):
+    def __init__(self, layout, make_step=None):
         self.layout = layout
         self._names = None
         self._template = None
-        self._make_relay = make_relay       # (layout, lane, template) -> relay, or None
+        self._make_step = make_step         # (lane, state) -> the core's step, or None
         self.set_lane(None)
 
     def set_lane(self, lane):
         """Take ``lane`` (or None); its output goes in place once a template fits it."""
         self.lane = lane
         self.into = None
-        self.relay = None       # (bytes, send) -> sent? for the lane's usual message, or None
+        self.relay = None       # bytes -> bytes for the lane's usual message (or None)
         self._refit = True
 
     def encode(self, out, stamp_bytes):
@@ -484,8 +438,8 @@ class _FastInput:
             self._refit = False
             whole = self.lane is not None and self.lane.whole and template.state is not None
             self.into = (template.state, template.fields) if whole else None
-            self.relay = (self._make_relay(self.layout, self.lane, template)
-                          if whole and self._make_relay else None)
+            step = whole and self._make_step and self._make_step(self.lane, template.state)
+            self.relay = self.layout.relay(step, template) if step else None
         return template.write(stamp_bytes, arrays)
 
 

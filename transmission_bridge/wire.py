@@ -228,19 +228,6 @@ class JointStateLayout:
         """
         return np.frombuffer(data, '<f8', self._block, self.offsets[0])
 
-    def values(self):
-        """
-        Return ``read(data)``: the three arrays of a message of this layout as one tuple.
-
-        Only when :attr:`stacked`: position, velocity, effort as ``3 n`` Python floats (one
-        ``struct`` call, skipping the counts between the arrays). Call it on a message that
-        :meth:`matches`.
-        """
-        n = len(self.names)
-        unpack = struct.Struct(f'<{n}d8x{n}d8x{n}d').unpack_from
-        at = self.offsets[0]
-        return lambda data: unpack(data, at)
-
     def arrays(self, data):
         """Return position, velocity, effort as float64 views of ``data`` (empty where empty)."""
         return [_EMPTY if o is None else np.frombuffer(data, '<f8', n, o)
@@ -314,7 +301,6 @@ class JointStateTemplate(Template):
 
     def __init__(self, layout):
         super().__init__(layout._writer, layout.stamp_offset)
-        self._layout = layout
         # All three arrays (the usual case): one (3, n) view, whose rows are the fields.
         self.state = (self.view(layout.offsets[0], (3, len(layout.names)),
                                 (layout._stride, 8)) if layout.stacked else None)
@@ -327,27 +313,6 @@ class JointStateTemplate(Template):
         self.set_stamp(stamp_bytes)
         self.fill(arrays)
         return self.to_bytes()
-
-    def packer(self):
-        """
-        Return ``pack(stamp_bytes, position, velocity, effort)``: a message's bytes at once.
-
-        Only when :attr:`JointStateLayout.stacked`: the arrays are sequences of ``n``
-        floats. One ``struct`` call builds the whole message from the template's constant
-        bytes, the stamp and the values; the template itself is not written.
-        """
-        layout = self._layout
-        n, buf, at = len(layout.names), bytes(self.buf), self._stamp_offset
-        p, v, e = layout.offsets
-        head, names, tail = buf[:at], buf[at + 8:p], buf[e + 8 * n:]
-        gap1, gap2 = buf[p + 8 * n:v], buf[v + 8 * n:e]     # a count and its padding
-        pack = struct.Struct(f'<{len(head)}s8s{len(names)}s{n}d{len(gap1)}s{n}d'
-                             f'{len(gap2)}s{n}d{len(tail)}s').pack
-
-        def write(stamp_bytes, position, velocity, effort):
-            return pack(head, stamp_bytes, names, *position, gap1, *velocity, gap2, *effort,
-                        tail)
-        return write
 
     def fill(self, arrays):
         """

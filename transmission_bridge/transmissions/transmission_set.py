@@ -138,48 +138,6 @@ class _StateMap:
             add(out, third, out)
         return write
 
-    def scalar_writer(self, source, damping=None):
-        """
-        Return ``values(x) -> (positions, velocities, efforts)``: :meth:`writer` in floats.
-
-        ``x`` is a sequence of Python floats and ``source[k]`` the position in ``x`` of
-        flat-state entry ``k`` (``k < 3 nA``; the trailing 1.0 is a constant here). The
-        result is three tuples of ``nJ`` floats with the bits :meth:`writer` gives for a
-        finite state: every output is the same expression, ``x[i0] * c0 + x[i1] * c1``
-        plus the third term, summed in the same order (Python's floats are IEEE doubles
-        and neither fuses nor reorders). A third term ``1.0 * -0.0`` is left out: adding
-        -0.0 changes no value, not even a zero's sign; ``1.0 * k`` is written as ``k``.
-
-        Why: for a small robot one Python function of straight-line arithmetic costs about
-        as much as the writer's five numpy calls when its code is in the caches, and about
-        half when it is not (one message per millisecond; doc/performance.md). The
-        function's source is generated once per map with every index and coefficient a
-        literal (``repr`` of a float reads back to the same bits).
-        """
-        n_joints, one = self.index.shape[2], len(source)    # the flat state's 1.0: last
-        minus_b = None if damping is None else -np.asarray(damping, dtype=float)
-
-        def term(flat_index, coef):
-            if flat_index == one:
-                return None if coef == 0.0 and math.copysign(1.0, coef) < 0 else repr(coef)
-            return f'x[{int(source[flat_index])}] * {coef!r}'
-
-        lines = []
-        for row in range(3):
-            for j in range(n_joints):
-                terms = [term(self.index[t, row, j], float(self.coef[t, row, j]))
-                         for t in range(3)]
-                if row == 2 and minus_b is not None:     # the loss takes the third term
-                    terms[2] = f'v1_{j} * {float(minus_b[j])!r}'
-                kept = [t for t in terms if t is not None] or ['-0.0']
-                lines.append(f'    v{row}_{j} = ' + ' + '.join(kept))
-        rows = ['(' + ''.join(f'v{row}_{j}, ' for j in range(n_joints)) + ')'
-                for row in range(3)]
-        source_text = '\n'.join(['def values(x):', *lines, '    return ' + ', '.join(rows)])
-        namespace = {}
-        exec(compile(source_text, '<transmission map>', 'exec'), namespace)
-        return namespace['values']
-
 
 class TransmissionSet:
     """An immutable, validated collection of named transmissions (see module docstring)."""
@@ -365,22 +323,6 @@ class TransmissionSet:
         costs about as much as a numpy call.
         """
         return self._state_map.writer(out, self._damping if self._damped else None)
-
-    def scalar_state_writer(self, source):
-        """
-        Return ``values(x)``: :meth:`state_writer`'s map of one finite state, in Python floats.
-
-        ``x`` is a sequence of floats holding the actuator values (NaN and infinity not
-        allowed, as for :meth:`state_writer`); ``source`` gives, for each entry of the
-        flattened actuator rows (position, velocity, effort, each in actuator order), its
-        position in ``x``. ``values(x)`` returns the joint positions, velocities and
-        efforts as three tuples, with the bits :meth:`state_writer` writes
-        (:meth:`_StateMap.scalar_writer`).
-        """
-        if len(source) != 3 * self.num_actuators:
-            raise ValueError(f'source: expected {3 * self.num_actuators} indices, '
-                             f'got {len(source)}')
-        return self._state_map.scalar_writer(source, self._damping if self._damped else None)
 
     def _by_formulas(self, direction, kind, values):
         """Evaluate the types' own formulas group by group (used to compile the maps)."""
