@@ -105,11 +105,11 @@ ros2() {
     return 0
   fi
   if [ "$1" = param ]; then
-    local out rc n=0
+    local out rc n=0 lost=0
     while :; do
       out=$(timeout 15 "$(type -P ros2)" "$@" 2>&1); rc=$?
-      [[ "$out" == *"Node not found"* || $rc -eq 124 ]] && [ $n -lt 60 ] \
-        && { sleep 0.5; n=$((n + 1)); continue; }
+      [ $rc -eq 124 ] && [ $lost -lt 3 ] && { lost=$((lost + 1)); continue; }
+      [[ "$out" == *"Node not found"* ]] && [ $n -lt 60 ] && { sleep 0.5; n=$((n + 1)); continue; }
       break
     done
     printf '%s\n' "$out"

@@ -57,7 +57,7 @@ def test_a_lane_step_changes_what_ingest_changes():
             if got is None:
                 got = stepped.ingest(names, position, velocity, stamp)
                 lane = stepped.lane(names)
-                steps[tuple(names)] = lane and stepped.lane_step(lane, q_out[:1], holding)
+                steps[tuple(names)] = lane and stepped.lane_step(lane, q_out[0], holding)
         assert (got is None) == (want is None)
         if want is not None:
             for g, w in zip(got, want):

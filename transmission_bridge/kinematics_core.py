@@ -189,8 +189,8 @@ class KinematicsCore:
         Return ``step(position, velocity, stamp_ns)``: :meth:`ingest_lane` writing in place.
 
         ``step`` takes what :meth:`ingest_lane` takes, changing the counters, stamps and
-        configuration exactly as it does, and returns True; it writes q into each array of
-        ``q_out`` and the holding torques into ``holding_out``, and leaves the rest of the
+        configuration exactly as it does, and returns True; it writes q into ``q_out`` and
+        the holding torques into ``holding_out``, and leaves the rest of the
         outputs to be asked for: :meth:`passive_into`, :meth:`energy` and
         :meth:`pose_rows`, so that what a caller publishes first waits for nothing else.
         Same arithmetic, same bits. Where ingest_lane would not take the message, ``step``
@@ -199,16 +199,13 @@ class KinematicsCore:
         """
         if lane.generation != self._generation:
             return None
-        q_out = tuple(q_out)
         take, gravity = self._take, self._gravity_into
 
         def step(position, velocity, stamp_ns):
             if not take(lane, position, velocity, stamp_ns):
                 return None
             gravity(holding_out)
-            q = self._q
-            for out in q_out:
-                out[:] = q
+            q_out[:] = self._q
             return True
         return step
 

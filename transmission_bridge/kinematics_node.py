@@ -339,7 +339,7 @@ class KinematicsNode(ConfigurableNode):
     def _make_relay(self, t):
         """Return bytes -> outputs for the lane's messages (the core writes into ``t``)."""
         gravity = t.gravity.fields
-        step = self._core.lane_step(self._lane, (gravity[0],), gravity[2])
+        step = self._core.lane_step(self._lane, gravity[0], gravity[2])
         if step is None:
             return None
         send, due, inbox = self._send, self._due, self._fast.inbox()
