@@ -87,12 +87,9 @@ def _record(robot, out, tmp_path):
     rec = start_tool('record', out, '--topics', f'{robot.ns}/joint_states',
                      f'{robot.ns}/kinematics/gravity_torques', f'{robot.ns}/actuator_commands',
                      '--use-sim-time', log=tmp_path / 'record.log')
-    g = robot.graph
-    assert g.spin_until(lambda: g.node.count_subscribers('joint_states') >= 2
-                        and g.node.count_subscribers('kinematics/gravity_torques') >= 2
-                        and g.node.count_subscribers('actuator_commands') >= 1, 20), \
-        (tmp_path / 'record.log').read_text()
-    time.sleep(1.0)          # let both ends of the new subscriptions match
+    log = tmp_path / 'record.log'
+    # The tool says 'recording' once each of its subscriptions is connected to a publisher.
+    assert robot.graph.spin_until(lambda: 'recording' in log.read_text(), 30), log.read_text()
     return rec
 
 
@@ -297,6 +294,44 @@ def test_record_stopped_with_ctrl_c_leaves_a_complete_bag(robot, tmp_path):
     counts = topics(tmp_path / 'rec')
     assert counts[f'{robot.ns}/joint_states'] > 10
     assert not [p for p in tmp_path.iterdir() if '.partial' in p.name]
+
+
+def test_record_waits_for_a_publisher_not_a_subscriber(tmp_path):
+    # A topic the graph knows from a subscriber only (the bridge's actuator_states before
+    # the motor drivers start) is not recorded as if it were live: the tool waits for a
+    # publisher, and when none comes it fails, naming the topic, and writes nothing.
+    ns = unique_namespace('rec')
+    graph = Graph(ns)
+    try:
+        graph.collect(JointState, 'actuator_states')
+        assert graph.spin_until(lambda: graph.node.count_subscribers('actuator_states') > 0)
+        out = tmp_path / 'rec'
+        result = tool('record', out, '--topics', f'{ns}/actuator_states', '--duration', '1',
+                      '--wait-timeout', '3')
+    finally:
+        graph.close()
+    _assert_clean_failure(result, f'no publisher on {ns}/actuator_states in 3 s', out)
+
+
+def test_record_says_recording_once_connected_and_stores_what_follows(tmp_path):
+    # 'recording' comes once the subscription is connected, and --duration counts from there
+    # (the old tool started its clock on subscribing; on a loaded machine a three-second
+    # recording held nothing). The test's publisher also waits for its own side of the link.
+    ns = unique_namespace('rec')
+    graph = Graph(ns)
+    out = tmp_path / 'rec'
+    log = tmp_path / 'record.log'
+    try:
+        pub = graph.node.create_publisher(JointState, 'actuator_states', 10)
+        rec = start_tool('record', out, '--topics', f'{ns}/actuator_states', '--duration', '3',
+                         log=log)
+        assert graph.spin_until(lambda: 'recording' in log.read_text(), 30), log.read_text()
+        assert graph.spin_until(lambda: pub.get_subscription_count() > 0, 10)
+        pub.publish(JointState(name=['m'], position=[1.0]))
+        assert rec.wait(30) == 0, log.read_text()
+    finally:
+        graph.close()
+    assert topics(out) == {f'{ns}/actuator_states': 1}
 
 
 def test_tools_have_help():

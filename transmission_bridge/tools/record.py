@@ -2,8 +2,9 @@
 transmission_bridge_record: record live topics into a rosbag2 bag (MCAP by default).
 
 Waits until every topic has a publisher (to learn its type), subscribes with a
-QoS that matches the publishers, and stores each message's serialized bytes with
-its receive time (the node's clock: the bag time under --use-sim-time). Stop with
+QoS that matches the publishers, waits until each publisher has connected (so
+--duration is recorded time, not discovery), and stores each message's serialized
+bytes with its receive time (the node's clock: the bag time under --use-sim-time). Stop with
 Ctrl-C (the bag is closed properly), --duration or --max-messages. The bag
 appears at OUT_BAG only once it is complete.
 """
@@ -60,12 +61,10 @@ def main(argv=None):
     count = [0]
     code = 1          # what the process returns if its ROS teardown outlasts the deadline
     try:
-        types = _wait_for_types(node, topics, args.wait_timeout, stop)
-        if types is None:
-            code = cli.fail(PROG, 'interrupted before recording started; no output written',
-                            130)
-            return code
+        deadline = time.monotonic() + args.wait_timeout
+        types = _wait_for_types(node, topics, args.wait_timeout, deadline, stop)
         ts = io.typestore()
+        subs = []
         with io.atomic_writer(args.out_bag, args.storage) as writer:
             for topic, msgtype in types.items():
                 if msgtype not in ts.types:
@@ -78,7 +77,9 @@ def main(argv=None):
                     writer.write(conn, node.get_clock().now().nanoseconds, raw)
                     count[0] += 1
 
-                node.create_subscription(message_class(msgtype), topic, store, qos, raw=True)
+                subs.append(node.create_subscription(message_class(msgtype), topic, store, qos,
+                                                     raw=True))
+            _wait_for_matches(executor, subs, args.wait_timeout, deadline, stop)
             print(f'recording {", ".join(topics)} to {args.out_bag}', flush=True)
             end = None if args.duration is None else time.monotonic() + args.duration
             while not stop and (end is None or time.monotonic() < end) and (
@@ -86,6 +87,8 @@ def main(argv=None):
                 executor.spin_once(timeout_sec=0.05)
         print(f'recorded {count[0]} messages to {args.out_bag}', flush=True)
         code = 0
+    except _Interrupted:
+        code = cli.fail(PROG, 'interrupted before recording started; no output written', 130)
     except (BagError, LookupError) as exc:
         code = cli.fail(PROG, exc)
     finally:
@@ -93,19 +96,45 @@ def main(argv=None):
     return code
 
 
-def _wait_for_types(node, topics, timeout, stop):
+class _Interrupted(Exception):
+    """Ctrl-C or SIGTERM came before recording started (the bag is discarded)."""
+
+
+def _wait_for_types(node, topics, timeout, deadline, stop):
+    """Return {topic: type} once every topic has a publisher."""
     from ..bag.errors import BagError
-    deadline = time.monotonic() + timeout
     while not stop:
-        known = dict(node.get_topic_names_and_types())
-        types = {t: known[t][0] for t in topics if known.get(t)}
+        # A topic the graph knows only from its subscribers (the bridge's actuator_states
+        # before the drivers start) has nothing to record yet: wait for a publisher.
+        types = {t: node.get_publishers_info_by_topic(t) for t in topics}
+        types = {t: infos[0].topic_type for t, infos in types.items() if infos}
         if len(types) == len(topics):
             return types
         if time.monotonic() > deadline:
             missing = [t for t in topics if t not in types]
-            raise BagError(f'no publisher on {", ".join(missing)} after {timeout} s')
+            raise BagError(f'no publisher on {", ".join(missing)} in {timeout:g} s '
+                           '(--wait-timeout)')
         time.sleep(0.05)
-    return None
+    raise _Interrupted
+
+
+def _wait_for_matches(executor, subs, timeout, deadline, stop):
+    """
+    Spin until every subscription is connected to a publisher.
+
+    Discovery of a new subscription by a publisher takes its time (seconds on a loaded
+    machine), so --duration counts from here, not from the moment of subscribing.
+    """
+    from ..bag.errors import BagError
+    while not stop:
+        waiting = [s.topic_name for s in subs if s.get_publisher_count() == 0]
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise BagError(f'the publishers of {", ".join(waiting)} did not connect in '
+                           f'{timeout:g} s (--wait-timeout; incompatible QoS?)')
+        executor.spin_once(timeout_sec=0.05)
+    raise _Interrupted
 
 
 def _reliability(node, topic):
