@@ -1,5 +1,8 @@
 """BridgeCore without ROS: caching, input policy, reconfiguration, trajectories."""
 
+import subprocess
+import sys
+
 from conftest import CONFIG
 import numpy as np
 import pytest
@@ -283,3 +286,32 @@ def test_a_lane_step_changes_what_ingest_changes():
                           equal_nan=True)
     for age in (5, 15, 100, 590):
         assert stepped.stale_actuators(now[0], age) == plain.stale_actuators(now[0], age)
+
+
+def test_huge_finite_values_are_taken_without_numpy_warnings():
+    # 1e200 is finite, so the bridge takes it, but its one-call finiteness tests overflow
+    # on it (x . x in the lane step, a sum where 1e308 + 1e308 is checked); inf - inf is
+    # an invalid value to numpy (refused as infinite). In a node's process (not under
+    # pytest, which resets warning filters after collection) neither may surface as
+    # numpy's RuntimeWarning: with -W error it would raise here.
+    script = '\n'.join([
+        'import numpy as np',
+        'from transmission_bridge.bridge_core import BridgeCore',
+        'from transmission_bridge.named_input import NamedInput',
+        'from transmission_bridge.transmissions import load_transmissions',
+        f'ts = load_transmissions({str(CONFIG / "example_robot_transmissions.yaml")!r})',
+        'core, n, names = BridgeCore(ts), ts.num_actuators, list(ts.actuator_names)',
+        'core.ingest("a", names, [0.0] * n, [0.0] * n, [0.0] * n, 1, now_ns=1)',
+        'lane = core.lane("a", names)',
+        'step = core.lane_step(lane, np.empty((3, ts.num_joints)), lambda: 2)',
+        'block = np.zeros(3 * n + 2)',
+        'block[0] = 1e200',
+        'print(step(block, 2), core.ingest_lane(lane, block, 2, 2) is not None)',
+        'check = NamedInput(["x", "y"]).check',
+        'print(check(("x", "y"), [[1e308, 1e308]]).rejected == "")',
+        'print(check(("x", "y"), [[np.inf, -np.inf]]).rejected)',
+    ])
+    run = subprocess.run([sys.executable, '-W', 'error::RuntimeWarning', '-c', script],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ['False', 'True', 'True', 'non_finite'] and not run.stderr

@@ -39,7 +39,7 @@ import typing
 import numpy as np
 
 from . import named_input
-from .named_input import NamedInput
+from .named_input import NamedInput, squares_are_finite, sum_is_finite
 from .transmissions import ConfigError
 
 
@@ -255,7 +255,7 @@ class BridgeCore:
         if not self._lane_open(lane, stamp_ns):
             return None
         values = block.take(lane.gather)    # NaN ("unknown") is kept, an infinite value refused
-        if not math.isfinite(values.sum()) and np.isinf(values).any():
+        if not sum_is_finite(values) and np.isinf(values).any():
             return None
         self._values[:, lane.cols] = values
         self._settle_seen()
@@ -339,7 +339,7 @@ class BridgeCore:
         """
         spare = self._spare
         block.take(fill, None, spare[:-1], 'wrap')     # valid indices: no scratch copy
-        if not math.isfinite(spare.dot(spare)):
+        if not squares_are_finite(spare):
             return False
         self._spare, self._flat = self._flat, spare
         self._spare_values, self._values = self._values, self._spare_values

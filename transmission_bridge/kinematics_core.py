@@ -21,7 +21,6 @@ every reported value. Outputs, all for the same configuration::
 """
 
 import dataclasses
-import math
 import typing
 
 import numpy as np
@@ -29,7 +28,7 @@ import numpy as np
 from . import named_input
 from .kinematics import holding_torques, ModelError
 from .kinematics.spatial import invert, pose_rows
-from .named_input import NamedInput
+from .named_input import NamedInput, squares_are_finite
 
 
 _SOURCE = 'joint_states'         # the one input whose stamps are checked
@@ -235,7 +234,7 @@ class KinematicsCore:
             return False
         for values in (position, velocity):
             if len(values) and (len(values) != lane.num_names
-                                or not math.isfinite(values.dot(values))):
+                                or not squares_are_finite(values)):
                 return False
         if self._input.goes_back(_SOURCE, stamp_ns):
             return False

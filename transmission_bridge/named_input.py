@@ -17,10 +17,38 @@ cached per name tuple (bounded), so a steady stream costs one dict lookup.
 
 import dataclasses
 import math
+import re
+import warnings
 
 import numpy as np
 
 _MAX_CACHED_LAYOUTS = 64
+
+# The two tests below overflow on purpose for huge finite values, and a sum of +inf and
+# -inf is NaN (the caller then looks element by element); numpy's RuntimeWarning about
+# either would only alarm a node's user.
+warnings.filterwarnings('ignore', r'(overflow|invalid value) encountered in (dot|reduce)',
+                        RuntimeWarning, re.escape(__name__))
+_add_reduce = np.add.reduce
+
+
+def sum_is_finite(values):
+    """
+    Return True if the sum of ``values`` is finite: all are, the usual case, in one call.
+
+    False for an infinity or a NaN (+inf and -inf too), and also for finite values whose
+    sum overflows; a caller that must tell these apart then looks element-wise.
+    """
+    return math.isfinite(_add_reduce(values, None))
+
+
+def squares_are_finite(values):
+    """
+    Return True if ``values . values`` is finite (one BLAS call, cheaper than a sum).
+
+    False for an infinity or a NaN, and also for a value beyond about 1e154 in magnitude.
+    """
+    return math.isfinite(values.dot(values))
 
 
 @dataclasses.dataclass
@@ -98,7 +126,7 @@ class NamedInput:
         for arr in arrays:
             # One sum answers "all finite" for almost every message; only a non-finite sum
             # (an inf, a NaN, or an overflow) needs the element-wise look.
-            if arr is not None and not math.isfinite(arr.sum()) and np.isinf(arr).any():
+            if arr is not None and not sum_is_finite(arr) and np.isinf(arr).any():
                 return Checked('non_finite', 'infinite value')
         new_unknown = ()
         if unknown:
