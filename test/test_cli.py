@@ -184,7 +184,8 @@ def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
     values = ', '.join(repr(float(m)) for m in motors)
     shell.run_until(f'ros2 topic pub --times 5 --rate 5 /actuator_states '
                     f'sensor_msgs/msg/JointState "{{name: [{names}], position: [{values}]}}"',
-                    lambda p: echo.proc.poll() is not None, timeout=40)
+                    lambda p: echo.proc.poll() is not None and (
+                        motor_echo is None or motor_echo.proc.poll() is not None), timeout=40)
     assert echo.wait_exit(20) == 0, echo.output()
     msg = _yaml_doc(echo.output())
     assert msg['name'] == ['j1', 'j2', 'j3']

@@ -61,8 +61,9 @@ def test_robot_description_parameter_gives_the_yaml_results(tmp_path):
         pub = g.node.create_publisher(JointState, 'actuator_states', 10)
         joints = g.collect(JointState, 'joint_states')
         torques = g.collect(JointState, 'kinematics/gravity_torques')
+        # Each box waits for its own message: the two subscriptions match at their own pace.
+        js = _run_once(g, pub, _motors(q), 11, joints)
         out = _run_once(g, pub, _motors(q), 11, torques)
-        js = [m for m in joints if m.header.stamp.sec == 11][-1]
         yaml_joints = load_transmissions(YAML_T).actuator_to_joint('position', _motors(q))
         assert list(js.position) == list(yaml_joints)
         np.testing.assert_allclose(out.effort, -model.gravity_generalized_forces(
