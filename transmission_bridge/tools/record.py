@@ -4,9 +4,9 @@ transmission_bridge_record: record live topics into a rosbag2 bag (MCAP by defau
 Waits until every topic has a publisher (to learn its type), subscribes with a
 QoS that matches the publishers, waits until each publisher has connected (so
 --duration is recorded time, not discovery), and stores each message's serialized
-bytes with its receive time (the node's clock: the bag time under --use-sim-time). Stop with
-Ctrl-C (the bag is closed properly), --duration or --max-messages. The bag
-appears at OUT_BAG only once it is complete.
+bytes with its receive time (the node's clock: the bag time under --use-sim-time).
+Stop with Ctrl-C (the bag is closed properly), --duration or --max-messages. The
+bag appears at OUT_BAG only once it is complete.
 """
 
 import argparse
@@ -62,16 +62,17 @@ def main(argv=None):
     code = 1          # what the process returns if its ROS teardown outlasts the deadline
     try:
         deadline = time.monotonic() + args.wait_timeout
-        types = _wait_for_types(node, topics, args.wait_timeout, deadline, stop)
+        publishers = _wait_for_publishers(node, topics, args.wait_timeout, deadline, stop)
         ts = io.typestore()
         subs = []
         with io.atomic_writer(args.out_bag, args.storage) as writer:
-            for topic, msgtype in types.items():
+            for topic, infos in publishers.items():
+                msgtype = infos[0].topic_type
                 if msgtype not in ts.types:
                     raise BagError(f'cannot record {topic!r}: type {msgtype} is unknown to '
                                    'the rosbags ROS 2 Jazzy type store')
                 conn = writer.add_connection(topic, msgtype, typestore=ts)
-                qos = QoSProfile(depth=1000, reliability=_reliability(node, topic))
+                qos = QoSProfile(depth=1000, reliability=_reliability(infos))
 
                 def store(raw, conn=conn):
                     writer.write(conn, node.get_clock().now().nanoseconds, raw)
@@ -100,18 +101,17 @@ class _Interrupted(Exception):
     """Ctrl-C or SIGTERM came before recording started (the bag is discarded)."""
 
 
-def _wait_for_types(node, topics, timeout, deadline, stop):
-    """Return {topic: type} once every topic has a publisher."""
+def _wait_for_publishers(node, topics, timeout, deadline, stop):
+    """Return {topic: its publishers' endpoint infos} once every topic has a publisher."""
     from ..bag.errors import BagError
     while not stop:
         # A topic the graph knows only from its subscribers (the bridge's actuator_states
         # before the drivers start) has nothing to record yet: wait for a publisher.
-        types = {t: node.get_publishers_info_by_topic(t) for t in topics}
-        types = {t: infos[0].topic_type for t, infos in types.items() if infos}
-        if len(types) == len(topics):
-            return types
+        found = {t: node.get_publishers_info_by_topic(t) for t in topics}
+        missing = [t for t, infos in found.items() if not infos]
+        if not missing:
+            return found
         if time.monotonic() > deadline:
-            missing = [t for t in topics if t not in types]
             raise BagError(f'no publisher on {", ".join(missing)} in {timeout:g} s '
                            '(--wait-timeout)')
         time.sleep(0.05)
@@ -137,10 +137,10 @@ def _wait_for_matches(executor, subs, timeout, deadline, stop):
     raise _Interrupted
 
 
-def _reliability(node, topic):
+def _reliability(infos):
+    """RELIABLE if every publisher (``infos``) is reliable, else BEST_EFFORT (matches any)."""
     from rclpy.qos import ReliabilityPolicy
-    infos = node.get_publishers_info_by_topic(topic)
-    if infos and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos):
+    if all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos):
         return ReliabilityPolicy.RELIABLE
     return ReliabilityPolicy.BEST_EFFORT
 
