@@ -283,17 +283,27 @@ class BridgeCore:
         if lane.fill is None or not lane.whole or lane.generation != self._generation:
             return None
         fill, sid, counters, source_ids = lane.fill, lane.sid, self.counters, self._source_ids
-        stamps, owned, swap_in = self._input.last_stamps, self._owned, self._swap_in
+        stamps, owned = self._input.last_stamps, self._owned
         write = self._tset.state_writer(state)
         core = self
 
-        # _lane_open, _swap_in, then _accepted and the seen time, written out: each call
-        # saved here is one per message.
+        # _lane_open, then _accepted and the seen time, written out: each call saved here
+        # is one per message (on a core shared with other processes, about a microsecond
+        # each). Every actuator's values are gathered into the spare state, which becomes
+        # the state if they are finite: tested as x . x (one BLAS call, cheaper than a
+        # sum), which a value beyond 1e154 in magnitude fails too and ingest_lane then
+        # decides. The take's indices are valid: 'wrap' mode spares numpy a scratch copy.
         def step(block, stamp_ns):
             last = stamps.get(sid)
             if (lane.generation != core._generation or last is not None and stamp_ns < last
-                    or len(source_ids) > 1 and not owned(lane) or not swap_in(block, fill)):
+                    or len(source_ids) > 1 and not owned(lane)):
                 return False
+            spare = core._spare
+            block.take(fill, None, spare[:-1], 'wrap')
+            if not squares_are_finite(spare):
+                return False
+            core._spare, core._flat = core._flat, spare
+            core._spare_values, core._values = core._values, core._spare_values
             core._seen_all_ns = clock()         # every actuator: settled when read
             stamps[sid] = stamp_ns
             counters.received += 1
@@ -328,22 +338,6 @@ class BridgeCore:
         c.received += 1
         c.unknown_names += lane.num_unknown
         self.last_result = _ACCEPTED
-
-    def _swap_in(self, block, fill):
-        """
-        Gather every actuator's values into the spare state; make it the state if finite.
-
-        The test is ``x . x`` (one BLAS call, cheaper than a numpy sum): finite when every
-        value is, unless one is beyond 1e154 in magnitude, which the step then leaves to
-        :meth:`ingest_lane`. (``x . 0`` would raise numpy's invalid-value warning on inf.)
-        """
-        spare = self._spare
-        block.take(fill, None, spare[:-1], 'wrap')     # valid indices: no scratch copy
-        if not squares_are_finite(spare):
-            return False
-        self._spare, self._flat = self._flat, spare
-        self._spare_values, self._values = self._values, self._spare_values
-        return True
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)

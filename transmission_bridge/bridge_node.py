@@ -96,11 +96,9 @@ class TransmissionBridge(ConfigurableNode):
         self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
         for topic in topics:        # raw: a message the budget drops is never decoded
-            self.create_subscription(
-                JointState, topic,
-                budget.wrap(lambda data, src=topic: self._publish(
-                    self._joint_pub, self._actuator_state(src, data))),
-                STREAM_IN, raw=True)
+            self.create_subscription(JointState, topic,
+                                     budget.wrap(self._actuator_state_callback(topic)),
+                                     STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
         self.create_subscription(
@@ -210,16 +208,36 @@ class TransmissionBridge(ConfigurableNode):
         if out is not None:
             publisher.publish(out)
 
+    def _actuator_state_callback(self, source):
+        """Return the subscription callback of ``source``: :meth:`_actuator_state`, published."""
+        fast, publish, full_path = self._fast, self._joint_pub.publish, self._full_path
+
+        # The relay's call written out, as in _actuator_state: it is every message's.
+        def callback(data):
+            entry = fast.get(source)
+            out = None if entry is None or entry.relay is None else entry.relay(data)
+            if out is None:
+                out = full_path(source, data)
+                if out is None:
+                    return
+            publish(out)
+        return callback
+
     def _actuator_state(self, source, data):
         """Return the joint_states for one actuator-state message (bytes or a message), or None."""
-        core = self._core
-        if core is None:
-            return None
         fast = self._fast.get(source)
         if fast is not None and fast.relay is not None:
             out = fast.relay(data)          # the steady stream: bytes in, bytes out
             if out is not None:
                 return out
+        return self._full_path(source, data)
+
+    def _full_path(self, source, data):
+        """Return what :meth:`_actuator_state` returns for a message its relay did not take."""
+        core = self._core
+        if core is None:
+            return None
+        fast = self._fast.get(source)
         now = self._now_ns()
         if fast is not None and fast.layout.matches(data):
             layout = fast.layout
