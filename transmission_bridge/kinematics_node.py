@@ -37,6 +37,8 @@ BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
 PUBLISH_EVERY = 'publish_every'
 OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy')
+_EVERY_INPUT = [1] * len(OUTPUTS)     # publish_every of each output, by default
+_ALL_DUE = (True,) * len(OUTPUTS)
 
 HELP = """
 kinematics: joint_states -> gravity and damping torques, body poses, potential energy.
@@ -117,10 +119,8 @@ class KinematicsNode(ConfigurableNode):
                                                   RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
         # Raw: a message dropped by the budget is never decoded (ros/input_budget.py).
-        self.create_subscription(
-            JointState, 'joint_states',
-            budget.wrap(lambda data: [pub.publish(out) for pub, out in self._joint_states(data)]),
-            STREAM_IN, raw=True)
+        self.create_subscription(JointState, 'joint_states',
+                                 budget.wrap(self._joint_states_callback()), STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
                                  RELIABLE_10)
         self.create_service(Trigger, '~/set_default_pose_from_current', self._set_default)
@@ -249,6 +249,15 @@ class KinematicsNode(ConfigurableNode):
         return result.successful, result.reason
 
     # --- topics ------------------------------------------------------------------
+    def _joint_states_callback(self):
+        """Return the subscription callback: :meth:`_joint_states`, each output published."""
+        joint_states = self._joint_states
+
+        def callback(data):
+            for publisher, out in joint_states(data):
+                publisher.publish(out)
+        return callback
+
     def _joint_states(self, data):
         """
         Return ``[(publisher, message or bytes)]`` for one joint_states message.
@@ -293,6 +302,8 @@ class KinematicsNode(ConfigurableNode):
     def _due(self):
         """Return which outputs (OUTPUTS order) this input publishes; counts the input."""
         count, self._count = self._count, self._count + 1
+        if self._every == _EVERY_INPUT:     # the default: no comprehension per message
+            return _ALL_DUE
         return [every > 0 and count % every == 0 for every in self._every]
 
     def _messages(self, out, header):
