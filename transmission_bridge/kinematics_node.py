@@ -88,6 +88,7 @@ class KinematicsNode(ConfigurableNode):
         self._relay = None                # bytes -> outputs for that lane (or None)
         self._templates = None            # output byte templates, per model
         self._every = [self._declare_every(name) for name in OUTPUTS]
+        self._all_due = self._every == _EVERY_INPUT     # every output for every input
         self._count = 0                   # inputs that produced outputs (for publish_every)
         self._source = sources.label
         self._base = base
@@ -221,6 +222,7 @@ class KinematicsNode(ConfigurableNode):
         for p in params:
             if p.name.startswith(PUBLISH_EVERY + '.'):
                 self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
+                self._all_due = self._every == _EVERY_INPUT
         if self._syncing or self._pending is None:
             return
         model, self._pending = self._pending, None
@@ -302,7 +304,7 @@ class KinematicsNode(ConfigurableNode):
     def _due(self):
         """Return which outputs (OUTPUTS order) this input publishes; counts the input."""
         count, self._count = self._count, self._count + 1
-        if self._every == _EVERY_INPUT:     # the default: no comprehension per message
+        if self._all_due:                   # the default: no comprehension per message
             return _ALL_DUE
         return [every > 0 and count % every == 0 for every in self._every]
 

@@ -293,15 +293,14 @@ class Inbox:
         self.arrays = layout.arrays(self.buf)
         at = layout.stamp_offset
         self.stamp = self.buf[at:at + 8]
-        self._matches, self._stamp_at = layout.matches, at
+        self._matches, self._stamp_ns = layout.matches, layout.stamp_ns
 
     def take(self, data):
         """Copy ``data`` in if it has the layout and return its stamp (ns); else None."""
         if not self._matches(data):
             return None
         self.buf[:] = data
-        sec, nanosec = _STAMP.unpack_from(self.buf, self._stamp_at)    # stamp_ns, inline
-        return sec * 1_000_000_000 + nanosec
+        return self._stamp_ns(self.buf)
 
 
 class JointStateTemplate(Template):

@@ -61,8 +61,18 @@ def main(argv=None):
     count = [0]
     code = 1          # what the process returns if its ROS teardown outlasts the deadline
     try:
+        timeout = f'{args.wait_timeout:g} s'
         deadline = time.monotonic() + args.wait_timeout
-        publishers = _wait_for_publishers(node, topics, args.wait_timeout, deadline, stop)
+        publishers = {}
+
+        def without_publisher():
+            # A topic the graph knows only from its subscribers (the bridge's actuator_states
+            # before the drivers start) has nothing to record yet: wait for a publisher.
+            publishers.update((t, node.get_publishers_info_by_topic(t)) for t in topics)
+            return [t for t in topics if not publishers[t]]
+
+        _wait(without_publisher, f'no publisher on {{}} in {timeout} (--wait-timeout)',
+              executor, deadline, stop)
         ts = io.typestore()
         subs = []
         with io.atomic_writer(args.out_bag, args.storage) as writer:
@@ -80,7 +90,11 @@ def main(argv=None):
 
                 subs.append(node.create_subscription(message_class(msgtype), topic, store, qos,
                                                      raw=True))
-            _wait_for_matches(executor, subs, args.wait_timeout, deadline, stop)
+            # Discovery of a new subscription takes its time (seconds on a loaded machine):
+            # --duration counts from when every subscription is connected to a publisher.
+            _wait(lambda: [s.topic_name for s in subs if s.get_publisher_count() == 0],
+                  f'the publishers of {{}} did not connect in {timeout} (--wait-timeout; '
+                  'incompatible QoS?)', executor, deadline, stop)
             print(f'recording {", ".join(topics)} to {args.out_bag}', flush=True)
             end = None if args.duration is None else time.monotonic() + args.duration
             while not stop and (end is None or time.monotonic() < end) and (
@@ -101,38 +115,20 @@ class _Interrupted(Exception):
     """Ctrl-C or SIGTERM came before recording started (the bag is discarded)."""
 
 
-def _wait_for_publishers(node, topics, timeout, deadline, stop):
-    """Return {topic: its publishers' endpoint infos} once every topic has a publisher."""
-    from ..bag.errors import BagError
-    while not stop:
-        # A topic the graph knows only from its subscribers (the bridge's actuator_states
-        # before the drivers start) has nothing to record yet: wait for a publisher.
-        found = {t: node.get_publishers_info_by_topic(t) for t in topics}
-        missing = [t for t, infos in found.items() if not infos]
-        if not missing:
-            return found
-        if time.monotonic() > deadline:
-            raise BagError(f'no publisher on {", ".join(missing)} in {timeout:g} s '
-                           '(--wait-timeout)')
-        time.sleep(0.05)
-    raise _Interrupted
-
-
-def _wait_for_matches(executor, subs, timeout, deadline, stop):
+def _wait(missing, failure, executor, deadline, stop):
     """
-    Spin until every subscription is connected to a publisher.
+    Spin until ``missing()`` returns an empty list.
 
-    Discovery of a new subscription by a publisher takes its time (seconds on a loaded
-    machine), so --duration counts from here, not from the moment of subscribing.
+    At ``deadline`` raise BagError(``failure`` naming what is still missing); on Ctrl-C or
+    SIGTERM (``stop``) raise :class:`_Interrupted`.
     """
     from ..bag.errors import BagError
     while not stop:
-        waiting = [s.topic_name for s in subs if s.get_publisher_count() == 0]
-        if not waiting:
+        left = missing()
+        if not left:
             return
         if time.monotonic() > deadline:
-            raise BagError(f'the publishers of {", ".join(waiting)} did not connect in '
-                           f'{timeout:g} s (--wait-timeout; incompatible QoS?)')
+            raise BagError(failure.format(', '.join(left)))
         executor.spin_once(timeout_sec=0.05)
     raise _Interrupted
 
