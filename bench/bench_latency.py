@@ -20,7 +20,8 @@ neither is the bottleneck at high rates.
 ``--rounds N`` runs the three kinds N times in turn per target and reports medians: one
 10 s window each leaves the ratios to the VM's slow spells.
 ``--max-rate`` then finds the highest rate each sustains without loss; ``--rates``
-reports losses and p50 at each given rate (3 s each) for relays and nodes.
+reports losses and p50 at each given rate (3 s each) for relays and nodes. ``--no-drop``
+starts the nodes with ``drop_on_overload:=false``: no input budget, as a relay.
 """
 
 import argparse
@@ -239,6 +240,8 @@ def main(argv=None):
                         help='also try these rates (3 s each) to find the highest without loss')
     parser.add_argument('--rates', nargs='*', type=float, default=None,
                         help='also report losses and p50 at each of these rates (3 s each)')
+    parser.add_argument('--no-drop', action='store_true',
+                        help='start the nodes with drop_on_overload:=false (no input budget)')
     args = parser.parse_args(argv)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
@@ -252,6 +255,9 @@ def main(argv=None):
 def _measure(args, work):
     """Run what ``args`` asks for, with the nodes' files in ``work``; report the tables."""
     setup = _setup(work)
+    if args.no_drop:
+        setup = {target: ([cmd + ['-p', 'drop_on_overload:=false'] for cmd in nodes], *rest)
+                 for target, (nodes, *rest) in setup.items()}
     rows = []
     for target in args.targets:
         runs = {kind: [] for kind in KINDS}

@@ -1,5 +1,6 @@
 """The bridge node over real DDS: started with --params-file, driven as ros2 CLI users do."""
 
+import contextlib
 import math
 import shutil
 
@@ -26,17 +27,18 @@ VEL = [1.0, 2.0, 8.0, 5.0, 5.0, 3.0, 6.0]
 EFF = [0.5, 0.2, 0.1, 0.3, -0.1, 0.05, 0.02]
 
 
-@pytest.fixture
-def bridge(tmp_path):
-    """Start a bridge on a copy of the example file; yield (graph, process, file)."""
+@contextlib.contextmanager
+def _started_bridge(tmp_path, **params):
+    """Start a bridge on a copy of the example file, ``params`` added; yield its graph."""
     tfile = tmp_path / 'transmissions.yaml'
     shutil.copy(EXAMPLE, tfile)
     ns = unique_namespace('bridge')
-    params = tmp_path / 'params.yaml'
-    params.write_text(yaml.safe_dump({f'/**/{NODE}': {'ros__parameters': {
-        'transmissions_file': str(tfile), 'stale_timeout': 0.3, 'diagnostics_period': 0.1}}}))
+    params_file = tmp_path / 'params.yaml'
+    params_file.write_text(yaml.safe_dump({f'/**/{NODE}': {'ros__parameters': {
+        'transmissions_file': str(tfile), 'stale_timeout': 0.3, 'diagnostics_period': 0.1,
+        **params}}}))
     proc = NodeProcess('transmission_bridge.bridge_node',
-                       ['--params-file', str(params), '-r', f'__ns:={ns}',
+                       ['--params-file', str(params_file), '-r', f'__ns:={ns}',
                         '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
     graph = Graph(ns)
     graph.file = tfile
@@ -52,6 +54,13 @@ def bridge(tmp_path):
         rc = proc.stop()
         assert rc == 0, proc.output()
         assert 'Traceback' not in proc.output()
+
+
+@pytest.fixture
+def bridge(tmp_path):
+    """Start a bridge on a copy of the example file; yield its graph (process: .proc)."""
+    with _started_bridge(tmp_path) as graph:
+        yield graph
 
 
 def _state(names=MOTORS, pos=POS, vel=VEL, eff=EFF, sec=1, nanosec=0):
@@ -361,9 +370,7 @@ def test_input_time_share_is_validated_and_overload_drops_are_reported(bridge):
     _exchange(g, _state())
 
     def dropped():
-        values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values} if diagnostics \
-            else {}
-        return int(values.get('dropped_overload', 0))
+        return _diagnostic(diagnostics, 'dropped_overload')
 
     def flood():
         for k in range(200):
@@ -378,10 +385,43 @@ def test_input_time_share_is_validated_and_overload_drops_are_reported(bridge):
     assert _by_name(out, 'position')['elbow'] == pytest.approx(1.1, abs=1e-15)
 
 
+def _diagnostic(diagnostics, key):
+    """Return the integer value ``key`` of the last diagnostics received (0 before any)."""
+    values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values} if diagnostics \
+        else {}
+    return int(values.get(key, 0))
+
+
+def test_drop_on_overload_false_handles_the_flood_the_budget_drops(tmp_path):
+    # The flood the test above gets dropped at the same tiny share: with dropping off,
+    # every message the node receives is handled (the queue is DDS's, depth 50).
+    with _started_bridge(tmp_path, drop_on_overload=False, input_time_share=0.02) as g:
+        diagnostics = g.collect(DiagnosticArray, 'diagnostics')
+        before = _exchange(g, _state())
+        sent = []
+
+        def flood():
+            for k in range(200):
+                g.actuators.publish(_state(sec=10 + len(sent), nanosec=k))
+            sent.append(200)
+
+        assert g.spin_until(lambda: _diagnostic(diagnostics, 'received') >= 600, timeout=30,
+                            action=flood, period=0.05), g.proc.output()
+        assert _diagnostic(diagnostics, 'dropped_overload') == 0
+        assert 'input overload' not in g.proc.output()
+        res = g.set_parameters(NODE, {'drop_on_overload': True})
+        assert not res[0].successful and 'read-only' in res[0].reason, res[0].reason
+        assert g.get_parameters(NODE, ['drop_on_overload']) == {'drop_on_overload': False}
+        out = _exchange(g, _state(sec=99))        # still serving, the same map
+        assert _by_name(out, 'position') == _by_name(before, 'position')
+
+
 @pytest.mark.parametrize('param, words', [
     ('input_time_share:=2.0', 'input_time_share must be a number in (0, 1], got 2.0'),
     ('diagnostics_period:=0.0', 'diagnostics_period must be a finite number > 0, got 0.0'),
     ('stale_timeout:=-1.0', 'stale_timeout must be a finite number > 0, got -1.0'),
+    ('drop_on_overload:=maybe',
+     "parameter 'drop_on_overload' must be a bool (true or false), got 'maybe'"),
 ])
 def test_invalid_node_parameter_stops_startup_with_the_key(tmp_path, param, words):
     proc = NodeProcess('transmission_bridge.bridge_node',

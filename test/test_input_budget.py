@@ -80,6 +80,21 @@ def test_overload_is_cut_to_the_share_of_wall_time(share):
     assert handled == pytest.approx(share * elapsed, abs=2 * BURST + 2 * 8e-4)
 
 
+@pytest.mark.parametrize('share', [0.1, 0.5])
+def test_without_drops_every_message_is_handled_however_late(share):
+    # The overload above, with drop_on_overload false: nothing dropped, every message
+    # handled. The same load with drops (the default) is cut to the share.
+    handled = {}
+    for drops in (True, False):
+        clock, cpu = Clock(), Clock(0.0)
+        budget = _budget(share, clock, cpu, burst=BURST, drops=drops)
+        handled[drops] = _run(budget, clock, 5000, 8e-4, 0.0, cpu=cpu)
+        if not drops:
+            assert budget.dropped == 0
+            assert handled[drops] == pytest.approx(5000 * 8e-4)
+    assert handled[True] < 0.9 * handled[False]
+
+
 def test_one_slow_message_costs_a_bounded_stretch_of_drops():
     clock = Clock()
     budget = _budget(0.5, clock, burst=BURST)

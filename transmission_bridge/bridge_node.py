@@ -42,7 +42,7 @@ joint_commands (sensor_msgs/JointState, joint names: streaming set-points such a
 kinematics node's holding torques) in; actuator_commands (actuator names) out.
 Start-up parameters: transmissions_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; actuator_state_topics, stale_timeout, diagnostics_period,
-input_time_share. Per robot, settable at runtime: joints.<joint>.offset,
+input_time_share, drop_on_overload. Per robot, settable at runtime: joints.<joint>.offset,
 joints.<joint>.mechanical_reduction, joints.<joint>.default_position, joints.<joint>.damping,
 actuators.<actuator>.mechanical_reduction ('ros2 param describe' gives units and ranges).
 Services (std_srvs/Trigger): ~/calibrate_to_default_pose, ~/reset_calibration, ~/reload.

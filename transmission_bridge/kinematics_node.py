@@ -52,11 +52,11 @@ Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose,
 ~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
 Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; base_frame, tip_links, diagnostics_period,
-input_time_share, fast_path. Settable at runtime: gravity, joints.<joint>.damping,
-joints.<joint>.default_position, joints.<joint>.default_translation (screw joints only)
-publish_every.<output> (gravity_torques, passive_torques, body_poses, tip_poses,
-potential_energy: 1 every message, N every Nth, 0 off) ('ros2 param describe' gives
-units and ranges).
+input_time_share, drop_on_overload, fast_path. Settable at runtime: gravity,
+joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
+(screw joints only), publish_every.<output> (gravity_torques, passive_torques, body_poses,
+tip_poses, potential_energy: 1 every message, N every Nth, 0 off) ('ros2 param describe'
+gives units and ranges).
 Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
 ~/reset_damping, ~/go_to_default_pose.
 """

@@ -19,6 +19,7 @@ from .time_jumps import on_backward_jump
 ROBOT_DESCRIPTION = 'robot_description'
 USE_DESCRIPTION_TOPIC = 'use_robot_description_topic'
 INPUT_SHARE = 'input_time_share'
+DROP_ON_OVERLOAD = 'drop_on_overload'
 FAST_PATH = 'fast_path'
 DIAGNOSTICS_PERIOD = 'diagnostics_period'
 
@@ -151,22 +152,29 @@ class ConfigurableNode(Node):
                        'outputs are the same)', read_only=True)
 
     def _declare_input_budget(self):
-        """Declare ``input_time_share`` and return its :class:`InputBudget`."""
+        """Declare ``drop_on_overload`` and ``input_time_share``; return the InputBudget."""
+        drops = declare(self, DROP_ON_OVERLOAD, True, bool,
+                        'drop input messages beyond input_time_share while the executor '
+                        'falls behind, so parameter and service calls are answered under '
+                        'overload (false: never drop; input and calls queue, as in a relay)',
+                        read_only=True)
         share = declare(self, INPUT_SHARE, DEFAULT_SHARE, float,
                         'largest share of wall time spent on input messages; input beyond it '
                         'is dropped and counted (dropped_overload). The node lowers the share '
                         'by itself while its executor falls behind, so parameter and service '
-                        'calls are answered under overload', constraints='0 < value <= 1')
+                        'calls are answered under overload (only with drop_on_overload)',
+                        constraints='0 < value <= 1')
         reason = share_error(share)
         if reason:
             raise StartupError(f'{INPUT_SHARE} {reason}')
-        self._budget = InputBudget(share)
+        self._budget = InputBudget(share, drops=drops)
         # The budget owns its parameter: the nodes' own callbacks never see to it.
         self.add_on_set_parameters_callback(self._validate_share)
         self.add_post_set_parameters_callback(self._apply_share)
-        probe = self.create_timer(PROBE_PERIOD, self._budget.probe,
-                                  clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._budget.on_demand(probe.reset, probe.cancel)     # runs under load only
+        if drops:
+            probe = self.create_timer(PROBE_PERIOD, self._budget.probe,
+                                      clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self._budget.on_demand(probe.reset, probe.cancel)     # runs under load only
         return self._budget
 
     def _validate_share(self, params):

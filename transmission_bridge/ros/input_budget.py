@@ -26,6 +26,12 @@ How:
 With ``share = 1`` and on-time probes nothing is ever dropped: handling can never take
 more wall time than passes. So a node that keeps up never drops a message.
 
+* **Off.** ``InputBudget(drops=False)`` (the nodes' ``drop_on_overload:=false``) wraps
+  nothing: a node then behaves as a relay does, queueing what it cannot take yet (and the
+  calls behind it). Near the machine's limit (5 kHz on two shared cores) the probe comes
+  late whether or not the node itself is behind, so the budget drops where a relay, queueing
+  instead, would lose nothing; under a flood it is what answers calls (doc/performance.md).
+
 * **On demand.** A 10 ms timer is not free: on rclpy's EventsExecutor each tick cost the
   process about 0.2 ms of CPU here, as much as a message. Given :meth:`InputBudget.on_demand`
   hooks (the nodes pass their timer's ``reset`` and ``cancel``), the probe stops itself after
@@ -80,7 +86,8 @@ class InputBudget:
     """Drop input messages beyond the current share of wall time (see the module docstring)."""
 
     def __init__(self, max_share=DEFAULT_SHARE, burst=DEFAULT_BURST, clock=time.perf_counter,
-                 cpu_clock=time.thread_time):
+                 cpu_clock=time.thread_time, drops=True):
+        self.drops = drops              # False: wrap() returns the callback as it is
         self._check_at = float('inf')       # next in-band look at the load (probe stopped)
         self.max_share = max_share      # validated: raises ValueError when invalid
         self.share = max_share
@@ -125,8 +132,12 @@ class InputBudget:
         Return ``callback`` behind the budget: called if admitted, its time charged.
 
         Admission and charge are written out in the one function, with two clock reads:
-        it runs for every message, where each Python call costs about a microsecond.
+        it runs for every message, where each Python call costs about a microsecond. A
+        budget made with ``drops=False`` returns ``callback`` itself: every message is
+        handled, however far behind the node falls.
         """
+        if not self.drops:
+            return callback
         clock, burst = self._clock, self._burst
 
         def budgeted(*args):
