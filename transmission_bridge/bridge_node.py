@@ -208,11 +208,17 @@ class TransmissionBridge(ConfigurableNode):
         if out is not None:
             publisher.publish(out)
 
-    def _actuator_state_callback(self, source):
-        """Return the subscription callback of ``source``: :meth:`_actuator_state`, published."""
-        fast, publish, full_path = self._fast, self._joint_pub.publish, self._full_path
+    def _actuator_state_callback(self, source, publish=None):
+        """
+        Return the subscription callback of ``source``: each message's joint_states, published.
 
-        # The relay's call written out, as in _actuator_state: it is every message's.
+        A message (bytes, or a message object) goes through its topic's relay, the steady
+        stream's bytes in and bytes out, and otherwise through :meth:`_full_path`.
+        ``publish`` (default: the joint_states publisher's) takes what there is to send.
+        """
+        fast, full_path = self._fast, self._full_path
+        publish = self._joint_pub.publish if publish is None else publish
+
         def callback(data):
             entry = fast.get(source)
             out = None if entry is None or entry.relay is None else entry.relay(data)
@@ -223,17 +229,8 @@ class TransmissionBridge(ConfigurableNode):
             publish(out)
         return callback
 
-    def _actuator_state(self, source, data):
-        """Return the joint_states for one actuator-state message (bytes or a message), or None."""
-        fast = self._fast.get(source)
-        if fast is not None and fast.relay is not None:
-            out = fast.relay(data)          # the steady stream: bytes in, bytes out
-            if out is not None:
-                return out
-        return self._full_path(source, data)
-
     def _full_path(self, source, data):
-        """Return what :meth:`_actuator_state` returns for a message its relay did not take."""
+        """Return the joint_states (or None) of a message its topic's relay did not take."""
         core = self._core
         if core is None:
             return None
