@@ -67,9 +67,13 @@ def test_continuous_default_axis_and_rotated_inertial():
 @pytest.mark.parametrize('joint,message', [
     ('<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
      '<mimic joint="k"/><limit lower="-1" upper="1"/></joint>',
-     "joint 'j': mimic joints are not supported"),
-    ('<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>',
-     "joint 'j': revolute joints need a <limit>"),
+     "joint 'j': mimics unknown joint 'k'"),
+    ('<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
+     '<mimic joint="j"/><limit lower="-1" upper="1"/></joint>',
+     "joint 'j': a joint cannot mimic itself"),
+    ('<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
+     '<mimic joint="k" multiplier="x"/><limit lower="-1" upper="1"/></joint>',
+     "joint 'j' <mimic>: multiplier='x' is not 1 numbers"),
     ('<joint name="j" type="floating"><parent link="a"/><child link="b"/></joint>',
      "joint 'j': joint type 'floating' is not supported"),
     ('<joint name="j" type="screw"><parent link="a"/><child link="b"/></joint>',
@@ -82,7 +86,11 @@ def test_continuous_default_axis_and_rotated_inertial():
     ('<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
      '<axis xyz="0 0 0"/><limit lower="-1" upper="1"/></joint>', 'axis must have a direction'),
     ('<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
-     '<limit lower="1" upper="-1"/></joint>', 'lower <= upper'),
+     '<limit lower="nan" upper="1"/></joint>', "lower='nan' must be 1 finite numbers"),
+    ('<link name="c"><inertial><mass value="-1"/></inertial></link>'
+     '<joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>'
+     '<joint name="k" type="fixed"><parent link="b"/><child link="c"/></joint>',
+     "body 'c': mass must be >= 0, got -1.0"),
 ])
 def test_invalid_urdf(joint, message):
     text = f'<robot name="r"><link name="a"/><link name="b"/>{joint}</robot>'
@@ -96,3 +104,50 @@ def test_tree_errors():
         load_model('<robot name="r"><link name="a"/><link name="b"/></robot>')
     with pytest.raises(ModelError, match='declares a DOCTYPE'):
         load_model('<!DOCTYPE robot SYSTEM "file:///etc/passwd"><robot name="r"/>')
+
+
+LENIENT = """
+  <?xml version="1.0"?>
+<robot name="messy">
+  <link name="a" type="base"/>
+  <link name="b"><contact><lateral_friction value="1"/></contact>
+    <inertial><mass value="1"/><origin xyz="0.1 0 0"/>
+      <inertia ixx="0.001" iyy="0.001" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="c"><contact/><inertial><origin xyz="0 0 0.2"/></inertial></link>
+  <link name="d"/>
+  <joint name="j" type="revolute" dont_collapse="true"><parent link="a"/><child link="b"/>
+    <axis xyz="0 1 0"/><limit lower="0" upper="-1" effort="1" velocity="1"/></joint>
+  <joint name="k" type="prismatic"><parent link="b"/><child link="c"/></joint>
+  <joint name="m" type="continuous"><parent link="c"/><child link="d"/><wobble/></joint>
+  <sensor name="cam"/>
+</robot>
+"""
+
+
+def test_what_real_files_contain_is_accepted_with_a_warning_naming_it():
+    model = load_model(LENIENT)
+    assert model.joint_names == ('j', 'k', 'm') and model.root_frame == 'a'
+    warnings = '\n'.join(model.warnings)
+    for expected in [
+            'white space before the XML declaration',
+            "joint 'j': <limit lower=\"0\" upper=\"-1\"> has lower > upper",
+            "joint 'k': prismatic joint without <limit>; assumed unlimited",
+            "link 'b' <inertial>: inertia is not physical",
+            "link 'c' <inertial>: no <mass value=\"...\">; assumed 0 kg",
+            "ignored unknown element <contact> in 2 links (link 'b', link 'c')",
+            "ignored unknown element <wobble> in joint 'm'",
+            "ignored unknown element <sensor> in robot 'messy'",
+            "ignored unknown attribute type= in link 'a'",
+            "ignored unknown attribute dont_collapse= in joint 'j'"]:
+        assert expected in warnings
+    assert len(model.warnings) == 10
+    for name in ('j', 'k'):     # what was assumed: no limits
+        assert model.joint(name).position_limits == (-math.inf, math.inf)
+    # The non-physical tensor is kept as written; gravity uses the mass and centre only.
+    assert model.body('b').inertial.inertia[2, 2] == 0.01
+    assert model.gravity_generalized_forces([0.0, 0.0, 0.0])[0] == pytest.approx(9.81 * 0.1)
+    assert model.body('c').inertial.mass == 0.0
+
+
+def test_a_clean_file_has_no_warnings():
+    assert load_model(CONFIG / 'example_robot.urdf').warnings == ()

@@ -1,5 +1,5 @@
 """
-Kinematics of trees of revolute, prismatic, fixed and screw joints (pure numpy).
+Kinematics of trees of revolute, prismatic, fixed, screw and mimic joints (pure numpy).
 
 Forward kinematics, Jacobians, gravity generalized forces (Drake's sign), potential
 energy, damping and rational forward kinematics; models from YAML (bodies or DH
@@ -10,7 +10,7 @@ from .body import Body, WORLD
 from .errors import ModelError
 from .fixed import FixedJoint
 from .inertial import Inertial
-from .joint import Joint
+from .joint import Joint, Mimic
 from .loader import JOINT_TYPES, load_model, parse_model
 from .model import DEFAULT_GRAVITY, holding_torques, Model
 from .prismatic import PrismaticJoint
@@ -19,7 +19,7 @@ from .revolute import RevoluteJoint
 from .screw import ScrewJoint
 
 __all__ = [
-    'Body', 'DEFAULT_GRAVITY', 'FixedJoint', 'Inertial', 'JOINT_TYPES', 'Joint', 'Model',
+    'Body', 'DEFAULT_GRAVITY', 'FixedJoint', 'Inertial', 'JOINT_TYPES', 'Joint', 'Mimic', 'Model',
     'ModelError', 'PrismaticJoint', 'holding_torques', 'RationalForwardKinematics',
     'RevoluteJoint', 'ScrewJoint',
     'WORLD', 'load_model', 'parse_model',

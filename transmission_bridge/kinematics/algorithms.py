@@ -51,16 +51,32 @@ _EYE4 = np.eye(4)
 class ChainKinematics:
     """Arrays describing a model's tree, and the algorithms that use them."""
 
-    def __init__(self, bodies, gravity):
+    def __init__(self, bodies, gravity, rules=None):
         nb = len(bodies)
         index = {b.name: i for i, b in enumerate(bodies)}
         self.nb = nb
         self.parent = [index.get(b.parent, -1) for b in bodies]          # -1: world
+        # Coordinates: every movable joint, mimic ones included, model order. ``rules``
+        # gives each its (independent joint k, multiplier, offset): q_c = m q[k] + o.
         movable = [i for i, b in enumerate(bodies) if b.joint.num_positions]
-        self.nq = len(movable)
-        self.qidx = [movable.index(i) if i in movable else -1 for i in range(nb)]
+        self.nc = len(movable)
+        if rules is None:
+            rules = [(c, 1.0, 0.0) for c in range(self.nc)]
+        rules = list(rules)
+        self.nq = len({k for k, _, _ in rules})
+        coord_of = {i: c for c, i in enumerate(movable)}
+        self.qidx = [rules[coord_of[i]][0] if i in coord_of else -1 for i in range(nb)]
+        self.qmul = [rules[coord_of[i]][1] if i in coord_of else 0.0 for i in range(nb)]
+        self.qoff = [rules[coord_of[i]][2] if i in coord_of else 0.0 for i in range(nb)]
+        self.mimics = any(m != 1.0 or o != 0.0 for _, m, o in rules) or self.nc != self.nq
         self.qidx_arr = np.array([k if k >= 0 else self.nq for k in self.qidx], dtype=np.intp)
         self.joint_body = np.array(movable, dtype=np.intp)
+        # fold[k, c]: d q_c / d q_k. Generalized forces of the coordinates fold onto the
+        # independent joints as fold @ tau_c (the chain rule); None when it is the identity.
+        fold = np.zeros((self.nq, self.nc))
+        for c, (k, m, _) in enumerate(rules):
+            fold[k, c] = m
+        self.fold = fold if self.mimics else None
         joints = [b.joint for b in bodies]
         self.rot = np.array([j.ROTATION_PER_Q for j in joints])
         self.tr = np.array([j.translation_per_q for j in joints])
@@ -87,8 +103,8 @@ class ChainKinematics:
             while j >= 0:
                 anc[i, j] = True
                 j = self.parent[j]
-        self.subtree = anc[:, self.joint_body].T.astype(float)   # (nq, nb)
-        self.on_path = anc[:, self.joint_body]                   # (nb, nq)
+        self.subtree = anc[:, self.joint_body].T.astype(float)   # (nc, nb)
+        self.on_path = anc[:, self.joint_body]                   # (nb, nc)
         self.M_sub = self.subtree @ self.mass
         self.rot_q = self.rot[self.joint_body]
         self.tr_q = self.tr[self.joint_body]
@@ -98,7 +114,12 @@ class ChainKinematics:
         self.axis_Pq = self.axis_P[self.joint_body]
         self.p_PJq = self.p_PJ[self.joint_body]
         self.gravity = np.array(gravity, dtype=float)
-        self.damping = np.array([joints[i].damping for i in movable])
+        coord_damping = np.array([joints[i].damping for i in movable])
+        independent = [c for c, i in enumerate(movable) if joints[i].mimic is None]
+        self.damping = coord_damping[independent] if self.mimics else coord_damping
+        # -b_c v_c with v_c = m v_k, folded by m: each mimic adds m² b_c to its driver.
+        self.effective_damping = (self.damping if self.fold is None
+                                  else (self.fold ** 2) @ coord_damping)
         # Batch path: R_PB (9, N) = RA[i] (9, 3) @ C, p_PB (3, N) = PB[i] (3, 4) @ C,
         # C = (1, sin a, sin²(a/2), tr q).
         self.RA = np.stack([self.A0, self.A1, self.A2], axis=-1).reshape(nb, 9, 3)
@@ -108,10 +129,14 @@ class ChainKinematics:
 
     def _one_configuration_constants(self):
         """Constants of the one-configuration path (see the module docstring)."""
-        nb, nq = self.nb, self.nq
-        # z = q_ext[z_index] * z_scale = (angle, angle / 2, tr q) per body; q_ext ends in 0.
+        nb, nq = self.nb, self.nc        # per coordinate from here on (mimics included)
+        # z = q_ext[z_index] * z_scale (+ z_offset) = (angle, angle / 2, tr q) per body, a
+        # mimic body's q being m q_driver + o; q_ext ends in 0.
         self.z_index = np.tile(self.qidx_arr, 3)
-        self.z_scale = np.concatenate([self.rot, 0.5 * self.rot, self.tr])
+        mul, off = np.array(self.qmul), np.array(self.qoff)
+        self.z_scale = np.concatenate([self.rot, 0.5 * self.rot, self.tr]) * np.tile(mul, 3)
+        self.z_offset = (np.concatenate([self.rot * off, 0.5 * self.rot * off, self.tr * off])
+                         if off.any() else None)
         # X_PB^T = sum_k c[k, b] HT[b, k], c = (1, sin a, sin²(a/2), tr q): per body a
         # (1, 4) @ (4, 16) product, all bodies in one matmul.
         H = np.zeros((4, nb, 4, 4))
@@ -163,11 +188,12 @@ class ChainKinematics:
         XT = self.workspace().frames(q)
         x = point @ XT[body, :3, :3] + XT[body, 3, :3]
         wo = np.dot(self.axis_rows, XT.reshape(-1, 4))[:, :3]
-        w, o = wo[:self.nq], wo[self.nq:]
+        w, o = wo[:self.nc], wo[self.nc:]
         mask = self.on_path[body][:, None]
         j_w = self.rot_q[:, None] * w * mask
         j_v = (self.rot_q[:, None] * np.cross(w, x - o) + self.tr_q[:, None] * w) * mask
-        return np.concatenate([j_w, j_v], axis=1).T
+        J = np.concatenate([j_w, j_v], axis=1).T            # (6, nc): per coordinate
+        return J if self.fold is None else J @ self.fold.T
 
     # --- batches (batch-last layout inside) --------------------------------------
     def frames_batch(self, q):
@@ -186,6 +212,8 @@ class ChainKinematics:
             k = self.qidx[i]
             if k >= 0:
                 qk = q[:, k]
+                if self.qmul[i] != 1.0 or self.qoff[i] != 0.0:      # a mimic joint
+                    qk = qk * self.qmul[i] + self.qoff[i]
                 if self.rot[i]:
                     angle = qk * self.rot[i]
                     np.sin(angle, out=C[1])
@@ -214,7 +242,7 @@ class ChainKinematics:
         path's constant matrices applied to every configuration at once.
         """
         F = self.frames_batch(q)
-        n, nb, nq = q.shape[0], self.nb, self.nq
+        n, nb, nq = q.shape[0], self.nb, self.nc
         if 'poses' in dest:
             X = dest['poses'].reshape(n, nb, 4, 4)
             X[:, :, :3, :] = F[:nb].transpose(3, 0, 2, 1)
@@ -230,7 +258,10 @@ class ChainKinematics:
             u = np.einsum('krn,rs->ksn', wr[nq:2 * nq], self.cross_g)
             u += self.trMg[..., None]
             u *= wr[:nq]
-            dest['gravity'][:] = u.sum(axis=1).T                     # w_k . u_k
+            if self.fold is None:
+                dest['gravity'][:] = u.sum(axis=1).T                 # w_k . u_k
+            else:                                                    # mimics folded
+                np.einsum('kc,cn->nk', self.fold, u.sum(axis=1), out=dest['gravity'])
         if 'energy' in dest:
             dest['energy'][:, 0] = -(wr[2 * nq] * self.gravity[:, None]).sum(axis=0)
 
@@ -301,7 +332,7 @@ class OneConfiguration:
     """
 
     def __init__(self, kin):
-        nb, nq = kin.nb, kin.nq
+        nb, nq, nc = kin.nb, kin.nq, kin.nc
         self._kin = kin
         self._q_ext = np.zeros(nq + 1)          # q, then the 0 fixed bodies read
         self.q = self._q_ext[:nq]
@@ -320,11 +351,13 @@ class OneConfiguration:
         self._steps = [(L[i].dot, X[p], X[i]) for i, p in kin.order]
         self._rows_in = self.XT.reshape(-1, 4)
         self._bodies16 = self.XT[:nb].reshape(nb, 16)
-        self._wr = np.empty((2 * nq + 1, 4))
-        self._w, self._r = self._wr[:nq, :3], self._wr[nq:2 * nq, :3]
-        self._moment = self._wr[2 * nq, :3]
-        self._u = np.empty((nq, 3))
+        self._wr = np.empty((2 * nc + 1, 4))
+        self._w, self._r = self._wr[:nc, :3], self._wr[nc:2 * nc, :3]
+        self._moment = self._wr[2 * nc, :3]
+        self._u = np.empty((nc, 3))
         self.tau = np.empty(nq)
+        # Mimics: the coordinates' forces, folded onto q (else tau_c is tau itself).
+        self._tau_c = self.tau if kin.fold is None else np.empty(nc)
         self._pose_terms = np.empty((nb, 19))
         self._starts = np.arange(nb)[:, None] * 19 + 3    # where each body's candidates start
 
@@ -335,6 +368,8 @@ class OneConfiguration:
             self.q[:] = q
         # Outputs by position: a keyword costs its parsing on every call.
         np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, self._args)
+        if kin.z_offset is not None:        # mimic joints with an offset
+            self._args += kin.z_offset
         np.sin(self._sin, self._sin)
         np.square(self._half, self._half)
         np.matmul(self._c_rows, kin.HT, self._L_rows)
@@ -353,7 +388,9 @@ class OneConfiguration:
         u = self._r.dot(kin.cross_g, self._u)
         u += kin.trMg
         u *= self._w
-        np.add.reduce(u, 1, None, self.tau)                     # w_k . u_k
+        np.add.reduce(u, 1, None, self._tau_c)                  # w_k . u_k
+        if kin.fold is not None:
+            kin.fold.dot(self._tau_c, self.tau)
         return self.tau
 
     def energy(self):
@@ -363,6 +400,29 @@ class OneConfiguration:
     def gravity_energy(self):
         """Return ``(tau_g, V)`` of the frames."""
         return self.gravity(), self.energy()
+
+    def parent_pose_writer(self, bodies):
+        """
+        Return ``write(out)``: each listed body's pose in its parent, as of the last frames.
+
+        ``bodies``: body indices (model order). ``write`` puts ``x, y, z, qx, qy, qz, qw``
+        of ``X_PB`` (the joint's parent -> child transform, what a TF publisher sends) for
+        each into ``out`` (len(bodies), 7): the same formulas as :meth:`pose_rows`, on the
+        per-body transforms :meth:`frames` built before composing them.
+        """
+        bodies = np.asarray(bodies, dtype=np.intp)
+        n = len(bodies)
+        picked, terms = np.empty((n, 16)), np.empty((n, 19))
+        starts = np.arange(n)[:, None] * 19 + 3
+        rows = self._L
+
+        def write(out):
+            rows.take(bodies, 0, picked)
+            picked.dot(POSE_TABLE_TRANSPOSED, terms)
+            out[:, :3] = terms[:, :3]
+            pick_quaternions(terms, 3, out[:, 3:], starts)
+            return out
+        return write
 
     def pose_rows(self, out):
         """Write ``x, y, z, qx, qy, qz, qw`` of every body's world pose into ``out`` (nb, 7)."""

@@ -7,6 +7,7 @@ Fixed joint (Drake's ``WeldJoint``): no coordinate; the body is rigidly attached
 
 import numpy as np
 
+from .errors import ModelError
 from .joint import Joint
 
 
@@ -19,6 +20,8 @@ class FixedJoint(Joint):
 
     def __init__(self, name, origin=None, child_transform=None, **ignored):
         super().__init__(name, origin=origin, child_transform=child_transform)
+        if ignored.get('mimic') is not None:
+            raise ModelError(f'joint {name!r}: a fixed joint cannot be a mimic joint')
 
     def motion(self, q=0.0):
         """Return the identity (..., 4, 4) for any batch shape of ``q``."""

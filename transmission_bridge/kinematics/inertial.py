@@ -5,7 +5,9 @@ Mass (kg), centre of mass ``p_BBcm`` (m, body frame), and the rotational inertia
 about the centre of mass in the body frame (kg·m²).
 
 The inertia must be physical: symmetric, positive semi-definite and obeying the
-triangle inequality of principal moments (``I1 + I2 >= I3`` for every ordering).
+triangle inequality of principal moments (``I1 + I2 >= I3`` for every ordering), unless
+``physical=False``: the robot-file loaders pass that, with a warning, for the tensors CAD
+exports get slightly wrong (poses, gravity and energy never use the rotational inertia).
 
 >>> Inertial(2.0, (0, 0, 0.1), ixx=0.01, iyy=0.01, izz=0.005).mass
 2.0
@@ -20,13 +22,30 @@ from .errors import ModelError
 INERTIA_RTOL = 1e-9
 
 
+def inertia_problem(inertia):
+    """
+    Return why the 3x3 ``inertia`` is not physical, or '' if it is.
+
+    >>> inertia_problem(np.diag([1.0, 1.0, 3.0]))[:50]
+    'inertia is not physical (principal moments [1.0, 1'
+    >>> inertia_problem(np.diag([1.0, 1.0, 2.0]))
+    ''
+    """
+    moments = np.linalg.eigvalsh(inertia)
+    scale = max(1.0, float(np.abs(moments).max())) * INERTIA_RTOL
+    if moments[0] < -scale or moments[0] + moments[1] < moments[2] - scale:
+        return (f'inertia is not physical (principal moments {[float(m) for m in moments]} '
+                'must be >= 0 and satisfy I1 + I2 >= I3)')
+    return ''
+
+
 class Inertial:
     """Immutable mass, centre of mass and inertia about it."""
 
     __slots__ = ('_mass', '_com', '_inertia')
 
     def __init__(self, mass=0.0, com=(0.0, 0.0, 0.0), ixx=0.0, iyy=0.0, izz=0.0, ixy=0.0,
-                 ixz=0.0, iyz=0.0, owner='body'):
+                 ixz=0.0, iyz=0.0, owner='body', physical=True):
         self._mass = _checks.non_negative(mass, f'{owner}: mass')
         self._com = _checks.vector(com, 3, f'{owner}: com')
         vals = {k: _checks.finite(v, f'{owner}: inertia.{k}') for k, v in
@@ -35,12 +54,9 @@ class Inertial:
         inertia = np.array([[vals['ixx'], vals['ixy'], vals['ixz']],
                             [vals['ixy'], vals['iyy'], vals['iyz']],
                             [vals['ixz'], vals['iyz'], vals['izz']]])
-        moments = np.linalg.eigvalsh(inertia)
-        scale = max(1.0, float(np.abs(moments).max())) * INERTIA_RTOL
-        if moments[0] < -scale or moments[0] + moments[1] < moments[2] - scale:
-            raise ModelError(f'{owner}: inertia is not physical (principal moments '
-                             f'{[float(m) for m in moments]} must be >= 0 and satisfy '
-                             'I1 + I2 >= I3)')
+        problem = inertia_problem(inertia)
+        if problem and physical:
+            raise ModelError(f'{owner}: {problem}')
         inertia.flags.writeable = False
         self._inertia = inertia
 

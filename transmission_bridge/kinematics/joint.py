@@ -8,8 +8,13 @@ unit ``axis`` (expressed in the joint frame), and ``X_JB`` an optional fixed
 from DH parameters, like MATLAB's ``ChildToJointTransform``). Every joint type is
 described by two numbers per unit of q: the rotation about the axis
 (``ROTATION_PER_Q``, rad) and the translation along it (``translation_per_q``, m).
+
+A movable joint may be a **mimic** joint (URDF ``<mimic>``): its position is not a
+coordinate of its own but ``multiplier * q_driver + offset`` (:class:`Mimic`); the model
+resolves chains of mimics and folds their generalized forces onto the driver.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -19,6 +24,30 @@ from .errors import ModelError
 
 _IDENTITY = np.eye(4)
 _IDENTITY.flags.writeable = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Mimic:
+    """
+    A mimic joint's rule: ``q = multiplier * q_joint + offset`` (URDF ``<mimic>``).
+
+    ``joint`` is the driving joint's name (itself possibly a mimic joint); ``multiplier``
+    is dimensionless (any finite value), ``offset`` in the mimic joint's unit (rad or m).
+
+    >>> Mimic('finger_joint1', multiplier=1.0)
+    Mimic(joint='finger_joint1', multiplier=1.0, offset=0.0)
+    """
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+    def __post_init__(self):
+        _checks.name(self.joint, 'mimic joint')
+        object.__setattr__(self, 'multiplier', _checks.finite(
+            self.multiplier, f'mimic of {self.joint!r}: multiplier'))
+        object.__setattr__(self, 'offset', _checks.finite(
+            self.offset, f'mimic of {self.joint!r}: offset'))
 
 
 class Joint:
@@ -34,11 +63,11 @@ class Joint:
     ROTATION_PER_Q = 0.0
     DEFAULT_LIMITS = (-math.inf, math.inf)
     _FIELDS = ('name', 'axis', 'origin', 'child_transform', 'lower', 'upper',
-               'velocity_limit', 'damping', 'default_position')
+               'velocity_limit', 'damping', 'default_position', 'mimic')
 
     def __init__(self, name, axis=(0.0, 0.0, 1.0), origin=None, child_transform=None,
                  lower=None, upper=None, velocity_limit=None, damping=0.0,
-                 default_position=None):
+                 default_position=None, mimic=None):
         self._name = _checks.name(name, 'joint name')
         who = self._who = f'joint {name!r}'
         self._axis = _checks.unit_axis(axis, f'{who}: axis')
@@ -62,6 +91,11 @@ class Joint:
             default_position = min(max(0.0, lo), hi)
         self._default = self._check_default(_checks.finite(
             default_position, f'{who}: default_position'))
+        if mimic is not None and not isinstance(mimic, Mimic):
+            raise ModelError(f'{who}: mimic must be a Mimic, got {mimic!r}')
+        if mimic is not None and mimic.joint == name:
+            raise ModelError(f'{who}: a joint cannot mimic itself')
+        self._mimic = mimic
 
     def _check_default(self, value):
         if not self._lower <= value <= self._upper:
@@ -121,6 +155,11 @@ class Joint:
         return self._default
 
     @property
+    def mimic(self):
+        """Return the :class:`Mimic` rule of a mimic joint, or None for an independent one."""
+        return self._mimic
+
+    @property
     def translation_per_q(self):
         """Return the translation along the axis per unit of q (m)."""
         return 0.0
@@ -158,7 +197,7 @@ class Joint:
         return {'name': self._name, 'axis': self._axis, 'origin': self._origin,
                 'child_transform': self._child, 'lower': self._lower, 'upper': self._upper,
                 'velocity_limit': self._velocity_limit, 'damping': self._damping,
-                'default_position': self._default}
+                'default_position': self._default, 'mimic': self._mimic}
 
     def replace(self, **changes):
         """Return a copy with ``changes`` applied (validated like a new joint)."""

@@ -14,7 +14,8 @@ from . import _checks
 from .body import Body, WORLD
 from .errors import ModelError
 from .fixed import FixedJoint
-from .inertial import Inertial
+from .inertial import inertia_problem, Inertial
+from .joint import Mimic
 from .model import DEFAULT_GRAVITY, Model
 from .prismatic import PrismaticJoint
 from .revolute import RevoluteJoint
@@ -27,7 +28,8 @@ JOINT_TYPES = {cls.TYPE: cls for cls in (RevoluteJoint, PrismaticJoint, ScrewJoi
 _TOP_KEYS = ('name', 'gravity', 'bodies', 'dh')
 _BODY_KEYS = ('name', 'parent', 'joint', 'inertial')
 _JOINT_KEYS = ('name', 'type', 'axis', 'pitch', 'origin', 'damping', 'limits',
-               'default_position', 'default_translation')
+               'default_position', 'default_translation', 'mimic')
+_MIMIC_KEYS = ('joint', 'multiplier', 'offset')
 _ORIGIN_KEYS = ('xyz', 'rpy')
 _LIMIT_KEYS = ('lower', 'upper', 'velocity')
 _INERTIAL_KEYS = ('mass', 'com', 'inertia')
@@ -49,18 +51,24 @@ def load_model(source):
 
 
 def parse_model(data):
-    """Build a :class:`Model` from the parsed YAML mapping ``data``."""
+    """
+    Build a :class:`Model` from the parsed YAML mapping ``data``.
+
+    A non-physical inertia is kept with a note in the model's ``warnings`` (gravity and
+    poses do not use it); everything else that is wrong is a ModelError.
+    """
     _mapping(data, 'top level', _TOP_KEYS)
     name = _checks.name(data.get('name', 'robot'), 'name')
     gravity = _checks.vector(data.get('gravity', DEFAULT_GRAVITY), 3, 'gravity')
     if ('bodies' in data) == ('dh' in data):
         raise ModelError("give exactly one of 'bodies' and 'dh'")
+    notes = []
     if 'bodies' in data:
         items = _list(data['bodies'], 'bodies')
-        bodies = [_body(item, f'bodies[{i}]') for i, item in enumerate(items)]
+        bodies = [_body(item, f'bodies[{i}]', notes) for i, item in enumerate(items)]
     else:
-        bodies = _dh(data['dh'])
-    return Model(bodies, name, gravity)
+        bodies = _dh(data['dh'], notes)
+    return Model(bodies, name, gravity, warnings=notes)
 
 
 def _mapping(value, path, allowed):
@@ -85,12 +93,13 @@ def _required(value, key, path):
     return value[key]
 
 
-def _body(item, path):
+def _body(item, path, notes):
     _mapping(item, path, _BODY_KEYS)
     name = _checks.name(_required(item, 'name', path), f'{path}.name')
     parent = _checks.name(item.get('parent', WORLD), f'{path}.parent')
     joint = _joint(_required(item, 'joint', path), f'{path}.joint')
-    inertial = _inertial(item.get('inertial', {}), f'{path}.inertial', f'body {name!r}')
+    inertial = _inertial(item.get('inertial', {}), f'{path}.inertial', f'body {name!r}',
+                         notes)
     try:
         return Body(name, joint, inertial, parent)
     except ModelError as exc:
@@ -119,6 +128,8 @@ def _joint(item, path):
         raise ModelError(f"{path}: give 'default_position' or 'default_translation', not both")
     fields = {'origin': origin, 'axis': _required(item, 'axis', path)}
     fields.update(_limits(item.get('limits', {}), f'{path}.limits'))
+    if 'mimic' in item:
+        fields['mimic'] = _mimic(item['mimic'], f'{path}.mimic')
     for key in ('damping', 'default_position'):
         if key in item:
             fields[key] = item[key]
@@ -131,6 +142,13 @@ def _joint(item, path):
         return cls(name, **fields)
     except ModelError as exc:
         raise ModelError(f'{path}: {exc}') from None
+
+
+def _mimic(item, path):
+    _mapping(item, path, _MIMIC_KEYS)
+    joint = _checks.name(_required(item, 'joint', path), f'{path}.joint')
+    return Mimic(joint, _checks.finite(item.get('multiplier', 1.0), f'{path}.multiplier'),
+                 _checks.finite(item.get('offset', 0.0), f'{path}.offset'))
 
 
 def _origin(item, path):
@@ -149,17 +167,22 @@ def _limits(item, path):
     return out
 
 
-def _inertial(item, path, owner):
+def _inertial(item, path, owner, notes):
     _mapping(item, path, _INERTIAL_KEYS)
     inertia = _mapping(item.get('inertia', {}), f'{path}.inertia', _INERTIA_KEYS)
     try:
-        return Inertial(item.get('mass', 0.0), item.get('com', (0.0, 0.0, 0.0)),
-                        owner=owner, **inertia)
+        out = Inertial(item.get('mass', 0.0), item.get('com', (0.0, 0.0, 0.0)),
+                       owner=owner, physical=False, **inertia)
     except ModelError as exc:
         raise ModelError(f'{path}: {exc}') from None
+    problem = inertia_problem(out.inertia)
+    if problem:
+        notes.append(f'{path} ({owner}): {problem}; kept as written (poses and gravity do '
+                     'not use it)')
+    return out
 
 
-def _dh(item):
+def _dh(item, notes):
     _mapping(item, 'dh', _DH_KEYS)
     convention = item.get('convention', 'standard')
     if convention not in ('standard', 'modified'):
@@ -193,7 +216,8 @@ def _dh(item):
                                           child_transform=X_JB, **fields)
         except ModelError as exc:
             raise ModelError(f'{path}: {exc}') from None
-        inertial = _inertial(row.get('inertial', {}), f'{path}.inertial', f'body {link!r}')
+        inertial = _inertial(row.get('inertial', {}), f'{path}.inertial', f'body {link!r}',
+                             notes)
         bodies.append(Body(link, joint, inertial, parent))
         parent = link
     return bodies

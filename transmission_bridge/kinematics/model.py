@@ -1,6 +1,10 @@
 """
 A robot model: a tree of bodies rooted at 'world', and what can be computed from it.
 
+Mimic joints (``joint.mimic``) are no coordinates of their own: ``joint_names`` lists the
+independent joints, ``movable_joint_names`` all of them, and gravity, damping and
+Jacobians fold each mimic joint's share onto its driver (as Pinocchio's ``mimic=True``).
+
 Immutable like pinocchio's ``Model``: edits (``add_body``, ``replace_joint``,
 ``remove_body``, ``add_subtree``, ``with_gravity``, ``with_joint``) return new
 models, validated on construction. Bodies are kept in model order (parents
@@ -30,9 +34,12 @@ DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 class Model:
     """A validated tree of :class:`Body`; see the module docstring."""
 
-    def __init__(self, bodies=(), name='robot', gravity=DEFAULT_GRAVITY):
+    def __init__(self, bodies=(), name='robot', gravity=DEFAULT_GRAVITY, root_frame=WORLD,
+                 warnings=()):
         self._name = _checks.name(name, 'model name')
         self._gravity = _checks.vector(gravity, 3, 'gravity')
+        self._root_frame = _checks.name(root_frame, 'root_frame')
+        self._warnings = tuple(str(w) for w in warnings)
         bodies = tuple(bodies)
         for b in bodies:
             if not isinstance(b, Body):
@@ -40,8 +47,10 @@ class Model:
         _check_tree(bodies)
         self._bodies = bodies
         self._index = {b.name: i for i, b in enumerate(bodies)}
-        self._movable = tuple(b for b in bodies if b.joint.num_positions)
-        self._kin = ChainKinematics(bodies, self._gravity)
+        self._coordinates = tuple(b for b in bodies if b.joint.num_positions)
+        self._movable = tuple(b for b in self._coordinates if b.joint.mimic is None)
+        self._rules = _mimic_rules(self._coordinates, self._movable, bodies)
+        self._kin = ChainKinematics(bodies, self._gravity, self._rules)
 
     # --- description -------------------------------------------------------------
     @property
@@ -60,9 +69,45 @@ class Model:
         return tuple(b.name for b in self._bodies)
 
     @property
+    def root_frame(self):
+        """
+        Return the frame the model calls 'world', as a TF frame id.
+
+        'world' for a model YAML; a URDF's root link (``base_link``, ``panda_link0``...),
+        which the model treats as the world frame.
+        """
+        return self._root_frame
+
+    @property
+    def warnings(self):
+        """Return what the loader accepted but had to assume, one sentence each."""
+        return self._warnings
+
+    @property
     def joint_names(self):
-        """Return the movable joints' names, in q order."""
+        """Return the independent movable joints' names, in q order (no mimic joints)."""
         return tuple(b.joint.name for b in self._movable)
+
+    @property
+    def movable_joint_names(self):
+        """Return every movable joint's name, mimic joints included, in model order."""
+        return tuple(b.joint.name for b in self._coordinates)
+
+    @property
+    def mimic_joints(self):
+        """
+        Return ``{mimic joint: (independent joint, multiplier, offset)}``, chains resolved.
+
+        Each mimic joint's position is ``multiplier * q[independent joint] + offset``.
+        """
+        names = self.joint_names
+        return {b.joint.name: (names[k], m, o) for b, (k, m, o)
+                in zip(self._coordinates, self._rules) if b.joint.mimic is not None}
+
+    def movable_joint_positions(self, q):
+        """Return the positions of :attr:`movable_joint_names` for q: (..., n_movable)."""
+        k, m, o = np.array(self._rules, dtype=float).reshape(-1, 3).T
+        return self._q(q)[..., k.astype(np.intp)] * m + o
 
     @property
     def joints(self):
@@ -86,8 +131,19 @@ class Model:
 
     @property
     def damping(self):
-        """Return the viscous damping of each movable joint, (nq,)."""
+        """Return the viscous damping of each independent movable joint, (nq,)."""
         return self._kin.damping.copy()
+
+    @property
+    def effective_damping(self):
+        """
+        Return the damping each independent joint feels, (nq,): its own plus its mimics'.
+
+        A mimic joint ``q_m = m q + o`` with damping ``b_m`` adds ``m² b_m`` to its
+        driver's (its force ``-b_m m v`` folded by ``m``). Equal to :attr:`damping` without
+        mimic joints.
+        """
+        return self._kin.effective_damping.copy()
 
     @property
     def position_lower_limits(self):
@@ -231,12 +287,13 @@ class Model:
         return np.einsum('...k,...k->...', v, self.gravity_generalized_forces(q))
 
     def damping_forces(self, v):
-        """Return the viscous damping generalized forces ``-b v`` (N·m or N)."""
-        return -self._kin.damping * self._q(v)
+        """Return the viscous damping generalized forces ``-b v`` (N·m or N), mimics folded."""
+        return -self._kin.effective_damping * self._q(v)
 
     # --- edits -------------------------------------------------------------------
     def _rebuilt(self, bodies, gravity=None):
-        return Model(bodies, self._name, self._gravity if gravity is None else gravity)
+        return Model(bodies, self._name, self._gravity if gravity is None else gravity,
+                     self._root_frame, self._warnings)
 
     def with_gravity(self, gravity):
         """Return a copy with another gravity vector (Drake's ``set_gravity_vector``)."""
@@ -304,7 +361,7 @@ class Model:
         rest = [b for b in self._bodies if b.name not in inside]
         sub = [Body(b.name, b.joint, b.inertial, WORLD if b.name == name else b.parent)
                for b in self._bodies if b.name in inside]
-        return self._rebuilt(rest), Model(sub, self._name, self._gravity)
+        return self._rebuilt(rest), Model(sub, self._name, self._gravity, self._root_frame)
 
     def add_subtree(self, parent, subtree):
         """Return a copy with ``subtree``'s 'world' children attached under ``parent``."""
@@ -384,6 +441,36 @@ def _check_tree(bodies):
                              'list parents first')
         seen.add(b.name)
         joints.add(b.joint.name)
+
+
+def _mimic_rules(coordinates, independent, bodies):
+    """
+    Return, per movable joint (model order), ``(k, multiplier, offset)``: q_c = m q[k] + o.
+
+    Chains of mimic joints are resolved to the independent joint at their end; a mimic of
+    an unknown or fixed joint, or a cycle of mimics, is a ModelError naming the joints.
+    """
+    index = {b.joint.name: k for k, b in enumerate(independent)}
+    rules = {b.joint.name: b.joint.mimic for b in coordinates}
+    fixed = {b.joint.name for b in bodies if not b.joint.num_positions}
+    out = []
+    for b in coordinates:
+        name, m, o, chain = b.joint.name, 1.0, 0.0, [b.joint.name]
+        while rules[name] is not None:
+            rule = rules[name]
+            if rule.joint in fixed:
+                raise ModelError(f'joint {name!r}: mimics {rule.joint!r}, a fixed joint')
+            if rule.joint not in rules:
+                raise ModelError(f'joint {name!r}: mimics unknown joint {rule.joint!r}')
+            if rule.joint in chain:
+                raise ModelError('mimic joints form a cycle: '
+                                 + ' -> '.join(chain + [rule.joint]))
+            # q_name = mult q_joint + off, so q_c = m (mult q_joint + off) + o.
+            m, o = m * rule.multiplier, m * rule.offset + o
+            name = rule.joint
+            chain.append(name)
+        out.append((index[name], m, o))
+    return out
 
 
 def _single_out(out):

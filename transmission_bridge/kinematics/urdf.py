@@ -12,12 +12,22 @@ Joint types: ``revolute``, ``continuous`` (revolute without limits),
 
 ``<origin>`` is the joint frame in the parent link (``R = Rz(yaw) Ry(pitch)
 Rx(roll)``), the joint frame is the child link's frame, ``<axis>`` defaults to
-(1, 0, 0) as in URDF, ``<limit lower upper velocity>`` is required for revolute
-and prismatic joints (lower and upper default to 0), ``<dynamics damping>`` is
-the viscous damping. ``<inertial><origin>`` places the centre of mass and
-rotates the inertia into the link frame. The root link becomes the world frame
-(its own inertial is fixed to the world and ignored). Mimic, floating and planar
-joints are refused with a clear error.
+(1, 0, 0) as in URDF, ``<limit lower upper velocity>`` gives the limits,
+``<dynamics damping>`` the viscous damping, ``<mimic joint multiplier offset>`` makes
+the joint follow another (``q = multiplier * q_joint + offset``). ``<inertial><origin>``
+places the centre of mass and rotates the inertia into the link frame. The root link
+becomes the world frame (its own inertial is fixed to the world and ignored); its name is
+the model's :attr:`~transmission_bridge.kinematics.Model.root_frame`.
+
+Liberal in what it accepts (the robots of ``example-robot-data`` are the measure):
+refused are only what leaves poses or gravity undefined (malformed or non-finite
+numbers, unknown links, cycles, zero axes, negative masses, mimics of unknown joints,
+floating and planar joints). The rest is accepted with a note in ``Model.warnings``
+naming the element and what was assumed: non-physical inertia (kept as written; poses
+and gravity never use it), ``lower > upper`` (pybullet's "unlimited": no limits), a
+revolute or prismatic joint without ``<limit>`` (no limits), an ``<inertial>``
+without ``<mass>`` (mass 0), white space before the XML declaration, and unknown
+elements and attributes (ignored).
 """
 
 import math
@@ -27,7 +37,8 @@ import numpy as np
 from .body import Body, WORLD
 from .errors import ModelError
 from .fixed import FixedJoint
-from .inertial import Inertial
+from .inertial import inertia_problem, Inertial
+from .joint import Mimic
 from .model import Model
 from .prismatic import PrismaticJoint
 from .revolute import RevoluteJoint
@@ -38,12 +49,23 @@ from .. import _xml
 DRAKE_NS = 'http://drake.mit.edu'
 
 
+# What URDF (and the tools that share it) puts where; anything else is noted and ignored.
+_ROBOT_CHILDREN = {'link', 'joint', 'material', 'transmission', 'gazebo', 'ros2_control'}
+_LINK_CHILDREN = {'inertial', 'visual', 'collision'}
+_JOINT_CHILDREN = {'origin', 'parent', 'child', 'axis', 'calibration', 'dynamics', 'limit',
+                   'mimic', 'safety_controller', f'{{{DRAKE_NS}}}screw_thread_pitch'}
+_JOINT_ATTRIBUTES = {'name', 'type'}
+_LINK_ATTRIBUTES = {'name'}
+
+
 def model_from_urdf(text):
-    """Return the :class:`Model` of URDF ``text``."""
-    root = _xml.parse(text, ModelError)
+    """Return the :class:`Model` of URDF ``text``; what was assumed is in its ``warnings``."""
+    notes = _xml.Notes()
+    root = _xml.parse(text, ModelError, notes)
     if root.tag != 'robot':
         raise ModelError(f'the robot description must have <robot> at its root, got <{root.tag}>')
     name = root.get('name') or 'robot'
+    notes.check_children(root, _ROBOT_CHILDREN, 'robot', name)
     links = {}
     for link in root.findall('link'):
         lname = link.get('name')
@@ -51,6 +73,8 @@ def model_from_urdf(text):
             raise ModelError('a <link> has no name attribute')
         if lname in links:
             raise ModelError(f'duplicate link name {lname!r}')
+        notes.check_children(link, _LINK_CHILDREN, 'link', lname)
+        notes.check_attributes(link, _LINK_ATTRIBUTES, 'link', lname)
         links[lname] = link
     joints = []
     for joint in root.findall('joint'):
@@ -61,6 +85,8 @@ def model_from_urdf(text):
         for link in (parent, child):
             if link not in links:
                 raise ModelError(f'joint {jname!r}: unknown link {link!r}')
+        notes.check_children(joint, _JOINT_CHILDREN, 'joint', jname)
+        notes.check_attributes(joint, _JOINT_ATTRIBUTES, 'joint', jname)
         joints.append((jname, joint, parent, child))
     children = [c for _, _, _, c in joints]
     roots = [n for n in links if n not in children]
@@ -84,9 +110,10 @@ def model_from_urdf(text):
             raise ModelError('the joints form a cycle')
     bodies = []
     for jname, element, parent, child in order:
-        bodies.append(Body(child, _joint(jname, element), _inertial(links[child], child),
+        bodies.append(Body(child, _joint(jname, element, notes),
+                           _inertial(links[child], child, notes),
                            WORLD if parent == base else parent))
-    return Model(bodies, name)
+    return Model(bodies, name, root_frame=base, warnings=notes.lines())
 
 
 def _link_of(joint, tag, jname):
@@ -109,11 +136,9 @@ def _numbers(element, attribute, count, default, where):
     return values
 
 
-def _joint(name, element):
+def _joint(name, element, notes):
     where = f'joint {name!r}'
     kind = element.get('type')
-    if element.find('mimic') is not None:
-        raise ModelError(f'{where}: mimic joints are not supported')
     origin = element.find('origin')
     X = origin_transform(_numbers(origin, 'xyz', 3, (0.0, 0.0, 0.0), where),
                          _numbers(origin, 'rpy', 3, (0.0, 0.0, 0.0), where))
@@ -126,13 +151,18 @@ def _joint(name, element):
                                             f'{where} <axis>')}
     limit = element.find('limit')
     if kind in ('revolute', 'prismatic') and limit is None:
-        raise ModelError(f'{where}: {kind} joints need a <limit>')
+        notes.add(f'{where}: {kind} joint without <limit>; assumed unlimited')
+        fields.update(lower=-math.inf, upper=math.inf)
     if kind == 'continuous':
         fields.update(lower=-math.inf, upper=math.inf)
     elif limit is not None:
         default = 0.0 if kind != 'screw' else None
         lower = _numbers(limit, 'lower', 1, [default], f'{where} <limit>')[0]
         upper = _numbers(limit, 'upper', 1, [default], f'{where} <limit>')[0]
+        if lower is not None and upper is not None and lower > upper:
+            notes.add(f'{where}: <limit lower="{lower:g}" upper="{upper:g}"> has lower > upper '
+                      '(how pybullet writes "unlimited"); assumed unlimited')
+            lower, upper = -math.inf, math.inf
         if lower is not None:
             fields['lower'] = lower
         if upper is not None:
@@ -144,21 +174,33 @@ def _joint(name, element):
     dynamics = element.find('dynamics')
     if dynamics is not None:
         fields['damping'] = _numbers(dynamics, 'damping', 1, [0.0], f'{where} <dynamics>')[0]
-    if kind == 'screw':
-        pitch = element.find(f'{{{DRAKE_NS}}}screw_thread_pitch')
-        if pitch is None:
-            raise ModelError(f'{where}: screw joints need <drake:screw_thread_pitch value="..."/> '
-                             f'(xmlns:drake="{DRAKE_NS}")')
-        value = _numbers(pitch, 'value', 1, None, f'{where} <screw_thread_pitch>')
-        if value is None:
-            raise ModelError(f'{where}: <drake:screw_thread_pitch> needs a value attribute')
-        fields['pitch'] = value[0]
-        return ScrewJoint(name, **fields)
-    cls = PrismaticJoint if kind == 'prismatic' else RevoluteJoint
-    return cls(name, **fields)
+    mimic = element.find('mimic')
+    if mimic is not None:
+        driver = mimic.get('joint')
+        if not driver:
+            raise ModelError(f'{where}: <mimic> needs a joint attribute')
+        fields['mimic'] = Mimic(
+            driver, _numbers(mimic, 'multiplier', 1, [1.0], f'{where} <mimic>')[0],
+            _numbers(mimic, 'offset', 1, [0.0], f'{where} <mimic>')[0])
+    try:
+        if kind == 'screw':
+            pitch = element.find(f'{{{DRAKE_NS}}}screw_thread_pitch')
+            if pitch is None:
+                raise ModelError('screw joints need <drake:screw_thread_pitch value="..."/> '
+                                 f'(xmlns:drake="{DRAKE_NS}")')
+            value = _numbers(pitch, 'value', 1, None, f'{where} <screw_thread_pitch>')
+            if value is None:
+                raise ModelError('<drake:screw_thread_pitch> needs a value attribute')
+            return ScrewJoint(name, pitch=value[0], **fields)
+        cls = PrismaticJoint if kind == 'prismatic' else RevoluteJoint
+        return cls(name, **fields)
+    except ModelError as exc:
+        message = str(exc)
+        raise ModelError(message if message.startswith(where) else f'{where}: {message}') \
+            from None
 
 
-def _inertial(link, name):
+def _inertial(link, name, notes):
     where = f'link {name!r} <inertial>'
     element = link.find('inertial')
     if element is None:
@@ -166,12 +208,10 @@ def _inertial(link, name):
     origin = element.find('origin')
     com = _numbers(origin, 'xyz', 3, (0.0, 0.0, 0.0), where)
     R = rpy_to_rotation(_numbers(origin, 'rpy', 3, (0.0, 0.0, 0.0), where))
-    mass_el = element.find('mass')
-    if mass_el is None:
-        raise ModelError(f'{where}: missing <mass value="...">')
-    mass = _numbers(mass_el, 'value', 1, None, where)
+    mass = _numbers(element.find('mass'), 'value', 1, None, where)
     if mass is None:
-        raise ModelError(f'{where}: missing <mass value="...">')
+        notes.add(f'{where}: no <mass value="...">; assumed 0 kg')
+        mass = [0.0]
     inertia = element.find('inertia')
     keys = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
     vals = {k: _numbers(inertia, k, 1, [0.0], where)[0] for k in keys}
@@ -179,6 +219,9 @@ def _inertial(link, name):
                        [vals['ixy'], vals['iyy'], vals['iyz']],
                        [vals['ixz'], vals['iyz'], vals['izz']]])
     rotated = R @ matrix @ R.T
+    problem = inertia_problem(rotated)
+    if problem:
+        notes.add(f'{where}: {problem}; kept as written (poses and gravity do not use it)')
     return Inertial(mass[0], com, ixx=rotated[0, 0], iyy=rotated[1, 1], izz=rotated[2, 2],
                     ixy=rotated[0, 1], ixz=rotated[0, 2], iyz=rotated[1, 2],
-                    owner=f'body {name!r}')
+                    owner=f'body {name!r}', physical=False)
