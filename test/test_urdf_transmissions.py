@@ -106,14 +106,18 @@ def test_roles_are_honoured_not_sorted_by_name():
       '<mechanical_reduction>nan</mechanical_reduction>'),
      "joint 'joint1': mechanical_reduction must be finite and non-zero, got nan"),
     (('DifferentialTransmission', 'HarmonicTransmission'),
-     "transmission 'transmission1': unknown plugin 'transmission_interface/HarmonicTransmission'"),
+     "no transmission this package maps: transmission 'transmission1' of type "
+     "'transmission_interface/HarmonicTransmission' skipped (not a type this package maps); "
+     'its joints are not bridged: joint1, joint2'),
     (('<plugin>transmission_interface/DifferentialTransmission</plugin>', ''),
-     "transmission 'transmission1': needs exactly one <plugin>"),
+     "transmission 'transmission1' of type '0 <plugin>/<type> given' skipped"),
+    (('<mechanical_reduction>50</mechanical_reduction>',
+      '<mechanical_reduction>${reduction}</mechanical_reduction>'),
+     "transmission 'transmission1', actuator 'joint1_motor': <mechanical_reduction> must be a "
+     "number, got '${reduction}'"),
     (('role="joint2"', 'role="joint1"'), "<joint> roles must be ['joint1', 'joint2']"),
     (('<actuator name="joint2_motor" role="actuator2">', '<actuator role="actuator2">'),
      "transmission 'transmission1': an <actuator> has no name attribute"),
-    (('<offset>0.5</offset>', '<offset>0.5</offset><speed>3</speed>'),
-     "transmission 'transmission1', joint 'joint1': unknown element <speed>"),
     (('name="transmission1"', ''), 'has no name attribute'),
 ])
 def test_invalid_specs_name_transmission_and_element(change, message):
@@ -150,3 +154,91 @@ def test_unsafe_or_broken_xml_is_refused():
     ('scara.urdf', 'scara_transmissions.yaml')])
 def test_shipped_urdf_equals_yaml(urdf, transmissions_yaml):
     assert load_transmissions(CONFIG / urdf) == load_transmissions(CONFIG / transmissions_yaml)
+
+
+def _robot(transmissions, joints=('a', 'b', 'c', 'd')):
+    """Return a URDF whose chain of revolute joints carries ``transmissions``."""
+    links = ''.join(f'<link name="l{i}"/>' for i in range(len(joints) + 1))
+    chain = ''.join(f'<joint name="{j}" type="revolute"><parent link="l{i}"/>'
+                    f'<child link="l{i + 1}"/><limit lower="-1" upper="1"/></joint>'
+                    for i, j in enumerate(joints))
+    return f'<robot name="r">{links}{chain}{transmissions}</robot>'
+
+
+# pr2_mechanism's wrist, with reductions chosen so the numbers can be worked by hand from
+# wrist_transmission.cpp's propagatePosition (module docstring of transmissions/urdf.py).
+PR2_WRIST = _robot("""
+  <transmission name="wrist" type="WristTransmission">
+    <rightActuator name="right_motor" mechanicalReduction="10"/>
+    <leftActuator name="left_motor" mechanicalReduction="20"/>
+    <flexJoint name="a" mechanicalReduction="2" offset="0.1"/>
+    <rollJoint name="b" mechanicalReduction="-4" offset="-0.2"/>
+  </transmission>""")
+
+
+def test_pr2_wrist_transmission_follows_wrist_transmission_cpp():
+    ts = load_transmissions(PR2_WRIST)
+    assert ts.actuator_names == ('right_motor', 'left_motor') and ts.joint_names == ('a', 'b')
+    # x_R / r_R = 30 / 10 = 3, x_L / r_L = 20 / 20 = 1:
+    # flex = (3 - 1) / (2 * 2) + 0.1 = 0.6;  roll = (-3 - 1) / (2 * -4) - 0.2 = 0.3
+    np.testing.assert_allclose(ts.actuator_to_joint('position', [30.0, 20.0]), [0.6, 0.3],
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(ts.actuator_to_joint('velocity', [30.0, 20.0]), [0.5, 0.5],
+                               rtol=0, atol=1e-15)
+    # r_R tau_R = 10, r_L tau_L = 40: flex = 2 (10 - 40) = -60;  roll = -4 (-10 - 40) = 200
+    np.testing.assert_allclose(ts.actuator_to_joint('effort', [1.0, 2.0]), [-60.0, 200.0],
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ts.joint_to_actuator('position', [0.6, 0.3]), [30.0, 20.0],
+                               rtol=0, atol=1e-12)
+
+
+def test_pr2_simple_transmission_with_the_reduction_under_transmission():
+    ts = load_transmissions(_robot("""
+  <transmission name="caster" type="SimpleTransmission">
+    <actuator name="caster_motor"/><joint name="c"/>
+    <mechanicalReduction>-79.2380952381</mechanicalReduction>
+  </transmission>
+  <transmission name="other" type="pr2_mechanism_model/SimpleTransmission">
+    <actuator name="m"/><joint name="d"/><mechanicalReduction>2</mechanicalReduction>
+  </transmission>"""))
+    assert ts.actuator_to_joint('position', [-79.2380952381, 4.0]).tolist() == [1.0, 2.0]
+    assert ts.warnings == ()
+
+
+def test_unknown_types_and_missing_joints_are_skipped_by_name_the_rest_works():
+    ts = load_transmissions(_robot("""
+  <transmission name="head">
+    <type>transmission_interface/HalfDifferentialTransmission</type>
+    <actuator name="m1"><role>actuator1</role></actuator>
+    <actuator name="m2"><role>actuator2</role></actuator>
+    <joint name="a"><role>joint1</role></joint><joint name="b"><role>joint2</role></joint>
+  </transmission>
+  <transmission name="gone"><type>transmission_interface/SimpleTransmission</type>
+    <actuator name="m0"/><joint name="not_here"/></transmission>
+  <transmission name="elbow"><type>transmission_interface/SimpleTransmission</type>
+    <actuator name="m3"><mechanicalReduction>4</mechanicalReduction></actuator>
+    <joint name="c"><hardwareInterface>x</hardwareInterface>
+      <ignoreTransmissionAbsoluteEncoder>1</ignoreTransmissionAbsoluteEncoder></joint>
+  </transmission>"""))
+    assert ts.joint_names == ('c',)
+    assert [(s.name, s.type, s.joints) for s in ts.skipped] == [
+        ('head', 'transmission_interface/HalfDifferentialTransmission', ('a', 'b')),
+        ('gone', 'simple', ('not_here',))]
+    assert ts.warnings == (
+        "transmission 'head' of type 'transmission_interface/HalfDifferentialTransmission' "
+        'skipped (not a type this package maps); its joints are not bridged: a, b',
+        "transmission 'gone' of type 'simple' skipped (joint 'not_here' is not a <joint> of "
+        'the robot); its joints are not bridged: not_here',
+        'ignored unknown element <ignoreTransmissionAbsoluteEncoder> in transmission joint '
+        "'c'")
+    assert ts.actuator_to_joint('position', [8.0]).tolist() == [2.0]
+
+
+def test_ros1_role_elements_are_honoured():
+    ts = load_transmissions(_robot("""
+  <transmission name="w"><type>transmission_interface/DifferentialTransmission</type>
+    <actuator name="m2"><role>actuator2</role></actuator>
+    <actuator name="m1"><role>actuator1</role></actuator>
+    <joint name="b"><role>joint2</role></joint><joint name="a"><role>joint1</role></joint>
+  </transmission>"""))
+    assert ts.actuator_names == ('m1', 'm2') and ts.joint_names == ('a', 'b')

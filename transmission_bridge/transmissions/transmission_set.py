@@ -139,11 +139,28 @@ class _StateMap:
         return write
 
 
+@dataclasses.dataclass(frozen=True)
+class SkippedTransmission:
+    """A transmission of a robot file that was not bridged: its name, type and joints."""
+
+    name: str
+    type: str  # noqa: A003 (as in the file)
+    joints: tuple
+    reason: str = 'not a type this package maps'
+
+    def describe(self):
+        """Return one sentence naming it, its type, why, and its joints."""
+        return (f'transmission {self.name!r} of type {self.type!r} skipped ({self.reason}); '
+                f'its joints are not bridged: {", ".join(self.joints) or "none"}')
+
+
 class TransmissionSet:
     """An immutable, validated collection of named transmissions (see module docstring)."""
 
-    def __init__(self, specs):
+    def __init__(self, specs, warnings=(), skipped=()):
         specs = tuple(specs)
+        self._warnings = tuple(str(w) for w in warnings)
+        self._skipped = tuple(skipped)
         if not specs:
             raise ConfigError('transmissions: at least one transmission is required')
         _unique((s.name for s in specs), 'transmission')
@@ -187,6 +204,16 @@ class TransmissionSet:
         self._damped = bool(self._damping.any())
 
     # --- description -------------------------------------------------------------
+    @property
+    def warnings(self):
+        """Return what the loader accepted but had to assume, one sentence each."""
+        return self._warnings
+
+    @property
+    def skipped(self):
+        """Return the :class:`SkippedTransmission` of the file (types this package lacks)."""
+        return self._skipped
+
     @property
     def specs(self):
         """Return the :class:`TransmissionSpec` objects, in file order."""
@@ -406,9 +433,9 @@ class TransmissionSet:
             return tuple(dataclasses.replace(x, **new[x.name]) if x.name in new else x
                          for x in items)
         try:
-            return TransmissionSet(dataclasses.replace(
+            return TransmissionSet((dataclasses.replace(
                 s, joints=changed(s.joints, joints), actuators=changed(s.actuators, actuators))
-                for s in self._specs)
+                for s in self._specs), self._warnings, self._skipped)
         except TypeError as exc:
             raise ConfigError(str(exc)) from None
 

@@ -1,5 +1,5 @@
 """
-Transmissions from URDF, in ros2_control's schema (and ROS 1's).
+Transmissions from URDF: ros2_control's schema, ROS 1's, and pr2_mechanism's.
 
 ros2_control (inside ``<ros2_control>`` or at the top level)::
 
@@ -17,27 +17,60 @@ ros2_control (inside ``<ros2_control>`` or at the top level)::
       <joint name="wrist_roll" role="joint2"/>
     </transmission>
 
-ROS 1: ``<type>transmission_interface/SimpleTransmission</type>``,
-``<hardwareInterface>`` (ignored) and ``<mechanicalReduction>`` on the actuator.
-Roles are honoured (upstream sorts by name instead; not here): when given they
-must be exactly ``actuator1..n`` / ``joint1..n``; without ``role`` attributes the
-document order is the role order. A joint may also carry the transmission_bridge
-extensions ``<default_position>`` and ``<damping>`` (ros2_control ignores them).
-Absent numbers take the YAML defaults (reduction 1, offset 0); present but
-malformed ones ("fifty", NaN, zero reductions) are errors naming the transmission
-and the element.
+ROS 1: ``<type>transmission_interface/SimpleTransmission</type>``, ``<role>`` as a child
+element, ``<hardwareInterface>`` (ignored) and ``<mechanicalReduction>``.
+
+pr2_mechanism (PR2's URDF): the type as an attribute, ``<transmission
+type="SimpleTransmission">`` (or ``pr2_mechanism_model/SimpleTransmission``) with the
+reduction under ``<transmission>``, and the wrist::
+
+    <transmission name="r_wrist_trans" type="WristTransmission">
+      <rightActuator name="r_wrist_r_motor" mechanicalReduction="60.17"/>
+      <leftActuator name="r_wrist_l_motor" mechanicalReduction="60.17"/>
+      <flexJoint name="r_wrist_flex_joint" mechanicalReduction="-1.0"/>
+      <rollJoint name="r_wrist_roll_joint" mechanicalReduction="1.0"/>
+    </transmission>
+
+pr2_mechanism_model's ``wrist_transmission.cpp`` computes, with right/left actuator
+reductions ``r_R, r_L`` and flex/roll joint reductions ``n_F, n_O``::
+
+    x_flex = (x_R / r_R - x_L / r_L) / (2 n_F) + off_F
+    x_roll = (-x_R / r_R - x_L / r_L) / (2 n_O) + off_O
+    tau_flex = n_F (r_R tau_R - r_L tau_L),   tau_roll = n_O (-r_R tau_R - r_L tau_L)
+
+which is the differential (actuator1 = right, actuator2 = left, joint1 = flex, joint2 =
+roll) with actuator reductions ``(r_R, -r_L)`` and joint reductions ``(n_F, -n_O)``: the
+wrist is loaded as that differential. (Its calibration ``reference_position`` is not in
+the URDF; ``offset`` attributes are read as joint offsets.)
+
+Liberal where the math stays defined: a ``<transmission>`` of a type this package does not
+map (PAL's ``HalfDifferentialTransmission``, PR2's gripper) or with no type is skipped,
+named in :attr:`TransmissionSet.skipped` with its joints; elements a vendor added inside
+a known transmission (``<ignoreTransmissionAbsoluteEncoder>``) are ignored; both with a
+note in :attr:`TransmissionSet.warnings`. Refused, naming the transmission and the
+element: malformed numbers (an unexpanded xacro ``${reduction}``), zero or non-finite
+reductions, wrong member counts or roles. A transmission naming a joint the robot does not
+have (a leftover of a larger robot's file, as in Talos' one-arm URDF) is skipped likewise.
+Roles are honoured (upstream sorts by name instead; not here): when given they must be
+exactly ``actuator1..n`` / ``joint1..n``; without roles the document order is the role
+order. A joint may also carry the transmission_bridge extensions ``<default_position>``
+and ``<damping>`` (ros2_control ignores them). Absent numbers take the YAML defaults
+(reduction 1, offset 0).
 """
 
 from .errors import ConfigError
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
-from .transmission_set import TransmissionSet
+from .transmission_set import SkippedTransmission, TransmissionSet
 from .. import _xml
 
 PLUGINS = {
-    'transmission_interface/SimpleTransmission': 'simple',
-    'transmission_interface/DifferentialTransmission': 'differential',
-    'transmission_interface/FourBarLinkageTransmission': 'four_bar_linkage',
+    'SimpleTransmission': 'simple',
+    'DifferentialTransmission': 'differential',
+    'FourBarLinkageTransmission': 'four_bar_linkage',
+    'WristTransmission': 'wrist',
 }
+# What may prefix a type: ros2_control's and ROS 1's namespace, pr2_mechanism's, or none.
+NAMESPACES = ('transmission_interface/', 'pr2_mechanism_model/', '')
 _SIZES = {'simple': 1, 'differential': 2, 'four_bar_linkage': 2}
 _NUMBERS = {
     'actuator': {'mechanical_reduction': 'mechanical_reduction',
@@ -47,45 +80,131 @@ _NUMBERS = {
               'default_position': 'default_position', 'damping': 'damping'},
 }
 _IGNORED = {'hardwareInterface', 'role'}
+_TRANSMISSION_CHILDREN = {'plugin', 'type', 'actuator', 'joint', 'mechanicalReduction'}
+_WRIST = (('rightActuator', 'actuator'), ('leftActuator', 'actuator'),
+          ('flexJoint', 'joint'), ('rollJoint', 'joint'))
 
 
 def transmissions_from_urdf(text):
-    """Return the :class:`TransmissionSet` of every ``<transmission>`` in URDF ``text``."""
-    root = _xml.parse(text, ConfigError)
+    """
+    Return the :class:`TransmissionSet` of every mappable ``<transmission>`` in URDF ``text``.
+
+    Raises ConfigError if there is none to map (no ``<transmission>``, or only skipped
+    ones: the message names them).
+    """
+    notes = _xml.Notes()
+    root = _xml.parse(text, ConfigError, notes)
+    robot_joints = {j.get('name') for j in root.iter('joint') if j.get('name')
+                    and j.find('parent') is not None}
     elements = list(root.iter('transmission'))
     if not elements:
         raise ConfigError('the robot description has no <transmission> element')
-    return TransmissionSet(_transmission(e, i) for i, e in enumerate(elements))
+    specs, skipped = [], []
+    for i, element in enumerate(elements):
+        spec = _transmission(element, i, notes)
+        if isinstance(spec, SkippedTransmission):
+            skipped.append(spec)
+            notes.add(spec.describe())
+            continue
+        missing = [j.name for j in spec.joints if robot_joints and j.name not in robot_joints]
+        if missing:                         # a leftover of a larger robot's file
+            spec = SkippedTransmission(spec.name, spec.type, tuple(j.name for j in spec.joints),
+                                       f'joint {missing[0]!r} is not a <joint> of the robot')
+            skipped.append(spec)
+            notes.add(spec.describe())
+            continue
+        specs.append(spec)
+    if not specs:
+        raise ConfigError('the robot description has no transmission this package maps: '
+                          + '; '.join(s.describe() for s in skipped))
+    return TransmissionSet(specs, notes.lines(), skipped)
 
 
-def _transmission(element, index):
+def _transmission(element, index, notes):
     name = element.get('name')
     if not name:
         raise ConfigError(f'<transmission> number {index + 1} has no name attribute')
     where = f'transmission {name!r}'
-    kinds = [c.text.strip() if c.text else '' for c in element
-             if c.tag in ('plugin', 'type')]
-    if len(kinds) != 1:
-        raise ConfigError(f'{where}: needs exactly one <plugin> (or ROS 1 <type>), '
-                          f'got {len(kinds)}')
-    kind = PLUGINS.get(kinds[0])
+    kinds = [c.text.strip() if c.text else '' for c in element if c.tag in ('plugin', 'type')]
+    if element.get('type'):
+        kinds.append(element.get('type').strip())
+    kind = _kind(kinds[0]) if len(kinds) == 1 else None
     if kind is None:
-        raise ConfigError(f'{where}: unknown plugin {kinds[0]!r}; expected one of '
-                          f'{", ".join(PLUGINS)}')
+        return SkippedTransmission(name, kinds[0] if len(kinds) == 1 else
+                                   f'{len(kinds)} <plugin>/<type> given', _joint_names(element))
+    if kind == 'wrist':
+        return _wrist(element, name, where, notes)
+    notes.check_children(element, _TRANSMISSION_CHILDREN, 'transmission', name)
     size = _SIZES[kind]
-    actuators = _members(element, 'actuator', size, where, ActuatorSpec)
-    joints = _members(element, 'joint', size, where, JointSpec)
+    actuators = _members(element, 'actuator', size, where, ActuatorSpec, notes)
+    joints = _members(element, 'joint', size, where, JointSpec, notes)
+    outer = element.find('mechanicalReduction')
+    if outer is not None:                   # pr2_mechanism: the actuator's reduction
+        if kind != 'simple':
+            raise ConfigError(f'{where}: <mechanicalReduction> under <transmission> is only '
+                              'for a simple transmission')
+        actuators = (ActuatorSpec(actuators[0].name, _number(outer, where, actuators[0].name,
+                                                             'actuator')),)
+    return _spec(where, name, kind, actuators, joints)
+
+
+def _kind(text):
+    """Return the type this package maps for a plugin/type string, or None."""
+    for namespace in NAMESPACES:
+        if text.startswith(namespace) and text[len(namespace):] in PLUGINS:
+            return PLUGINS[text[len(namespace):]]
+    return None
+
+
+def _joint_names(element):
+    """Return the names of every joint element of a transmission (any schema)."""
+    return tuple(c.get('name') for c in element
+                 if 'joint' in c.tag.lower() and c.get('name'))
+
+
+def _spec(where, name, kind, actuators, joints):
     try:
         return TransmissionSpec(name, kind, actuators, joints)
     except ConfigError as exc:
         raise ConfigError(f'{where}: {exc}') from None
 
 
-def _members(element, tag, size, where, spec_class):
+def _wrist(element, name, where, notes):
+    """pr2_mechanism's WristTransmission as the differential it is (module docstring)."""
+    notes.check_children(element, {tag for tag, _ in _WRIST}, 'transmission', name)
+    found = {}
+    for tag, kind in _WRIST:
+        items = element.findall(tag)
+        if len(items) != 1 or not items[0].get('name'):
+            raise ConfigError(f'{where}: a WristTransmission needs one <{tag} name="..."> '
+                              f'(got {len(items)})')
+        item = items[0]
+        values = {}
+        for attribute in ('mechanicalReduction', 'offset'):
+            if item.get(attribute) is not None:
+                values[attribute] = _value(item.get(attribute), where, item.get('name'),
+                                           kind, attribute)
+        if 'mechanicalReduction' not in values:
+            raise ConfigError(f'{where}: <{tag} name="{item.get("name")}"> needs a '
+                              'mechanicalReduction attribute')
+        found[tag] = (item.get('name'), values)
+    (right, r_right), (left, r_left) = found['rightActuator'], found['leftActuator']
+    (flex, n_flex), (roll, n_roll) = found['flexJoint'], found['rollJoint']
+    try:
+        actuators = (ActuatorSpec(right, r_right['mechanicalReduction']),
+                     ActuatorSpec(left, -r_left['mechanicalReduction']))
+        joints = (JointSpec(flex, n_flex['mechanicalReduction'], n_flex.get('offset', 0.0)),
+                  JointSpec(roll, -n_roll['mechanicalReduction'], n_roll.get('offset', 0.0)))
+    except ConfigError as exc:
+        raise ConfigError(f'{where}: {exc}') from None
+    return _spec(where, name, 'differential', actuators, joints)
+
+
+def _members(element, tag, size, where, spec_class, notes):
     items = [c for c in element if c.tag == tag]
     if len(items) != size:
         raise ConfigError(f'{where}: needs {size} <{tag}> element(s), got {len(items)}')
-    roles = [c.get('role') for c in items]
+    roles = [c.get('role') or _text(c.find('role')) for c in items]
     expected = [f'{tag}{k + 1}' for k in range(size)]
     if any(r is not None for r in roles):
         if sorted(r or '' for r in roles) != expected:
@@ -100,17 +219,28 @@ def _members(element, tag, size, where, spec_class):
         for child in item:
             key = _NUMBERS[tag].get(child.tag)
             if key is None:
-                if child.tag in _IGNORED:
-                    continue
-                raise ConfigError(f'{where}, {tag} {name!r}: unknown element <{child.tag}>')
-            text = (child.text or '').strip()
-            try:
-                fields[key] = float(text)
-            except ValueError:
-                raise ConfigError(f'{where}, {tag} {name!r}: <{child.tag}> must be a number, '
-                                  f'got {text!r}') from None
+                if child.tag not in _IGNORED:
+                    notes.unknown(f'transmission {tag}', name, child.tag)
+                continue
+            fields[key] = _number(child, where, name, tag)
         try:
             out.append(spec_class(name, **fields))
         except ConfigError as exc:
             raise ConfigError(f'{where}: {exc}') from None
     return tuple(out)
+
+
+def _text(element):
+    return None if element is None or element.text is None else element.text.strip()
+
+
+def _number(child, where, owner, kind):
+    return _value(_text(child) or '', where, owner, kind, f'<{child.tag}>')
+
+
+def _value(text, where, owner, kind, what):
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f'{where}, {kind} {owner!r}: {what} must be a number, '
+                          f'got {text!r}') from None
