@@ -94,7 +94,18 @@ def _rosbags_bytes(out):
                 orientation=T['geometry_msgs/msg/Quaternion'](
                     x=p.orientation.x, y=p.orientation.y, z=p.orientation.z,
                     w=p.orientation.w))
-        if kind == 'PoseArray':
+        if kind == 'TFMessage':
+            def transform(t):
+                tr, rot = t.transform.translation, t.transform.rotation
+                return T['geometry_msgs/msg/TransformStamped'](
+                    header=header(t.header), child_frame_id=t.child_frame_id,
+                    transform=T['geometry_msgs/msg/Transform'](
+                        translation=T['geometry_msgs/msg/Vector3'](x=tr.x, y=tr.y, z=tr.z),
+                        rotation=T['geometry_msgs/msg/Quaternion'](x=rot.x, y=rot.y, z=rot.z,
+                                                                   w=rot.w)))
+            msg = T['tf2_msgs/msg/TFMessage'](transforms=[transform(t) for t in out.transforms])
+            name = 'tf2_msgs/msg/TFMessage'
+        elif kind == 'PoseArray':
             msg = T['geometry_msgs/msg/PoseArray'](header=header(out.header),
                                                    poses=[pose(p) for p in out.poses])
             name = 'geometry_msgs/msg/PoseArray'
@@ -152,8 +163,8 @@ def _compare(outputs_fast, outputs_typed, tally):
     if not isinstance(outputs_typed, (list, tuple)):     # the bridge: one output or None
         outputs_fast, outputs_typed = (
             [] if out is None else [(None, out)] for out in (outputs_fast, outputs_typed))
-    assert ([p and p.topic_name.split('/', 2)[2] for p, _ in outputs_fast]
-            == [p and p.topic_name.split('/', 2)[2] for p, _ in outputs_typed])
+    assert ([p and p.topic_name.split('/', 2)[-1] for p, _ in outputs_fast]
+            == [p and p.topic_name.split('/', 2)[-1] for p, _ in outputs_typed])
     for (_, fast), (_, typed) in zip(outputs_fast, outputs_typed):
         assert not isinstance(typed, bytes)
         tally[isinstance(fast, bytes)] += 1

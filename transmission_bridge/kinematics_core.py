@@ -2,7 +2,9 @@
 What the kinematics node does, without ROS: joint-state cache, checks, and the outputs.
 
 Joints a message does not carry keep their last reported value, or the default
-position (and zero velocity) until first reported. Input checks are
+position (and zero velocity) until first reported. Mimic joints a message carries (as
+joint_state_publisher sends them) are ignored, not counted as unknown: the model derives
+their positions from their drivers'. Input checks are
 :class:`~transmission_bridge.named_input.NamedInput`'s; in addition a NaN position
 or velocity leaves that joint's previous value in place (counted as
 ``unknown_values``). A stamp older than the previous one (a looping bag) forgets
@@ -104,7 +106,7 @@ class KinematicsCore:
                 if i is not None and self._reported[i]:
                     q[k], v[k], reported[k] = self._q[i], self._v[i], True
         self._model, self._base = model, base
-        self._damping = model.damping          # per model, not per message
+        self._damping = model.effective_damping    # per model (mimics folded), not per message
         self._workspace = model.one_configuration()
         # The configuration lives in the workspace's q: evaluating it copies nothing.
         self._workspace.q[:] = q
@@ -112,7 +114,10 @@ class KinematicsCore:
         self._marked = None                     # the cols a lane last marked reported
         self._base_index = None if base == 'world' else model.body_names.index(base)
         self._q, self._v, self._reported = q, v, reported
-        self._input = self._input.renamed(model.joint_names)
+        self._input = self._input.renamed(model.joint_names, model.mimic_joints)
+        moving = [i for i, b in enumerate(model.bodies) if b.joint.num_positions]
+        self._moving_bodies = moving
+        self._transforms_into = self._workspace.parent_pose_writer(moving)
         self._generation += 1
 
     def reset(self):
@@ -291,6 +296,34 @@ class KinematicsCore:
             return self._workspace.pose_rows(out)
         poses = self._workspace.poses()
         return pose_rows(invert(poses[self._base_index]) @ poses, out)
+
+    def transform_frames(self, prefix='', moving=True):
+        """
+        Return the ``(parent frame, child frame)`` of each movable (or fixed) joint, TF style.
+
+        Model order; frame ids are link names with ``prefix`` before them, the model's
+        world being its :attr:`~transmission_bridge.kinematics.Model.root_frame` (a URDF's
+        root link). Mimic joints are movable joints.
+        """
+        model = self._model
+        return [(prefix + (model.root_frame if b.parent == 'world' else b.parent),
+                 prefix + b.name) for b in model.bodies
+                if bool(b.joint.num_positions) == moving]
+
+    def transform_rows(self, out):
+        """
+        Write each movable joint's parent -> child pose of the last evaluation into ``out``.
+
+        Rows ``x, y, z, qx, qy, qz, qw`` (len(moving frames), 7), for the configuration of
+        the last output (call it before the next message), as :meth:`transform_frames`.
+        """
+        return self._transforms_into(out)
+
+    def static_transform_rows(self):
+        """Return the fixed joints' parent -> child poses (rows as :meth:`transform_rows`)."""
+        fixed = [b.joint.transform(0.0) for b in self._model.bodies
+                 if not b.joint.num_positions]
+        return pose_rows(np.array(fixed).reshape(-1, 4, 4))
 
     def feed_forward(self, joint_names, positions, velocities):
         """

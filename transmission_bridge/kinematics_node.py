@@ -6,6 +6,13 @@ topics, parameters and services are listed in doc/nodes.md (tables generated fro
 Efforts published here are torques a controller **applies**: ``~/gravity_torques``
 holds the pose against gravity (``-tau_g``), ``~/passive_torques`` adds damping
 compensation (``-tau_g + b v``).
+
+TF as robot_state_publisher publishes it: ``/tf`` with one parent -> child transform per
+movable joint (mimic and screw joints included) stamped with the joint_states stamp,
+``/tf_static`` (transient local) with the fixed joints, again whenever the model changes;
+link names as frame ids behind ``frame_prefix``. Given a URDF, the node also publishes it
+on ``robot_description`` (transient local). Without tf2_msgs (a bare pip install) the node
+runs with one warning that TF is off.
 """
 
 import dataclasses
@@ -15,28 +22,40 @@ from geometry_msgs.msg import PoseArray, PoseStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64
+from std_msgs.msg import Float64, Header, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+try:                                    # from the ROS install (here: ../shared/wheelhouse)
+    from tf2_msgs.msg import TFMessage
+except ImportError:                     # pragma: no cover - a bare pip install
+    TFMessage = None
 
 from .kinematics import load_model, ModelError
 from .kinematics import parameters as kparams
 from .kinematics_core import KinematicsCore
-from .ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
+from .ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
 from .ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
-                              stamp_to_ns)
+                              stamp_to_ns, transform_msgs)
 from .ros.diagnostics import diagnostics, report_input
 from .ros.node_main import exit_with, run_node, StartupError
 from .ros.parameters import declare, declare_described, descriptor
-from .wire import DoublesTemplate, JointStateLayout
+from .wire import DoublesTemplate, JointStateLayout, TransformsTemplate
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
 PUBLISH_EVERY = 'publish_every'
-OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy')
+FRAME_PREFIX = 'frame_prefix'
+OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy',
+           'tf')
+# What tf2_ros' broadcasters offer: /tf reliable with a deep queue, /tf_static latched.
+TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
 _EVERY_INPUT = [1] * len(OUTPUTS)     # publish_every of each output, by default
 _ALL_DUE = (True,) * len(OUTPUTS)
 
@@ -48,14 +67,15 @@ Usage:
   ros2 launch transmission_bridge kinematics.launch.py model_file:=FILE [tip_links:=[BODY]]
 
 Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose, -tau_g),
-~/passive_torques (-tau_g + b v), ~/body_poses, ~/<tip>/pose, ~/potential_energy out;
+~/passive_torques (-tau_g + b v), ~/body_poses, ~/<tip>/pose, ~/potential_energy, /tf
+(movable joints), /tf_static (fixed joints) and robot_description (given a URDF) out;
 ~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
 Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
-use_robot_description_topic:=true; base_frame, tip_links, diagnostics_period,
+use_robot_description_topic:=true; base_frame, tip_links, frame_prefix, diagnostics_period,
 input_time_share, drop_on_overload, fast_path. Settable at runtime: gravity,
 joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
 (screw joints only), publish_every.<output> (gravity_torques, passive_torques, body_poses,
-tip_poses, potential_energy: 1 every message, N every Nth, 0 off) ('ros2 param describe'
+tip_poses, potential_energy, tf: 1 every message, N every Nth, 0 off) ('ros2 param describe'
 gives units and ranges).
 Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
 ~/reset_damping, ~/go_to_default_pose.
@@ -80,6 +100,10 @@ class KinematicsNode(ConfigurableNode):
         tips = declare(self, TIP_LINKS, [], 'string_array',
                        'bodies whose pose is also published on ~/<body>/pose',
                        read_only=True)
+        self._prefix = declare(self, FRAME_PREFIX, '', str,
+                               'put before every frame id of /tf and /tf_static, as '
+                               "robot_state_publisher's frame_prefix (e.g. 'robot1/')",
+                               read_only=True)
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
@@ -115,6 +139,20 @@ class KinematicsNode(ConfigurableNode):
         self._tip_pubs = [self.create_publisher(PoseStamped, f'~/{t}/pose', RELIABLE_10)
                           for t in self._tip_names]
         self._energy_pub = self.create_publisher(Float64, '~/potential_energy', RELIABLE_10)
+        self._tf_pub = self._tf_static_pub = None
+        if TFMessage is None:
+            self.get_logger().warning('tf2_msgs is not installed: TF is off (/tf and '
+                                      '/tf_static are not published); install ros-jazzy-tf2-msgs')
+        else:
+            self._tf_pub = self.create_publisher(TFMessage, '/tf', TF_QOS)
+            self._tf_static_pub = self.create_publisher(TFMessage, '/tf_static', TF_STATIC_QOS)
+        # Given a URDF, publish it as robot_state_publisher does (not when following it).
+        self._description_pub = None
+        self._description = sources.description or (
+            self._read_urdf(self._path) if self._path.endswith(('.urdf', '.xml')) else '')
+        if self._description and not sources.use_topic:
+            self._description_pub = self.create_publisher(String, 'robot_description', LATCHED)
+            self._description_pub.publish(String(data=self._description))
         self._traj_pub = self.create_publisher(JointTrajectory, '~/trajectory_out', RELIABLE_10)
         self._default_pub = self.create_publisher(JointState, '~/default_joint_states',
                                                   RELIABLE_10)
@@ -134,6 +172,22 @@ class KinematicsNode(ConfigurableNode):
             self.get_logger().info(
                 f'model {model.name!r}: {len(model.body_names)} bodies, '
                 f'{model.num_positions} joints from {self._source}; outputs in {base!r}')
+            self._model_loaded(self._file_model)
+
+    def _read_urdf(self, path):
+        with open(path, encoding='utf-8') as stream:      # loaded already: it exists
+            return stream.read()
+
+    def _model_loaded(self, model):
+        """Log what the loader assumed (once per model) and publish the fixed joints' TF."""
+        for warning in model.warnings:
+            self.get_logger().warning(f'{self._source}: {warning}')
+        if self._tf_static_pub is None:
+            return
+        pairs = self._core.transform_frames(self._prefix, moving=False)
+        header = Header(stamp=self.get_clock().now().to_msg())
+        self._tf_static_pub.publish(TFMessage(transforms=transform_msgs(
+            pairs, self._core.static_transform_rows(), header)))
 
     # --- configuration -----------------------------------------------------------
     def _declare_every(self, output):
@@ -171,6 +225,7 @@ class KinematicsNode(ConfigurableNode):
         self._tips = [(t, model.body_names.index(t)) for t in self._tip_names]
         self.get_logger().info(f'reconfigured from robot_description: model {model.name!r}, '
                                f'{model.num_positions} joints')
+        self._model_loaded(model)
 
     def _declare_model_parameters(self, model):
         descriptions = kparams.parameter_descriptions(model)
@@ -310,7 +365,7 @@ class KinematicsNode(ConfigurableNode):
 
     def _messages(self, out, header):
         header.frame_id = self._base
-        gravity, passive, poses, tips, energy = self._due()
+        gravity, passive, poses, tips, energy, tf = self._due()
         m = self._outputs_for(self._core.model)
         sent = []
         q = doubles(out.q)
@@ -334,12 +389,17 @@ class KinematicsNode(ConfigurableNode):
         if energy:
             m.energy.data = out.potential_energy
             sent.append((self._energy_pub, m.energy))
+        if tf and self._tf_pub is not None and m.tf_frames:
+            rows = self._core.transform_rows(np.empty((len(m.tf_frames), 7)))
+            sent.append((self._tf_pub, TFMessage(transforms=transform_msgs(
+                m.tf_frames, rows, header))))
         return sent
 
     def _encode(self, out, stamp_bytes):
         t = self._templates
         if t is None or t.model is not self._core.model:
-            t = self._templates = _Templates(self._core.model, self._base, len(self._tips))
+            t = self._templates = _Templates(self._core.model, self._base, len(self._tips),
+                                             self._core.transform_frames(self._prefix))
         due = self._due()
         if due[0]:
             t.gravity.fill((out.q, None, out.holding))
@@ -374,7 +434,7 @@ class KinematicsNode(ConfigurableNode):
         typed path's :class:`KinematicsOutput`, whose passive torques ``t`` holds already;
         None after a lane step, whose passive torques and energy are computed here.
         """
-        gravity, passive, poses, tips, energy = due
+        gravity, passive, poses, tips, energy, tf = due
         core = self._core
         if gravity:
             t.gravity.set_stamp(stamp_bytes)
@@ -397,6 +457,11 @@ class KinematicsNode(ConfigurableNode):
         if energy:
             t.energy.values[0] = core.energy() if out is None else out.potential_energy
             yield self._energy_pub, t.energy.to_bytes()
+        if tf and self._tf_pub is not None and len(t.tf.values):
+            core.transform_rows(t.tf.values)
+            t.tf.fill()
+            t.tf.set_stamp(stamp_bytes)
+            yield self._tf_pub, t.tf.to_bytes()
 
     def _outputs_for(self, model):
         """Output messages, allocated once per model and refilled for every input."""
@@ -405,7 +470,8 @@ class KinematicsNode(ConfigurableNode):
             self._outputs = _Outputs(
                 model, JointState(name=names), JointState(name=names),
                 PoseArray(poses=poses_to_msgs(np.tile(np.eye(4), (len(model.body_names), 1, 1)))),
-                [PoseStamped() for _ in self._tips], Float64())
+                [PoseStamped() for _ in self._tips], Float64(),
+                self._core.transform_frames(self._prefix))
         return self._outputs
 
     def _on_trajectory(self, msg):
@@ -492,14 +558,16 @@ class _Outputs:
     poses: PoseArray
     tips: list
     energy: Float64
+    tf_frames: list
 
 
 class _Templates:
     """Output byte templates for one model (wire.py); refilled for every input."""
 
-    def __init__(self, model, base, num_tips):
+    def __init__(self, model, base, num_tips, tf_frames):
         n = model.num_positions
         self.model = model
+        self.tf = TransformsTemplate(tf_frames)
         self.gravity = JointStateLayout(model.joint_names, base, (n, 0, n)).encoder()
         self.passive = JointStateLayout(model.joint_names, base, (n, n, n)).encoder()
         self.poses = DoublesTemplate.pose_array(base, len(model.body_names))

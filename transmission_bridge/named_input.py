@@ -93,10 +93,16 @@ class Checked:
 
 
 class NamedInput:
-    """Validates named-value messages against a fixed list of known names."""
+    """
+    Validates named-value messages against a fixed list of known names.
 
-    def __init__(self, known_names):
+    ``ignored_names`` are names a message may carry that are neither taken nor counted as
+    unknown (the kinematics node's mimic joints: the model derives their positions).
+    """
+
+    def __init__(self, known_names, ignored_names=()):
         self._index = {n: i for i, n in enumerate(known_names)}
+        self._ignored = frozenset(ignored_names)
         self._layouts = {}
         self._unknown_seen = set()
         # source -> its last stamp (ns). One dict for the life of the input, shared by
@@ -140,6 +146,8 @@ class NamedInput:
         rows, cols, unknown = [], [], []
         for row, name in enumerate(names):
             col = self._index.get(name)
+            if col is None and name in self._ignored:
+                continue
             if col is None:
                 unknown.append(name)
             else:
@@ -176,9 +184,9 @@ class NamedInput:
         """Record ``stamp_ns`` for ``source`` (the caller has checked it does not go back)."""
         self.last_stamps[source] = stamp_ns
 
-    def renamed(self, known_names):
+    def renamed(self, known_names, ignored_names=()):
         """Return a checker for other known names that keeps the stamps and warnings so far."""
-        new = NamedInput(known_names)
+        new = NamedInput(known_names, ignored_names)
         new.last_stamps = self.last_stamps
         new._unknown_seen = self._unknown_seen
         return new

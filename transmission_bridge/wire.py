@@ -359,3 +359,47 @@ class DoublesTemplate(Template):
         """std_msgs/Float64: ``values`` is ``(1,)``."""
         w = CdrWriter()
         return cls(w, None, w.doubles(1), (1,))
+
+
+class TransformsTemplate(Template):
+    """
+    tf2_msgs/TFMessage: one geometry_msgs/TransformStamped per (parent, child) frame pair.
+
+    Every transform carries the same stamp (:meth:`set_stamp` writes it into each header)
+    and ``values`` (n, 7) holds translation x, y, z and rotation x, y, z, w per transform;
+    :meth:`fill` copies them into the bytes, one gather for all transforms (their blocks
+    sit at offsets that the frame names' lengths decide).
+
+    >>> t = TransformsTemplate([('base', 'arm'), ('arm', 'hand')])
+    >>> t.values[:] = [[1, 2, 3, 0, 0, 0, 1], [0, 0, 0.5, 0, 0, 1, 0]]
+    >>> t.fill(); t.set_stamp(bytes([5, 0, 0, 0, 9, 0, 0, 0]))
+    >>> len(t.to_bytes())
+    160
+    """
+
+    def __init__(self, pairs):
+        w = CdrWriter()
+        w.uint32(len(pairs))
+        stamps, blocks = [], []
+        for parent, child in pairs:
+            stamps.append(w.header(parent))
+            w.string(child)
+            blocks.append(w.doubles(7))
+        super().__init__(w)
+        body = len(self.buf) - 4          # doubles and words counted from the CDR origin
+        self._doubles = self.view(4, (body // 8,))
+        self._words = np.ndarray((body // 4,), dtype='<u4', buffer=self.buf, offset=4)
+        self._value_at = (np.array(blocks, dtype=np.intp).reshape(-1, 1) - 4) // 8 \
+            + np.arange(7)
+        self._stamp_at = (np.array(stamps, dtype=np.intp).reshape(-1, 1) - 4) // 4 \
+            + np.arange(2)
+        self.values = np.zeros((len(pairs), 7))
+        self.values[:, 6] = 1.0
+
+    def set_stamp(self, stamp_bytes):
+        """Write the 8-byte CDR stamp into every transform's header."""
+        self._words[self._stamp_at] = np.frombuffer(stamp_bytes, dtype='<u4')
+
+    def fill(self):
+        """Copy :attr:`values` into the message's bytes."""
+        self._doubles[self._value_at] = self.values

@@ -4,7 +4,8 @@ import array
 import time
 
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Pose, TransformStamped
+import numpy as np
 from rclpy.clock import JumpThreshold, ROSClock
 
 from ..kinematics.spatial import pose_rows
@@ -82,3 +83,19 @@ def fill_poses(poses, rows):
 def name_values(names, values):
     """Return ``'a=0.1, b=-0.2'`` with plain floats (never ``np.float64(...)``) for answers."""
     return ', '.join(f'{name}={float(value)!r}' for name, value in zip(names, values))
+
+
+def transform_msgs(pairs, rows, header):
+    """
+    Return geometry_msgs/TransformStamped messages, one per ``(parent, child)`` pair.
+
+    ``rows``: x, y, z, qx, qy, qz, qw per pair; every message gets ``header``'s stamp.
+    """
+    out = []
+    for (parent, child), row in zip(pairs, np.asarray(rows, dtype=float).tolist()):
+        t = TransformStamped(child_frame_id=child)
+        t.header.stamp, t.header.frame_id = header.stamp, parent
+        tr, rot = t.transform.translation, t.transform.rotation
+        tr.x, tr.y, tr.z, rot.x, rot.y, rot.z, rot.w = row
+        out.append(t)
+    return out

@@ -1,0 +1,161 @@
+"""
+TF from the kinematics node, checked as a tf2 listener sees it.
+
+The node runs as its own process on a real robot's URDF (the Franka Panda of
+example-robot-data, whose gripper has a mimic joint) and on the SCARA with a lead screw. The
+test subscribes to /tf and /tf_static, keeps the latest transform per child frame as a tf2
+buffer does, composes the chain from each link up to the root, and compares every link's
+pose with the library's forward kinematics (itself checked against Pinocchio).
+"""
+
+import math
+
+from conftest import CONFIG
+import numpy as np
+import pytest
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from robot_corpus import robot
+from ros_harness import Graph, NodeProcess, unique_namespace
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from transmission_bridge.kinematics import load_model
+import yaml
+
+tf2_msgs = pytest.importorskip('tf2_msgs.msg', reason='tf2_msgs is not installed (it comes '
+                               'with a ROS install; here from ../shared/wheelhouse)')
+pytestmark = pytest.mark.ros
+
+# A transform goes through the message as 7 float64: equal to the library's to rounding.
+TF_ATOL = 1e-12
+STATIC = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                    durability=DurabilityPolicy.TRANSIENT_LOCAL)
+LATCHED = STATIC
+
+
+def _start(tmp_path, urdf, extra=None):
+    ns = unique_namespace('tf')
+    params = {'model_file': str(urdf)}
+    params.update(extra or {})
+    pfile = tmp_path / 'params.yaml'
+    pfile.write_text(yaml.safe_dump({'/**/kinematics': {'ros__parameters': params}}))
+    proc = NodeProcess('transmission_bridge.kinematics_node',
+                       ['--params-file', str(pfile), '-r', f'__ns:={ns}',
+                        '-r', f'/tf:={ns}/tf', '-r', f'/tf_static:={ns}/tf_static',
+                        '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
+    g = Graph(ns)
+    g.proc = proc
+    g.joints = g.node.create_publisher(JointState, 'joint_states', 10)
+    g.tf = g.collect(tf2_msgs.TFMessage, 'tf', 100)
+    g.static = g.collect(tf2_msgs.TFMessage, 'tf_static', STATIC)
+    g.description = g.collect(String, 'robot_description', LATCHED)
+    assert g.spin_until(lambda: g.node.count_subscribers('joint_states') > 0, timeout=15), \
+        proc.output()
+    return g
+
+
+def _matrix(t):
+    x, y, z, w = (t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w)
+    X = np.eye(4)
+    X[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    X[:3, 3] = t.translation.x, t.translation.y, t.translation.z
+    return X
+
+
+def _buffer(messages):
+    """Return child frame -> (parent frame, X_parent_child, stamp): the latest of each."""
+    out = {}
+    for msg in messages:
+        for t in msg.transforms:
+            out[t.child_frame_id] = (t.header.frame_id, _matrix(t.transform), t.header.stamp)
+    return out
+
+
+def _lookup(buffer, root, frame):
+    """Compose the chain from ``frame`` up to ``root``, as tf2's lookupTransform(root, frame)."""
+    X = np.eye(4)
+    seen = []
+    while frame != root:
+        assert frame in buffer, f'{frame!r} does not resolve to {root!r} (chain {seen})'
+        parent, X_pc, _ = buffer[frame]
+        X = X_pc @ X
+        seen.append(frame)
+        frame = parent
+    return X
+
+
+def _publish_and_collect(g, msg, stamp_sec):
+    def have():
+        return any(t.header.stamp.sec == stamp_sec for m in g.tf for t in m.transforms)
+    assert g.spin_until(have, timeout=15, action=lambda: g.joints.publish(msg)), \
+        g.proc.output()
+    assert g.spin_until(lambda: g.static, timeout=10), g.proc.output()
+
+
+@pytest.fixture
+def panda(tmp_path):
+    path = robot('panda_description/urdf/panda.urdf')
+    if path is None:
+        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
+    g = _start(tmp_path, path, {'frame_prefix': 'r1/'})
+    g.path = path
+    yield g
+    g.close()
+    assert g.proc.stop() == 0, g.proc.output()
+    assert 'Traceback' not in g.proc.output()
+
+
+def test_panda_tf_resolves_every_link_to_the_library_pose(panda):
+    model = load_model(panda.path)
+    rng = np.random.default_rng(7)
+    q = rng.uniform(model.position_lower_limits, model.position_upper_limits)
+    names = list(model.joint_names)
+    # joint_state_publisher also sends the mimic finger: its value is ignored, not unknown.
+    msg = JointState(name=names + ['panda_finger_joint2'], position=list(q) + [0.5])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 42, 7
+    _publish_and_collect(panda, msg, 42)
+    static = _buffer(panda.static)
+    moving = _buffer([m for m in panda.tf if m.transforms[0].header.stamp.sec == 42])
+    # One transform per movable joint, mimic included; one per fixed joint on /tf_static.
+    assert set(moving) == {'r1/' + model.bodies[i].name for i, b in
+                                   enumerate(model.bodies) if b.joint.num_positions}
+    assert 'r1/panda_rightfinger' in moving and 'r1/panda_hand' in static
+    assert all((s.sec, s.nanosec) == (42, 7) for _, _, s in moving.values())
+    buffer = {**static, **moving}
+    poses = model.forward_kinematics(q)
+    for link, X_WB in poses.items():
+        np.testing.assert_allclose(_lookup(buffer, 'r1/panda_link0', 'r1/' + link), X_WB,
+                                   rtol=0, atol=TF_ATOL)
+    # The mimic finger follows its driver (multiplier 1): both fingers open alike.
+    left = _lookup(buffer, 'r1/panda_hand', 'r1/panda_leftfinger')
+    right = _lookup(buffer, 'r1/panda_hand', 'r1/panda_rightfinger')
+    assert left[1, 3] == pytest.approx(q[-1], abs=TF_ATOL)
+    assert right[1, 3] == pytest.approx(-q[-1], abs=TF_ATOL)
+    # robot_description is republished, transient local, as robot_state_publisher does.
+    assert panda.spin_until(lambda: panda.description, timeout=10)
+    assert panda.description[-1].data == panda.path.read_text(encoding='utf-8')
+
+
+def test_the_screw_joint_is_on_tf_with_its_translation(tmp_path):
+    g = _start(tmp_path, CONFIG / 'scara.urdf')
+    try:
+        model = load_model(CONFIG / 'scara.urdf')
+        q = np.array([0.3, -0.4, 2.5])       # j3: the screw, 2.5 rad
+        msg = JointState(name=list(model.joint_names), position=list(q))
+        msg.header.stamp.sec = 9
+        _publish_and_collect(g, msg, 9)
+        buffer = {**_buffer(g.static), **_buffer(g.tf)}
+        parent, X, _ = buffer['quill']
+        # Origin (0.3, 0, 0) in link2, then 2.5 rad about -z and pitch * theta / 2 pi along it.
+        assert parent == 'link2'
+        assert X[2, 3] == pytest.approx(-0.02 * 2.5 / (2 * math.pi), abs=TF_ATOL)
+        assert X[0, 3] == pytest.approx(0.3, abs=TF_ATOL)
+        np.testing.assert_allclose(X[:2, :2], [[math.cos(2.5), math.sin(2.5)],
+                                               [-math.sin(2.5), math.cos(2.5)]], atol=TF_ATOL)
+        for link, X_WB in model.forward_kinematics(q).items():
+            np.testing.assert_allclose(_lookup(buffer, model.root_frame, link), X_WB,
+                                       rtol=0, atol=TF_ATOL)
+    finally:
+        g.close()
+        assert g.proc.stop() == 0, g.proc.output()
