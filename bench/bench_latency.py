@@ -2,7 +2,8 @@
 End-to-end latency of the nodes against a bare rclpy relay, measured side by side.
 
 For each target (the bridge on a 24-actuator robot with all three transmission
-types; the kinematics node on the 7-DOF example arm; the **chain** of
+types; the kinematics node on the 7-DOF example arm, with /tf on as by default and, as
+``kinematics_tf_off``, off; the **chain** of
 robot.launch.py on the example arm: actuator_states -> bridge -> joint_states ->
 kinematics -> gravity_torques -> bridge -> actuator_commands, motor reading to
 each motor's holding torque) a load generator process publishes at RATE for
@@ -46,6 +47,8 @@ TARGETS = {
     # name: (input topic, output topic)
     'bridge': ('actuator_states', 'joint_states'),
     'kinematics': ('joint_states', 'kinematics/gravity_torques'),
+    # The same node with /tf off (publish_every.tf 0): what TF costs, against the same relays.
+    'kinematics_tf_off': ('joint_states', 'kinematics/gravity_torques'),
     'chain': ('actuator_states', 'actuator_commands'),
 }
 BRIDGE = ['-m', 'transmission_bridge.bridge_node']
@@ -75,6 +78,11 @@ def _setup(work):
                        [relay('relay', ('input', 'joint_states'),
                               ('output', 'kinematics/gravity_torques'))],
                        list(load_model(model_file).joint_names)),
+        'kinematics_tf_off': ([KINEMATICS + ['--ros-args', '-p', f'model_file:={model_file}',
+                                             '-p', 'publish_every.tf:=0']],
+                              [relay('relay', ('input', 'joint_states'),
+                                     ('output', 'kinematics/gravity_torques'))],
+                              list(load_model(model_file).joint_names)),
         # robot.launch.py feed_forward:=gravity, node for node
         'chain': ([BRIDGE + ['--ros-args', '-p', f'transmissions_file:={arm}', '-r',
                              'joint_commands:=kinematics/gravity_torques'],

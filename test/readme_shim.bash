@@ -3,6 +3,7 @@
 #   ros2 launch ... / ros2 run <node>   run in the background (a person's terminal 1) until the
 #                                       next launch (a person presses Ctrl-C first) or the end;
 #                                       the script goes on once every started node is up
+#   ros2 topic pub ... (no --once/-t)   runs in the background, like ros2 launch
 #   ros2 topic echo ...                 takes the first message (--once) and must get one
 #   ros2 param ...                      retried while the daemon has not discovered the node
 #   ros2 service call ...               must answer success=True
@@ -97,6 +98,11 @@ ros2() {
       && ! __tb_has --help "$@" && ! __tb_has -h "$@"; then
     __tb_background run command ros2 "$@"
     __tb_wait_up "$__tb_last_log" "${__tb_pids[-1]}"
+    return 0
+  fi
+  if [ "$1" = topic ] && [ "$2" = pub ] && ! __tb_has --once "$@" && ! __tb_has -1 "$@" \
+      && ! __tb_has -t "$@" && ! __tb_has --times "$@"; then
+    __tb_background pub command ros2 "$@"       # a publisher left running: a second terminal
     return 0
   fi
   if [ "$1" = topic ] && [ "$2" = echo ]; then

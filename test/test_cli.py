@@ -14,6 +14,8 @@ import re
 from cli_harness import EXECUTABLES, needs_ros2, REPO, Shell, VENV_BIN
 import numpy as np
 import pytest
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from transmission_bridge.kinematics import holding_torques, load_model
 from transmission_bridge.transmissions import load_transmissions
 import yaml
@@ -392,3 +394,44 @@ def test_a_node_that_fails_stops_the_whole_launch(shell, launches):
     proc = launches('ros2 launch transmission_bridge robot.launch.py tip_links:=[nothere]')
     assert proc.wait_exit(60) == 1, proc.output()
     assert "tip_links: unknown bodies ['nothere']" in proc.output()
+
+
+# --- real robots ----------------------------------------------------------------------------
+
+def test_panda_urdf_launches_kinematics_alone_and_tf_resolves_every_link(shell, launches):
+    """Issue 33: `robot_description.launch.py` with the Panda's URDF, as doc/urdf.md shows."""
+    from robot_corpus import robot
+    from ros_harness import Graph
+    import test_tf
+    panda = robot('panda_description/urdf/panda.urdf')
+    if panda is None:
+        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
+    proc = launches(f'ros2 launch transmission_bridge robot_description.launch.py '
+                    f'urdf_file:={panda}')
+    _expect_up(proc, ['kinematics'])
+    # No <transmission>: the bridge is not started, and the launch says why.
+    proc.wait_for('transmission_bridge not started: the robot description has no '
+                  '<transmission> element', timeout=10)
+    g = Graph('/')
+    try:
+        tf = g.collect(test_tf.tf2_msgs.TFMessage, '/tf', 100)
+        static = g.collect(test_tf.tf2_msgs.TFMessage, '/tf_static', test_tf.STATIC)
+        description = g.collect(String, '/robot_description', test_tf.LATCHED)
+        model = load_model(panda)
+        q = model.default_positions + 0.2
+        msg = JointState(name=list(model.joint_names), position=list(q))
+        msg.header.stamp.sec = 77
+        pub = g.node.create_publisher(JointState, '/joint_states', 10)
+        assert g.spin_until(lambda: any(m.transforms[0].header.stamp.sec == 77 for m in tf)
+                            and static and description, timeout=30,
+                            action=lambda: pub.publish(msg)), proc.output()
+        buffer = {**test_tf._buffer(static),
+                  **test_tf._buffer([m for m in tf if m.transforms[0].header.stamp.sec == 77])}
+        for link, X_WB in model.forward_kinematics(q).items():
+            np.testing.assert_allclose(test_tf._lookup(buffer, 'panda_link0', link), X_WB,
+                                       rtol=0, atol=test_tf.TF_ATOL)
+        assert description[-1].data == panda.read_text(encoding='utf-8')
+    finally:
+        g.close()
+    assert 'process started' in proc.output() and 'transmission_bridge-' not in proc.output()
+    _clean_stop(proc)

@@ -81,3 +81,21 @@ def test_many_parameters_at_once_change_those_and_nothing_else():
                  'gravity': [0.0, 0.5, -9.0]})
     assert parameter_values(apply_parameters(MODEL, many)) == {**values, **many}
     assert parameter_values(MODEL) == values        # the original is untouched
+
+
+def test_a_mimic_joint_in_joint_states_is_ignored_not_unknown():
+    from test_kinematics_mimic import MIMIC_URDF
+    model = load_model(MIMIC_URDF)
+    core = KinematicsCore(model)
+    names = ['shoulder', 'finger_left', 'finger_right', 'tip_joint']
+    out = core.ingest(names, [0.3, 0.02, 0.9, 0.9], [], stamp_ns=1)
+    assert core.counters.unknown_names == 0 and core.last_new_unknown == ()
+    np.testing.assert_array_equal(out.q, [0.3, 0.02])          # the mimic values are not used
+    np.testing.assert_array_equal(out.holding, -model.gravity_generalized_forces([0.3, 0.02]))
+    # The lane of the same names takes the next message the same way.
+    lane = core.lane(names)
+    assert lane is not None and lane.num_unknown == 0
+    out = core.ingest_lane(lane, np.array([0.1, 0.03, 5.0, 5.0]), np.empty(0), 2)
+    np.testing.assert_array_equal(out.q, [0.1, 0.03])
+    core.ingest(names + ['stranger'], [0.1, 0.03, 5.0, 5.0, 1.0], [], stamp_ns=3)
+    assert core.counters.unknown_names == 1

@@ -118,8 +118,7 @@ def test_panda_tf_resolves_every_link_to_the_library_pose(panda):
     static = _buffer(panda.static)
     moving = _buffer([m for m in panda.tf if m.transforms[0].header.stamp.sec == 42])
     # One transform per movable joint, mimic included; one per fixed joint on /tf_static.
-    assert set(moving) == {'r1/' + model.bodies[i].name for i, b in
-                                   enumerate(model.bodies) if b.joint.num_positions}
+    assert set(moving) == {'r1/' + b.name for b in model.bodies if b.joint.num_positions}
     assert 'r1/panda_rightfinger' in moving and 'r1/panda_hand' in static
     assert all((s.sec, s.nanosec) == (42, 7) for _, _, s in moving.values())
     buffer = {**static, **moving}
@@ -159,3 +158,94 @@ def test_the_screw_joint_is_on_tf_with_its_translation(tmp_path):
     finally:
         g.close()
         assert g.proc.stop() == 0, g.proc.output()
+
+
+MESSY = """
+  <?xml version="1.0"?>
+<robot name="messy">
+  <link name="base"/>
+  <link name="arm"><contact/><inertial><origin xyz="0.2 0 0"/><mass value="1.5"/>
+    <inertia ixx="0.001" iyy="0.001" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="hand"><inertial><mass value="0.5"/>
+    <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="a" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="0" upper="-1" effort="1" velocity="1"/></joint>
+  <joint name="b" type="revolute"><parent link="arm"/><child link="hand"/>
+    <origin xyz="0.4 0 0"/><axis xyz="0 1 0"/><limit lower="-2" upper="2"/></joint>
+  <transmission name="head"><type>transmission_interface/HalfDifferentialTransmission</type>
+    <actuator name="m1"/><actuator name="m2"/><joint name="a"/><joint name="b"/></transmission>
+  <transmission name="elbow"><type>transmission_interface/SimpleTransmission</type>
+    <actuator name="elbow_motor"><mechanicalReduction>10</mechanicalReduction></actuator>
+    <joint name="b"/></transmission>
+</robot>
+"""
+
+
+def test_a_messy_urdf_runs_both_nodes_with_each_warning_logged_once(tmp_path):
+    from diagnostic_msgs.msg import DiagnosticArray
+    path = tmp_path / 'messy.urdf'
+    path.write_text(MESSY)
+    ns = unique_namespace('messy')
+    common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics',
+              '-r', f'/tf:={ns}/tf', '-r', f'/tf_static:={ns}/tf_static']
+    bridge = NodeProcess('transmission_bridge.bridge_node',
+                         ['-p', f'transmissions_file:={path}', '-p', 'diagnostics_period:=0.2',
+                          *common], tmp_path / 'bridge.log')
+    kin = NodeProcess('transmission_bridge.kinematics_node',
+                      ['-p', f'model_file:={path}', *common], tmp_path / 'kin.log')
+    g = Graph(ns)
+    try:
+        diagnostics = g.collect(DiagnosticArray, 'diagnostics')
+        torques = g.collect(JointState, 'kinematics/gravity_torques')
+        pub = g.node.create_publisher(JointState, 'actuator_states', 10)
+        joints = g.collect(JointState, 'joint_states')
+        msg = JointState(name=['elbow_motor'], position=[5.0])
+        msg.header.stamp.sec = 3
+        assert g.spin_until(lambda: joints and torques and diagnostics, timeout=20,
+                            action=lambda: pub.publish(msg)), bridge.output() + kin.output()
+        # The bridge maps what it can: the skipped transmission's joints are named.
+        assert joints[-1].name == ['b'] and joints[-1].position[0] == pytest.approx(0.5)
+        values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values}
+        assert values['not_bridged_joints'] == 'a,b'
+        # The bridge's joint_states reach the kinematics node: b at 0.5, a at its default.
+        assert g.spin_until(lambda: any(list(m.position) == [0.0, 0.5] for m in torques),
+                            timeout=10), kin.output()
+    finally:
+        g.close()
+        for proc in (bridge, kin):
+            assert proc.stop() == 0, proc.output()
+    bridge_log, kin_log = bridge.output(), kin.output()
+    assert bridge_log.count("transmission 'head' of type 'transmission_interface/"
+                            "HalfDifferentialTransmission' skipped") == 1, bridge_log
+    for warning in ('white space before the XML declaration', 'has lower > upper',
+                    "ignored unknown element <contact> in link 'arm'",
+                    "link 'arm' <inertial>: inertia is not physical"):
+        assert kin_log.count(warning) == 1, kin_log
+    assert 'Traceback' not in bridge_log + kin_log
+
+
+def test_without_tf2_msgs_the_node_runs_with_one_warning(tmp_path):
+    # A bare pip install has no tf2_msgs: a package of that name that fails to import, first
+    # on the path, stands for its absence (rclpy, DDS and the node are the real ones).
+    hidden = tmp_path / 'hide' / 'tf2_msgs'
+    hidden.mkdir(parents=True)
+    (hidden / '__init__.py').write_text("raise ImportError('tf2_msgs is hidden by the test')\n")
+    ns = unique_namespace('notf')
+    import os
+    env = {'PYTHONPATH': os.pathsep.join([str(hidden.parent), os.environ.get('PYTHONPATH', '')])}
+    kin = NodeProcess('transmission_bridge.kinematics_node',
+                      ['-p', f'model_file:={CONFIG / "scara.urdf"}', '-r', f'__ns:={ns}',
+                       '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'kin.log', env=env)
+    g = Graph(ns)
+    try:
+        torques = g.collect(JointState, 'kinematics/gravity_torques')
+        pub = g.node.create_publisher(JointState, 'joint_states', 10)
+        msg = JointState(name=['j1', 'j2', 'j3'], position=[0.0, 0.0, 1.0])
+        assert g.spin_until(lambda: torques, timeout=20, action=lambda: pub.publish(msg)), \
+            kin.output()
+    finally:
+        g.close()
+        assert kin.stop() == 0, kin.output()
+    log = kin.output()
+    assert log.count('tf2_msgs is not installed: TF is off') == 1, log
+    assert 'Traceback' not in log

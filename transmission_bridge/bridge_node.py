@@ -114,6 +114,12 @@ class TransmissionBridge(ConfigurableNode):
             self.get_logger().info(
                 f'{len(tset.specs)} transmissions, {tset.num_joints} joints from '
                 f'{self._source}; listening on {", ".join(topics)}')
+            self._log_warnings(tset)
+
+    def _log_warnings(self, tset):
+        """Log, once per loaded file, what the loader assumed or skipped."""
+        for warning in tset.warnings:
+            self.get_logger().warning(f'{self._source}: {warning}')
 
     # --- configuration -----------------------------------------------------------
     @staticmethod
@@ -144,6 +150,7 @@ class TransmissionBridge(ConfigurableNode):
         self._adopt(new)
         self.get_logger().info(f'reconfigured from robot_description: {len(new.specs)} '
                                f'transmissions, {new.num_joints} joints')
+        self._log_warnings(new)
 
     def _declare_transmission_parameters(self, tset):
         """Declare one parameter per tunable number; overrides apply on top of the file."""
@@ -390,7 +397,9 @@ class TransmissionBridge(ConfigurableNode):
                 if not k.startswith('trajectories')}},
             warning='; '.join(warnings),
             extra={'stale_actuators': ','.join(stale),
-                   'dropped_overload': self._budget.dropped}))
+                   'dropped_overload': self._budget.dropped,
+                   'not_bridged_joints': ','.join(
+                       j for t in self._core.transmissions.skipped for j in t.joints)}))
 
 
 _COMMANDS = ' joint_commands'     # key of the command input's layout (no topic has a space)

@@ -15,12 +15,14 @@ other nodes running without it.
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.actions import RegisterEventHandler
 from launch.event_handlers import OnProcessExit
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 import yaml
+
+from .transmissions import ConfigError, load_transmissions
 
 PACKAGE = 'transmission_bridge'
 BRIDGE = 'transmission_bridge'
@@ -87,8 +89,10 @@ def nodes(function):
     def expand(context):
         actions = []
         for node in function(Arguments(context)):
-            actions += [node, RegisterEventHandler(OnProcessExit(
-                target_action=node, on_exit=_shutdown_on_error))]
+            actions.append(node)
+            if isinstance(node, Node):
+                actions.append(RegisterEventHandler(OnProcessExit(
+                    target_action=node, on_exit=_shutdown_on_error)))
         return actions
     return OpaqueFunction(function=expand)
 
@@ -207,15 +211,37 @@ class Arguments:
         return self.node(SIMULATOR, {**files, 'rate': rate})
 
     def description_nodes(self):
-        """Return both nodes configured from ``urdf_file``, or following the topic."""
+        """
+        Return both nodes configured from ``urdf_file``, or following the topic.
+
+        A URDF with no transmission this package maps (a direct-drive arm, drives that
+        apply their gear ratio in firmware) starts the kinematics node alone, with a log
+        line saying why the bridge is not started: TF and the torques still run.
+        """
         if self.boolean('use_topic'):
             source = {'use_robot_description_topic': True}
+            text = None
         else:
             path = self.existing_file('urdf_file') or share(*_DEFAULT_FILES['urdf_file'])
             with open(path, encoding='utf-8') as f:
-                source = {'robot_description': ParameterValue(f.read(), value_type=str)}
-        return [self.node(BRIDGE, source), self.node(KINEMATICS, {**source,
-                                                                  **self.tip_links()})]
+                text = f.read()
+            source = {'robot_description': ParameterValue(text, value_type=str)}
+        kinematics = self.node(KINEMATICS, {**source, **self.tip_links()})
+        nothing = text is not None and _nothing_to_bridge(text)
+        if nothing:
+            return [LogInfo(msg=f'{BRIDGE} not started: {nothing}'), kinematics]
+        return [self.node(BRIDGE, source), kinematics]
+
+
+def _nothing_to_bridge(text):
+    """Return why URDF ``text`` has nothing for the bridge ('' if it has: start it)."""
+    try:
+        load_transmissions(text)
+    except ConfigError as exc:
+        # Only "nothing to map" keeps the bridge out; any other error is the bridge's to
+        # report (it stops the launch with the reason).
+        return str(exc) if str(exc).startswith('the robot description has no') else ''
+    return ''
 
 
 def _read_params(path):

@@ -374,7 +374,7 @@ class TransformsTemplate(Template):
     >>> t.values[:] = [[1, 2, 3, 0, 0, 0, 1], [0, 0, 0.5, 0, 0, 1, 0]]
     >>> t.fill(); t.set_stamp(bytes([5, 0, 0, 0, 9, 0, 0, 0]))
     >>> len(t.to_bytes())
-    160
+    180
     """
 
     def __init__(self, pairs):
