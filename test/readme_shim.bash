@@ -18,6 +18,7 @@
 
 __tb_pids=()
 __tb_logs=()
+__tb_oks=()       # per background command: the exit codes that are a clean stop
 __tb_fail() {
   local -; set +e
   echo "README test: $*" >&2; exit 97; }
@@ -34,12 +35,12 @@ __tb_stop_all() {
       kill -0 "$pid" 2>/dev/null && { kill -KILL -- "-$pid"; code=98; }
     fi
     local rc=0; wait "$pid" || rc=$?
-    if [ $rc -ne 0 ]; then
+    if [[ " ${__tb_oks[$i]:-0} " != *" $rc "* ]]; then
       echo "README test: background \`$(head -c 300 "${__tb_logs[$i]}.cmd")\` ended with $rc:" >&2
       cat "${__tb_logs[$i]}" >&2; code=96
     fi
   done
-  __tb_pids=(); __tb_logs=()
+  __tb_pids=(); __tb_logs=(); __tb_oks=()
   return $code
 }
 trap '__tb_stop_all || exit $?; command ros2 daemon stop >/dev/null 2>&1 || true' EXIT
@@ -51,7 +52,7 @@ __tb_background() {  # log_name command...
   set -m
   "$@" > "$log" 2>&1 &
   set +m
-  __tb_pids+=($!); __tb_logs+=("$log")
+  __tb_pids+=($!); __tb_logs+=("$log"); __tb_oks+=("${__tb_ok_codes:-0}")
   __tb_last_log=$log
 }
 
@@ -102,7 +103,8 @@ ros2() {
   fi
   if [ "$1" = topic ] && [ "$2" = pub ] && ! __tb_has --once "$@" && ! __tb_has -1 "$@" \
       && ! __tb_has -t "$@" && ! __tb_has --times "$@"; then
-    __tb_background pub command ros2 "$@"       # a publisher left running: a second terminal
+    # A publisher left running, as in a second terminal; Ctrl-C ends `ros2 topic pub` with 2.
+    __tb_ok_codes='0 2' __tb_background pub command ros2 "$@"
     return 0
   fi
   if [ "$1" = topic ] && [ "$2" = echo ]; then
