@@ -8,8 +8,8 @@ check, checks and counters, stale bookkeeping, the maps, the outputs and their p
 ``fast_path`` on (bytes in, byte templates out) and off (decode to a message object, build
 message objects: the path every message took before). The floor is a raw relay's work:
 publish the received bytes as they are. The bridge runs the bench's 24- and 200-actuator
-robots; the kinematics node the example arm (7 joints, 10 bodies) with every output on,
-and with only the torques.
+robots; the kinematics node the example arm (7 joints, 10 bodies) with every output on
+(TF included), with only the torques, and with the torques and TF.
 The two paths alternate in short rounds: each time is the fastest round's (the VM's
 neighbours slow whole rounds down), ``typed/fast`` the median of the rounds' ratios.
 """
@@ -129,9 +129,11 @@ def main(argv=None):
     joints = load_model(model_file).joint_names
     for label, every in (('every output', {}),
                          ('torques only', {f'publish_every.{o}': 0 for o in OUTPUTS
-                                           if not o.endswith('torques')})):
+                                           if not o.endswith('torques')}),
+                         ('torques and tf', {f'publish_every.{o}': 0 for o in OUTPUTS
+                                             if not o.endswith('torques') and o != 'tf'})):
         params = {'model_file': str(model_file), 'tip_links': ['tool'], **every}
-        tag = 'k' + label.split()[0]
+        tag = 'k' + label.replace(' ', '_')
         nodes = {fast: _node(KinematicsNode, context, tag, params, fast)
                  for fast in (True, False)}
         measure(f'kinematics, example arm, {label}', nodes, 'joint_states',
