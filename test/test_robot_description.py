@@ -149,3 +149,20 @@ def test_converter_takes_urdf(tmp_path):
         for stamp in ya:
             for x, y in zip(ya[stamp][0][2:], ub[stamp][0][2:]):
                 np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
+
+
+def test_converter_says_what_a_messy_urdf_made_it_assume(tmp_path):
+    from bag_harness import joint_states, tool
+    from transmission_bridge.bag.example import write_actuator_bag
+    bag = tmp_path / 'in'
+    write_actuator_bag(bag, load_transmissions(YAML_T), seconds=0.2)
+    messy = tmp_path / 'messy.urdf'
+    messy.write_text('\n  ' + URDF.read_text().replace('</robot>', '<sensor name="cam"/></robot>'))
+    out = tool('convert', bag, tmp_path / 'out', '--transmissions', messy, '--model', messy)
+    assert out.returncode == 0, out.stderr
+    # The model's loader reads links and joints, the transmissions' loader transmissions: each
+    # says what it assumed, once.
+    assert out.stderr.count(f"warning: {messy}: ignored unknown element <sensor> in robot "
+                            "'example_arm'") == 1, out.stderr
+    assert out.stderr.count(f'warning: {messy}: white space before the XML declaration') == 2
+    assert joint_states(tmp_path / 'out', '/joint_states')

@@ -91,10 +91,16 @@ def main(argv=None):
 
 
 def _load(args):
+    """Return the transmissions and model; what their loaders assumed goes to stderr, once."""
     from ..kinematics import load_model
     from ..transmissions import load_transmissions
-    return (load_transmissions(args.transmissions),
-            load_model(args.model) if args.model else None)
+    tset = load_transmissions(args.transmissions)
+    model = load_model(args.model) if args.model else None
+    for path, warnings in ((args.transmissions, tset.warnings),
+                           (args.model, model.warnings if model else ())):
+        for warning in warnings:
+            print(f'{PROG}: warning: {path}: {warning}', file=sys.stderr)
+    return tset, model
 
 
 def _one(args):
