@@ -162,7 +162,7 @@ def test_converter_says_what_a_messy_urdf_made_it_assume(tmp_path):
     assert out.returncode == 0, out.stderr
     # The model's loader reads links and joints, the transmissions' loader transmissions: each
     # says what it assumed, once.
-    assert out.stderr.count(f"warning: {messy}: ignored unknown element <sensor> in robot "
+    assert out.stderr.count(f'warning: {messy}: ignored unknown element <sensor> in robot '
                             "'example_arm'") == 1, out.stderr
     assert out.stderr.count(f'warning: {messy}: white space before the XML declaration') == 2
     assert joint_states(tmp_path / 'out', '/joint_states')
