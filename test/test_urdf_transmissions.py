@@ -242,3 +242,16 @@ def test_ros1_role_elements_are_honoured():
     <joint name="b"><role>joint2</role></joint><joint name="a"><role>joint1</role></joint>
   </transmission>"""))
     assert ts.actuator_names == ('m1', 'm2') and ts.joint_names == ('a', 'b')
+
+
+def test_skipped_transmissions_of_one_type_are_one_warning_naming_each():
+    ts = load_transmissions(_robot("""
+  <transmission name="t1"><type>vendor/Reducer</type><actuator name="m1"/><joint name="a"/>
+  </transmission>
+  <transmission name="t2"><type>vendor/Reducer</type><actuator name="m2"/><joint name="b"/>
+  </transmission>
+  <transmission name="ok"><type>transmission_interface/SimpleTransmission</type>
+    <actuator name="m3"/><joint name="c"/></transmission>"""))
+    assert ts.warnings == ("2 transmissions of type 'vendor/Reducer' skipped (not a type this "
+                           'package maps); their joints are not bridged: t1 (a), t2 (b)',)
+    assert [s.name for s in ts.skipped] == ['t1', 't2'] and ts.joint_names == ('c',)

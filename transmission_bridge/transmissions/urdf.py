@@ -104,20 +104,36 @@ def transmissions_from_urdf(text):
         spec = _transmission(element, i, notes)
         if isinstance(spec, SkippedTransmission):
             skipped.append(spec)
-            notes.add(spec.describe())
             continue
         missing = [j.name for j in spec.joints if robot_joints and j.name not in robot_joints]
         if missing:                         # a leftover of a larger robot's file
             spec = SkippedTransmission(spec.name, spec.type, tuple(j.name for j in spec.joints),
                                        f'joint {missing[0]!r} is not a <joint> of the robot')
             skipped.append(spec)
-            notes.add(spec.describe())
             continue
         specs.append(spec)
+    for line in _skipped_lines(skipped):
+        notes.add(line)
     if not specs:
         raise ConfigError('the robot description has no transmission this package maps: '
                           + '; '.join(s.describe() for s in skipped))
     return TransmissionSet(specs, notes.lines(), skipped)
+
+
+def _skipped_lines(skipped):
+    """Return one warning per kind of skip: TIAGo's hand has 33 transmissions of one type."""
+    groups = {}
+    for s in skipped:
+        groups.setdefault((s.type, s.reason), []).append(s)
+    lines = []
+    for (kind, reason), items in groups.items():
+        if len(items) == 1:
+            lines.append(items[0].describe())
+        else:
+            lines.append(f'{len(items)} transmissions of type {kind!r} skipped ({reason}); '
+                         'their joints are not bridged: ' + ', '.join(
+                             f'{s.name} ({", ".join(s.joints) or "no joint"})' for s in items))
+    return lines
 
 
 def _transmission(element, index, notes):
