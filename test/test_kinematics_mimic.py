@@ -173,3 +173,10 @@ def test_urdf_mimic_agrees_with_pinocchio():
         for name, X in model.forward_kinematics(q).items():
             np.testing.assert_allclose(X, data.oMf[pm.getFrameId(name, pin.BODY)].homogeneous,
                                        rtol=0, atol=PEER_ATOL)
+
+
+def test_rational_forward_kinematics_refuses_mimic_joints():
+    from transmission_bridge.kinematics import RationalForwardKinematics
+    with pytest.raises(ModelError, match="joint 'j2': mimic joints are not supported by "
+                                         'rational forward kinematics'):
+        RationalForwardKinematics(load_model(_yaml({'joint': 'j1'})))

@@ -111,6 +111,9 @@ class RationalForwardKinematics:
             if not isinstance(joint, (RevoluteJoint, PrismaticJoint)):
                 raise ModelError(f'joint {joint.name!r}: {joint.type_name} joints are not '
                                  'supported by rational forward kinematics (as in Drake)')
+        for name in model.mimic_joints:     # tan(m theta / 2) is no rational function of s
+            raise ModelError(f'joint {name!r}: mimic joints are not supported by rational '
+                             'forward kinematics')
         self._model = model
         self._revolute = np.array([isinstance(j, RevoluteJoint) for j in model.joints])
 
