@@ -6,6 +6,7 @@ signs and units, and each type's module for its formulas.
 """
 
 from .base import Transmission
+from .coupling import CouplingTransmission, MAX_CONDITION
 from .differential import DifferentialTransmission
 from .errors import ConfigError
 from .four_bar import FourBarLinkageTransmission
@@ -16,8 +17,8 @@ from .spec import ActuatorSpec, JointSpec, TRANSMISSION_TYPES, TransmissionSpec
 from .transmission_set import TransmissionSet
 
 __all__ = [
-    'ActuatorSpec', 'ConfigError', 'DifferentialTransmission', 'FourBarLinkageTransmission',
-    'INTERFACES', 'JointSpec', 'SimpleTransmission', 'TRANSMISSION_TYPES', 'Transmission',
+    'ActuatorSpec', 'ConfigError', 'CouplingTransmission', 'DifferentialTransmission', 'FourBarLinkageTransmission',
+    'INTERFACES', 'JointSpec', 'MAX_CONDITION', 'SimpleTransmission', 'TRANSMISSION_TYPES', 'Transmission',
     'TransmissionSet', 'TransmissionSpec', 'load_transmissions', 'map_kind',
     'parse_transmissions',
 ]

@@ -18,3 +18,19 @@ def reduction(value, what):
     if not math.isfinite(number) or number == 0.0:
         raise ConfigError(f'{what} must be finite and non-zero, got {number!r}')
     return number
+
+
+def bound(value, what):
+    """Return a position limit: any number but NaN (an infinite one means no limit)."""
+    number = as_number(value, what)
+    if math.isnan(number):
+        raise ConfigError(f'{what} must be a number or .inf (no limit), got nan')
+    return number
+
+
+def magnitude_limit(value, what):
+    """Return a velocity or effort limit: > 0, and .inf for no limit."""
+    number = as_number(value, what)
+    if not number > 0.0:                    # NaN included
+        raise ConfigError(f'{what} must be > 0 (.inf for no limit), got {number!r}')
+    return number

@@ -16,15 +16,24 @@ from .transmission_set import TransmissionSet
 from .. import _sources
 
 _TOP_KEYS = ('transmissions',)
-_TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints')
-_ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction}
+_TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
+_ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None}
 _JOINT_KEYS = {
     'name': None,
     'mechanical_reduction': _checks.reduction,
     'offset': _checks.finite,
     'default_position': _checks.finite,
     'damping': _checks.non_negative,
+    'limits': None,
 }
+# limits: {key: (spec field, check)}; actuators take velocity and effort only.
+JOINT_LIMIT_KEYS = {
+    'lower': ('lower_limit', _checks.bound),
+    'upper': ('upper_limit', _checks.bound),
+    'velocity': ('velocity_limit', _checks.magnitude_limit),
+    'effort': ('effort_limit', _checks.magnitude_limit),
+}
+ACTUATOR_LIMIT_KEYS = {k: JOINT_LIMIT_KEYS[k] for k in ('velocity', 'effort')}
 
 
 def load_transmissions(source):
@@ -79,7 +88,7 @@ def _transmission(value, path):
                          ActuatorSpec)
     joints = _entries(value['joints'], f'{path}.joints', 'joint', _JOINT_KEYS, JointSpec)
     try:
-        return TransmissionSpec(name, kind, actuators, joints)
+        return TransmissionSpec(name, kind, actuators, joints, value.get('matrix'))
     except ConfigError as exc:
         raise ConfigError(f'{path}: {exc}') from None
 
@@ -94,7 +103,19 @@ def _entries(items, path, kind, keys, spec_class):
         name = _required_name(item, where)
         fields = {}
         for key, check in keys.items():
-            if key != 'name' and key in item:
+            if key == 'limits' and key in item:
+                fields.update(_limits(item[key], f'{where}.limits', kind, name))
+            elif key not in ('name', 'limits') and key in item:
                 fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
-        specs.append(spec_class(name, **fields))
+        try:
+            specs.append(spec_class(name, **fields))
+        except ConfigError as exc:
+            raise ConfigError(f'{where}: {exc}') from None
     return tuple(specs)
+
+
+def _limits(value, path, kind, name):
+    """Return the spec fields of a ``limits`` mapping (DESIGN.md §7)."""
+    keys = JOINT_LIMIT_KEYS if kind == 'joint' else ACTUATOR_LIMIT_KEYS
+    _mapping(value, path, tuple(keys))
+    return {keys[k][0]: keys[k][1](v, f'{path}.{k} ({kind} {name!r})') for k, v in value.items()}

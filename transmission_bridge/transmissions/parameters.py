@@ -8,7 +8,17 @@ a calibration dump without ROS::
     joints.<joint>.mechanical_reduction   -              finite, non-zero
     joints.<joint>.default_position       rad | m        finite
     joints.<joint>.damping                N·m·s/rad | N·s/m   >= 0
+    joints.<joint>.limits.lower           rad | m        not NaN; -.inf: no limit
+    joints.<joint>.limits.upper           rad | m        >= lower; .inf: no limit
+    joints.<joint>.limits.velocity        rad/s | m/s    > 0; .inf: no limit
+    joints.<joint>.limits.effort          N·m | N        > 0; .inf: no limit
     actuators.<actuator>.mechanical_reduction   -        finite, non-zero
+    actuators.<actuator>.limits.velocity  rad/s | m/s    > 0; .inf: no limit
+    actuators.<actuator>.limits.effort    N·m | N        > 0; .inf: no limit
+    transmissions.<coupling>.matrix       -              N*N numbers, row-major, invertible
+
+A coupling's joints and actuators have no ``mechanical_reduction`` parameter: the
+matrix holds its ratios.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> ts = load_transmissions({'transmissions': [{'name': 't', 'type': 'simple',
@@ -24,6 +34,19 @@ import re
 
 from .errors import ConfigError
 
+# Parameter field -> JointSpec / ActuatorSpec attribute, where the two differ.
+ATTRIBUTES = {'limits.lower': 'lower_limit', 'limits.upper': 'upper_limit',
+              'limits.velocity': 'velocity_limit', 'limits.effort': 'effort_limit'}
+_LIMIT_TEXT = {
+    'limits.lower': 'lowest position the bridge commands, rad (m if prismatic); -.inf: none',
+    'limits.upper': 'highest position the bridge commands, rad (m if prismatic); .inf: none',
+    'limits.velocity': 'largest speed the bridge commands, rad/s (m/s if prismatic), > 0; '
+                       '.inf: none',
+    'limits.effort': 'largest effort the bridge commands, N*m (N if prismatic), > 0; '
+                     '.inf: none',
+}
+MATRIX_TEXT = ('coupling matrix, rows = joints, columns = actuators, row-major '
+               '(x_j = M x_a + offset); must stay invertible')
 JOINT_FIELDS = collections.OrderedDict((
     ('offset', 'joint position offset added after the transmission map, rad (m if prismatic)'),
     ('mechanical_reduction', 'joint-side mechanical reduction, dimensionless, finite and '
@@ -32,10 +55,13 @@ JOINT_FIELDS = collections.OrderedDict((
                          'rad (m if prismatic)'),
     ('damping', 'viscous loss in the transmission, N*m*s/rad (N*s/m if prismatic), >= 0; '
                 'published effort = transmitted effort - damping * joint velocity'),
+    *_LIMIT_TEXT.items(),
 ))
 ACTUATOR_FIELDS = collections.OrderedDict((
     ('mechanical_reduction', 'actuator-side mechanical reduction, dimensionless, finite and '
                              'non-zero; negative reverses direction'),
+    *((k, _LIMIT_TEXT[k].replace(' (m/s if prismatic)', '').replace(' (N if prismatic)', '')
+       + ' (the motor side)') for k in ('limits.velocity', 'limits.effort')),
 ))
 
 # A ROS parameter name token: what `ros2 param set` accepts between dots.
@@ -52,30 +78,40 @@ def actuator_parameter(actuator, field):
     return f'actuators.{actuator}.{field}'
 
 
+def matrix_parameter(transmission):
+    """Return the parameter name ``transmissions.<transmission>.matrix``."""
+    return f'transmissions.{transmission}.matrix'
+
+
+def _owners(tset):
+    """Yield (parameter name, description, value) of every tunable number, in order."""
+    coupled = {m.name for s in tset.specs if s.matrix is not None
+               for m in s.joints + s.actuators}
+    for kind, names, fields, spec_of, param in (
+            ('joint', tset.joint_names, JOINT_FIELDS, tset.joint, joint_parameter),
+            ('actuator', tset.actuator_names, ACTUATOR_FIELDS, tset.actuator,
+             actuator_parameter)):
+        for name in names:
+            spec = spec_of(name)
+            for field, text in fields.items():
+                if field == 'mechanical_reduction' and name in coupled:
+                    continue
+                yield (param(name, field), f'{kind} {name!r}: {text}',
+                       getattr(spec, ATTRIBUTES.get(field, field)))
+    for spec in tset.specs:
+        if spec.matrix is not None:
+            yield (matrix_parameter(spec.name), f'transmission {spec.name!r}: {MATRIX_TEXT}',
+                   [x for row in spec.matrix for x in row])
+
+
 def parameter_values(tset):
     """Return an ordered mapping of every tunable parameter name to its current value."""
-    values = collections.OrderedDict()
-    for name in tset.joint_names:
-        spec = tset.joint(name)
-        for field in JOINT_FIELDS:
-            values[joint_parameter(name, field)] = getattr(spec, field)
-    for name in tset.actuator_names:
-        spec = tset.actuator(name)
-        for field in ACTUATOR_FIELDS:
-            values[actuator_parameter(name, field)] = getattr(spec, field)
-    return values
+    return collections.OrderedDict((name, value) for name, _, value in _owners(tset))
 
 
 def parameter_descriptions(tset):
     """Return a mapping parameter name -> description (units and range)."""
-    out = collections.OrderedDict()
-    for name in tset.joint_names:
-        for field, text in JOINT_FIELDS.items():
-            out[joint_parameter(name, field)] = f'joint {name!r}: {text}'
-    for name in tset.actuator_names:
-        for field, text in ACTUATOR_FIELDS.items():
-            out[actuator_parameter(name, field)] = f'actuator {name!r}: {text}'
-    return out
+    return collections.OrderedDict((name, text) for name, text, _ in _owners(tset))
 
 
 def check_parameter_names(tset):
@@ -89,14 +125,16 @@ def check_parameter_names(tset):
 
 
 def split_parameter(name):
-    """Return ``('joints'|'actuators', owner, field)`` for a tunable name, else None."""
-    parts = name.split('.')
+    """Return ``('joints'|'actuators'|'transmissions', owner, field)`` for a tunable name."""
+    parts = name.split('.', 2)
     if len(parts) != 3:
         return None
     group, owner, field = parts
     if group == 'joints' and field in JOINT_FIELDS:
         return parts
     if group == 'actuators' and field in ACTUATOR_FIELDS:
+        return parts
+    if group == 'transmissions' and field == 'matrix':
         return parts
     return None
 
@@ -110,6 +148,8 @@ def apply_parameters(tset, changes):
     """
     joint_changes = collections.defaultdict(dict)
     actuator_changes = collections.defaultdict(dict)
+    matrices = {}
+    known = parameter_values(tset)
     for name, value in changes.items():
         parts = split_parameter(name)
         if parts is None:
@@ -117,8 +157,28 @@ def apply_parameters(tset, changes):
         group, owner, field = parts
         if group == 'joints':
             tset.joint(owner)
-            joint_changes[owner][field] = value
-        else:
+        elif group == 'actuators':
             tset.actuator(owner)
-            actuator_changes[owner][field] = value
-    return tset.replace_fields(joints=joint_changes, actuators=actuator_changes)
+        if name not in known:
+            raise ConfigError(f'{name!r} is not a parameter of this robot (the ratios of a '
+                              'coupling are in its transmissions.<name>.matrix)')
+        if group == 'transmissions':
+            matrices[owner] = _square(value, name)
+        elif group == 'joints':
+            joint_changes[owner][ATTRIBUTES.get(field, field)] = value
+        else:
+            actuator_changes[owner][ATTRIBUTES.get(field, field)] = value
+    return tset.replace_fields(joints=joint_changes, actuators=actuator_changes,
+                               matrices=matrices)
+
+
+def _square(values, name):
+    """Return a row-major list of N*N numbers as N rows; ConfigError otherwise."""
+    try:
+        flat = [float(x) for x in values]
+    except (TypeError, ValueError):
+        raise ConfigError(f'{name} must be a list of numbers, got {values!r}') from None
+    size = int(round(len(flat) ** 0.5))
+    if size * size != len(flat) or not flat:
+        raise ConfigError(f'{name} must hold N*N numbers (row-major), got {len(flat)}')
+    return [flat[i * size:(i + 1) * size] for i in range(size)]

@@ -13,8 +13,10 @@ joint 'elbow': mechanical_reduction must be finite and non-zero, got 0.0
 """
 
 import dataclasses
+import math
 
 from . import _checks
+from .coupling import coupling_matrix, CouplingTransmission
 from .differential import DifferentialTransmission
 from .errors import ConfigError
 from .four_bar import FourBarLinkageTransmission
@@ -22,21 +24,32 @@ from .simple import SimpleTransmission
 
 TRANSMISSION_TYPES = {
     cls.TYPE: cls
-    for cls in (SimpleTransmission, DifferentialTransmission, FourBarLinkageTransmission)
+    for cls in (SimpleTransmission, DifferentialTransmission, FourBarLinkageTransmission,
+                CouplingTransmission)
 }
+INF = math.inf
 
 
 @dataclasses.dataclass(frozen=True)
 class ActuatorSpec:
-    """One actuator of a transmission: its name and mechanical reduction (dimensionless)."""
+    """
+    One actuator of a transmission: its name, mechanical reduction (dimensionless) and limits.
+
+    ``velocity_limit`` (rad/s or m/s of the motor) and ``effort_limit`` (N·m or N) bound
+    the commands the bridge sends it; ``inf`` is no limit.
+    """
 
     name: str
     mechanical_reduction: float = 1.0
+    velocity_limit: float = INF
+    effort_limit: float = INF
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')
+        who = f'actuator {self.name!r}'
         object.__setattr__(self, 'mechanical_reduction', _checks.reduction(
-            self.mechanical_reduction, f'actuator {self.name!r}: mechanical_reduction'))
+            self.mechanical_reduction, f'{who}: mechanical_reduction'))
+        _check_magnitude_limits(self, who)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +59,9 @@ class JointSpec:
 
     ``offset`` and ``default_position`` are in joint coordinates (rad or m);
     ``damping`` is the viscous loss in the transmission, N·m·s/rad or N·s/m, >= 0.
+    The limits bound the commands the bridge sends: positions in ``[lower_limit,
+    upper_limit]`` (rad or m), speeds below ``velocity_limit`` and efforts below
+    ``effort_limit``; ``inf`` (``-inf`` for the lower) is no limit.
     """
 
     name: str
@@ -53,6 +69,10 @@ class JointSpec:
     offset: float = 0.0
     default_position: float = 0.0
     damping: float = 0.0
+    lower_limit: float = -INF
+    upper_limit: float = INF
+    velocity_limit: float = INF
+    effort_limit: float = INF
 
     def __post_init__(self):
         _checks.name(self.name, 'joint name')
@@ -64,16 +84,39 @@ class JointSpec:
             self.default_position, f'{who}: default_position'))
         object.__setattr__(self, 'damping', _checks.non_negative(
             self.damping, f'{who}: damping'))
+        for field in ('lower_limit', 'upper_limit'):
+            object.__setattr__(self, field, _checks.bound(getattr(self, field),
+                                                          f'{who}: {_LABEL[field]}'))
+        if self.lower_limit > self.upper_limit:
+            raise ConfigError(f'{who}: limits.lower {self.lower_limit!r} is above limits.upper '
+                              f'{self.upper_limit!r}')
+        _check_magnitude_limits(self, who)
+
+
+_LABEL = {'lower_limit': 'limits.lower', 'upper_limit': 'limits.upper',
+          'velocity_limit': 'limits.velocity', 'effort_limit': 'limits.effort'}
+
+
+def _check_magnitude_limits(spec, who):
+    for field in ('velocity_limit', 'effort_limit'):
+        object.__setattr__(spec, field, _checks.magnitude_limit(getattr(spec, field),
+                                                                f'{who}: {_LABEL[field]}'))
 
 
 @dataclasses.dataclass(frozen=True)
 class TransmissionSpec:
-    """A named transmission of a given ``type`` with actuators and joints in role order."""
+    """
+    A named transmission of a given ``type`` with actuators and joints in role order.
+
+    ``matrix`` (rows = joints, columns = actuators) is given for ``type: coupling`` and
+    only for it; its joints and actuators keep mechanical reduction 1 (the matrix has it).
+    """
 
     name: str
     type: str  # noqa: A003 (the YAML key)
     actuators: tuple
     joints: tuple
+    matrix: tuple = None
 
     def __post_init__(self):
         _checks.name(self.name, 'transmission name')
@@ -84,8 +127,14 @@ class TransmissionSpec:
                 f'{", ".join(TRANSMISSION_TYPES)}')
         object.__setattr__(self, 'actuators', tuple(self.actuators))
         object.__setattr__(self, 'joints', tuple(self.joints))
-        for items, kind, size in ((self.actuators, 'actuators', cls.NUM_ACTUATORS),
-                                  (self.joints, 'joints', cls.NUM_JOINTS)):
+        sizes = (cls.NUM_ACTUATORS, cls.NUM_JOINTS)
+        if cls is CouplingTransmission:
+            sizes = self._check_coupling()
+        elif self.matrix is not None:
+            raise ConfigError(f'transmission {self.name!r}: matrix is only for type coupling, '
+                              f'not {self.type!r}')
+        for items, kind, size in ((self.actuators, 'actuators', sizes[0]),
+                                  (self.joints, 'joints', sizes[1])):
             if len(items) != size:
                 raise ConfigError(
                     f'transmission {self.name!r}: type {self.type!r} takes {size} {kind}, '
@@ -96,6 +145,25 @@ class TransmissionSpec:
         for j in self.joints:
             if not isinstance(j, JointSpec):
                 raise ConfigError(f'transmission {self.name!r}: joints must be JointSpec')
+
+    def _check_coupling(self):
+        """Validate a coupling's matrix and members; return its (actuator, joint) counts."""
+        where = f'transmission {self.name!r}'
+        if self.matrix is None:
+            raise ConfigError(f"{where}: type 'coupling' needs a matrix (one row per joint, "
+                              'one column per actuator)')
+        try:
+            matrix = coupling_matrix(self.matrix)
+        except ConfigError as exc:
+            raise ConfigError(f'{where}: {exc}') from None
+        object.__setattr__(self, 'matrix', matrix)
+        for member in self.actuators + self.joints:
+            if getattr(member, 'mechanical_reduction', 1.0) != 1.0:
+                raise ConfigError(
+                    f'{where}: {member.name!r} has mechanical_reduction '
+                    f'{member.mechanical_reduction!r}; a coupling takes its ratios in the '
+                    'matrix')
+        return len(matrix), len(matrix)
 
     @property
     def transmission_class(self):
@@ -109,4 +177,6 @@ class TransmissionSpec:
         off = tuple(j.offset for j in self.joints)
         if self.type == SimpleTransmission.TYPE:
             return SimpleTransmission(ar[0], off[0], joint_reduction=jr[0])
+        if self.type == CouplingTransmission.TYPE:
+            return CouplingTransmission(self.matrix, off)
         return self.transmission_class(ar, jr, off)

@@ -4,12 +4,13 @@ All transmissions of a robot as one vectorised map between actuator and joint ve
 The actuator vector is ordered as :attr:`TransmissionSet.actuator_names` and the
 joint vector as :attr:`TransmissionSet.joint_names` (file order, roles kept).
 At construction the set is compiled: every map is linear (plus the joint offsets on
-position), and each joint or actuator value depends on at most the two values of its
-own transmission, so each map becomes ``out[k] = x[i0[k]] * c0[k] + x[i1[k]] * c1[k]``
-with coefficients taken from the types' formulas. One call is five numpy operations
-whatever the number or types of transmissions, maps one sample or a whole bag the
-same way (element-wise, so bit for bit), and a NaN (unknown) actuator value never
-reaches the joints of another transmission.
+position), and each joint or actuator value depends only on the values of its own
+transmission (at most two, or N for an N x N coupling), so each map becomes
+``out[k] = x[i0[k]] * c0[k] + x[i1[k]] * c1[k] (+ ...)`` with coefficients taken from the
+types' formulas. One call is a handful of numpy operations whatever the number or types
+of transmissions, maps one sample or a whole bag the same way (element-wise, so bit for
+bit), and a NaN (unknown) actuator value never reaches the joints of another
+transmission.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> ts = load_transmissions({'transmissions': [
@@ -34,96 +35,96 @@ _KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint
 _CHUNK = 4096                       # states per step of a batched joint_state
 
 
-class _Group:
-    """Every transmission of one type: index arrays and per-transmission coefficients."""
-
-    __slots__ = ('formulas', 'act_idx', 'jnt_idx', 'ar', 'jr', 'off')
-
-    def __init__(self, formulas, act_idx, jnt_idx, transmissions):
-        self.formulas = formulas
-        self.act_idx = tuple(np.array(col, dtype=np.intp) for col in zip(*act_idx))
-        self.jnt_idx = tuple(np.array(col, dtype=np.intp) for col in zip(*jnt_idx))
-        self.ar = tuple(np.array(c) for c in zip(*(t.actuator_reductions for t in transmissions)))
-        self.jr = tuple(np.array(c) for c in zip(*(t.joint_reductions for t in transmissions)))
-        self.off = tuple(np.array(c) for c in zip(*(t.joint_offsets for t in transmissions)))
-
-
-class _TwoTerm:
+class _Terms:
     """
-    A linear map whose every output reads at most two inputs: ``x[i0] * c0 + x[i1] * c1``.
+    A linear map whose every output reads the inputs of its own transmission only.
 
-    Built from a dense coefficient matrix ``(n_out, n_in)`` and, per output, the inputs
-    of its own transmission (the only entries read). An output that reads one input,
-    or whose coefficient on the other is zero, has ``i1 = i0`` and ``c1 = 0``: an
-    unknown (NaN) input reaches only the outputs that depend on it.
+    ``out[k] = x[i[0, k]] * c[0, k] + x[i[1, k]] * c[1, k] + ...``, summed in that order,
+    with ``K`` terms (the most inputs any output reads: 2 for differentials and four-bars,
+    N for an N x N coupling, never fewer than 2). Built from a dense coefficient matrix
+    ``(n_out, n_in)`` and, per output, the inputs of its transmission (the only entries
+    read). Inputs whose coefficient is zero are left out; a term with nothing to read
+    repeats the output's first input with coefficient 0, so an unknown (NaN) input reaches
+    only the outputs that depend on it.
     """
 
-    __slots__ = ('i0', 'i1', 'c0', 'c1')
+    __slots__ = ('index', 'coef')
 
-    def __init__(self, matrix, inputs_of):
+    def __init__(self, matrix, inputs_of, size=2):
         n_out = matrix.shape[0]
-        self.i0 = np.zeros(n_out, dtype=np.intp)
-        self.i1 = np.zeros(n_out, dtype=np.intp)
-        self.c0 = np.zeros(n_out)
-        self.c1 = np.zeros(n_out)
-        for k, inputs in enumerate(inputs_of):
-            used = [i for i in inputs if matrix[k, i] != 0] or list(inputs[:1])
-            self.i0[k] = self.i1[k] = used[0]
-            self.c0[k] = matrix[k, used[0]]
-            if len(used) == 2:
-                self.i1[k] = used[1]
-                self.c1[k] = matrix[k, used[1]]
+        used_of = [[i for i in inputs if matrix[k, i] != 0] or list(inputs[:1])
+                   for k, inputs in enumerate(inputs_of)]
+        size = max([size] + [len(u) for u in used_of])
+        self.index = np.zeros((size, n_out), dtype=np.intp)
+        self.coef = np.zeros((size, n_out))
+        for k, used in enumerate(used_of):
+            self.index[:, k] = used[0]
+            for t, i in enumerate(used):
+                self.index[t, k] = i
+                self.coef[t, k] = matrix[k, i]
+
+    @property
+    def size(self):
+        """Return ``K``, the number of terms per output."""
+        return len(self.index)
 
     def __call__(self, x):
         """Apply the map along the last axis of ``x``."""
-        return x[..., self.i0] * self.c0 + x[..., self.i1] * self.c1
+        out = x[..., self.index[0]] * self.coef[0]
+        for t in range(1, len(self.index)):
+            out = out + x[..., self.index[t]] * self.coef[t]
+        return out
 
 
 class _StateMap:
     """
-    The bridge's map of a whole actuator state as one take, one multiply and two adds.
+    The bridge's map of a whole actuator state as one take, one multiply and K adds.
 
     The input is the actuator (position, velocity, effort) rows flattened, then a 1.0:
     ``(..., 3 * nA + 1)``. The output is ``(..., 3, nJ)``: joint positions with their
     offsets, velocities, and efforts before the damping loss. Each output is the sum, in
-    this order, of three terms ``x[i0] * c0 + x[i1] * c1 + 1.0 * k``, the first two those
-    of :class:`_TwoTerm`; ``k`` is the joint offset on position rows and -0.0 elsewhere,
-    and adding -0.0 changes no value (not even a zero's sign). So every element has the
-    bits of the velocity or effort map (plus the offset), for one state or a batch.
+    this order, of K + 1 terms ``x[i0] * c0 + x[i1] * c1 + ... + 1.0 * k``, the first K
+    those of :class:`_Terms` (K = 2 unless a coupling is larger); ``k`` is the joint offset
+    on position rows and -0.0 elsewhere, and adding -0.0 changes no value (not even a
+    zero's sign). So every element has the bits of the velocity or effort map (plus the
+    offset), for one state or a batch.
     """
 
     __slots__ = ('index', 'coef')
 
     def __init__(self, motion, effort, offsets, n_act):
-        shape = (3, 3, len(offsets))                # term, interface, joint
+        size = motion.size                          # the effort map's too (built so)
+        shape = (size + 1, 3, len(offsets))         # term, interface, joint
         self.index = np.full(shape, 3 * n_act, dtype=np.intp)   # default: the 1.0
         self.coef = np.full(shape, -0.0)
         for row, m in enumerate((motion, motion, effort)):
-            self.index[0, row], self.coef[0, row] = m.i0 + row * n_act, m.c0
-            self.index[1, row], self.coef[1, row] = m.i1 + row * n_act, m.c1
-        self.coef[2, 0] = offsets
+            self.index[:size, row] = m.index + row * n_act
+            self.coef[:size, row] = m.coef
+        self.coef[size, 0] = offsets
 
     def __call__(self, flat, out=None):
         """Map ``flat`` (see the class docstring); write into ``out`` if given."""
         terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
         terms *= self.coef
-        # The three terms summed in order, as :meth:`writer` sums them for one state.
+        # The terms summed in order, as :meth:`writer` sums them for one state.
         out = np.add(terms[..., 0, :, :], terms[..., 1, :, :], out=out)
-        return np.add(out, terms[..., 2, :, :], out=out)
+        for t in range(2, len(self.index)):
+            out = np.add(out, terms[..., t, :, :], out=out)
+        return out
 
     def writer(self, out, damping=None):
         """
         Return ``write(flat)``: this map of one state into ``out`` (3, nJ), buffers bound once.
 
         With ``damping`` (b per joint), the efforts lose ``b * v`` as well, in the last sum:
-        its third term is ``-0.0`` on effort rows, and ``(-b) v`` takes its place. The bits
+        its last term is ``-0.0`` on effort rows, and ``(-b) v`` takes its place. The bits
         are those of :meth:`__call__` followed by ``eff - b * v`` (``x + (-0.0)`` is ``x``,
         ``x - y`` is ``x + (-y)`` and ``(-b) v`` is ``-(b v)`` in IEEE arithmetic), for
         finite velocities.
         """
         index, coef, terms = self.index, self.coef, np.empty(self.index.shape)
-        first, second, third = terms
-        velocity, loss = out[1], third[2]
+        first, second, *middle, last = terms
+        velocity, loss = out[1], last[2]
         minus_b = None if damping is None else -np.asarray(damping, dtype=float)
         multiply, add = np.multiply, np.add
 
@@ -135,8 +136,18 @@ class _StateMap:
             add(first, second, out)
             if minus_b is not None:
                 multiply(velocity, minus_b, loss)
-            add(out, third, out)
-        return write
+            add(out, last, out)
+
+        def write_wide(flat):               # a coupling of more than two actuators
+            flat.take(index, None, terms, 'wrap')
+            multiply(terms, coef, terms)
+            add(first, second, out)
+            for term in middle:
+                add(out, term, out)
+            if minus_b is not None:
+                multiply(velocity, minus_b, loss)
+            add(out, last, out)
+        return write_wide if middle else write
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,29 +186,22 @@ class TransmissionSet:
         self._joint_specs = {j.name: j for s in specs for j in s.joints}
         self._actuator_specs = {a.name: a for s in specs for a in s.actuators}
         self._transmission_of_joint = {j.name: s for s in specs for j in s.joints}
-        by_type = {}
-        for spec, t in zip(specs, self._transmissions):
-            entry = by_type.setdefault(spec.type, ([], [], [], t.FORMULAS))
-            entry[0].append([self._actuator_index[a.name] for a in spec.actuators])
-            entry[1].append([self._joint_index[j.name] for j in spec.joints])
-            entry[2].append(t)
-        self._groups = tuple(_Group(f, a, j, ts) for a, j, ts, f in by_type.values())
         self._offsets = np.array([j.offset for s in specs for j in s.joints])
         self._defaults = np.array([j.default_position for s in specs for j in s.joints])
         self._damping = np.array([j.damping for s in specs for j in s.joints])
         for arr in (self._offsets, self._defaults, self._damping):
             arr.flags.writeable = False
-        eye_a, eye_j = np.eye(self.num_actuators), np.eye(self.num_joints)
-        # Column k of each coefficient matrix: the formulas applied to unit vector k.
+        # Each transmission's own maps, as dense matrices placed in the whole set's.
         with np.errstate(all='ignore'):       # extreme reductions overflow as the formulas do
-            a2j = {kind: self._by_formulas('a2j', kind, eye_a).T for kind in _KINDS}
-            j2a = {kind: self._by_formulas('j2a', kind, eye_j).T for kind in _KINDS}
+            a2j = {kind: self._compiled('a2j', kind) for kind in _KINDS}
+            j2a = {kind: self._compiled('j2a', kind) for kind in _KINDS}
         actuators_of = [[self._actuator_index[a.name] for a in s.actuators]
                         for s in specs for _ in s.joints]
         joints_of = [[self._joint_index[j.name] for j in s.joints]
                      for s in specs for _ in s.actuators]
-        self._a2j = {kind: _TwoTerm(m, actuators_of) for kind, m in a2j.items()}
-        self._j2a = {kind: _TwoTerm(m, joints_of) for kind, m in j2a.items()}
+        widest = max(len(s.actuators) for s in specs)
+        self._a2j = {kind: _Terms(m, actuators_of, widest) for kind, m in a2j.items()}
+        self._j2a = {kind: _Terms(m, joints_of, widest) for kind, m in j2a.items()}
         # The bridge's whole (position, velocity, effort) state in one pass.
         self._state_map = _StateMap(self._a2j['velocity'], self._a2j['effort'], self._offsets,
                                     self.num_actuators)
@@ -351,17 +355,28 @@ class TransmissionSet:
         """
         return self._state_map.writer(out, self._damping if self._damped else None)
 
-    def _by_formulas(self, direction, kind, values):
-        """Evaluate the types' own formulas group by group (used to compile the maps)."""
-        n_out = self.num_joints if direction == 'a2j' else self.num_actuators
-        out = np.zeros(values.shape[:-1] + (n_out,))
-        for g in self._groups:
-            src, dst = (g.act_idx, g.jnt_idx) if direction == 'a2j' else (g.jnt_idx, g.act_idx)
-            formula = (g.formulas.actuator_to_joint if direction == 'a2j'
-                       else g.formulas.joint_to_actuator)
-            mapped = formula(kind, tuple(values[..., idx] for idx in src), g.ar, g.jr, g.off)
-            for idx, val in zip(dst, mapped):
-                out[..., idx] = val
+    def _compiled(self, direction, kind):
+        """
+        Return the dense matrix of one map of the whole set (rows = outputs).
+
+        Each block is its transmission's own map applied to the unit vectors: the types'
+        formulas, evaluated once, so the compiled map has their coefficients.
+        """
+        if direction == 'a2j':
+            out = np.zeros((self.num_joints, self.num_actuators))
+            rows, cols = self._joint_index, self._actuator_index
+        else:
+            out = np.zeros((self.num_actuators, self.num_joints))
+            rows, cols = self._actuator_index, self._joint_index
+        for spec, t in zip(self._specs, self._transmissions):
+            outputs, inputs = ((spec.joints, spec.actuators) if direction == 'a2j'
+                               else (spec.actuators, spec.joints))
+            unit = np.eye(len(inputs))
+            block = (t.actuator_to_joint(kind, unit) if direction == 'a2j'
+                     else t.joint_to_actuator(kind, unit)).T
+            r = [rows[x.name] for x in outputs]
+            c = [cols[x.name] for x in inputs]
+            out[np.ix_(r, c)] = block
         return out
 
     def damped_joint_effort(self, joint_effort, joint_velocity):
@@ -416,25 +431,31 @@ class TransmissionSet:
         """Return a new set with fields of actuator ``name`` changed (validated)."""
         return self.replace_fields(actuators={name: changes})
 
-    def replace_fields(self, joints=None, actuators=None):
+    def replace_fields(self, joints=None, actuators=None, matrices=None):
         """
         Return a new set with fields of several joints and actuators changed, built once.
 
-        ``joints`` and ``actuators`` map a name to ``{field: value}``. Validated as one
-        set: raises ConfigError naming the item and the value if a change is invalid.
+        ``joints`` and ``actuators`` map a name to ``{field: value}``, ``matrices`` a
+        coupling's name to its new matrix. Validated as one set: raises ConfigError naming
+        the item and the value if a change is invalid.
         """
-        joints, actuators = joints or {}, actuators or {}
+        joints, actuators, matrices = joints or {}, actuators or {}, matrices or {}
         for name in joints:
             self.joint(name)
         for name in actuators:
             self.actuator(name)
+        couplings = {s.name for s in self._specs if s.matrix is not None}
+        for name in matrices:
+            if name not in couplings:
+                raise ConfigError(f'no coupling transmission called {name!r}')
 
         def changed(items, new):
             return tuple(dataclasses.replace(x, **new[x.name]) if x.name in new else x
                          for x in items)
         try:
             return TransmissionSet((dataclasses.replace(
-                s, joints=changed(s.joints, joints), actuators=changed(s.actuators, actuators))
+                s, joints=changed(s.joints, joints), actuators=changed(s.actuators, actuators),
+                matrix=matrices.get(s.name, s.matrix))
                 for s in self._specs), self._warnings, self._skipped)
         except TypeError as exc:
             raise ConfigError(str(exc)) from None

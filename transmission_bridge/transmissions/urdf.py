@@ -58,6 +58,8 @@ and ``<damping>`` (ros2_control ignores them). Absent numbers take the YAML defa
 (reduction 1, offset 0).
 """
 
+import dataclasses
+
 from .errors import ConfigError
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import SkippedTransmission, TransmissionSet
@@ -68,9 +70,10 @@ PLUGINS = {
     'DifferentialTransmission': 'differential',
     'FourBarLinkageTransmission': 'four_bar_linkage',
     'WristTransmission': 'wrist',
+    'CouplingTransmission': 'coupling',
 }
-# What may prefix a type: ros2_control's and ROS 1's namespace, pr2_mechanism's, or none.
-NAMESPACES = ('transmission_interface/', 'pr2_mechanism_model/', '')
+# What may prefix a type: ros2_control's and ROS 1's namespace, pr2_mechanism's, ours, or none.
+NAMESPACES = ('transmission_interface/', 'pr2_mechanism_model/', 'transmission_bridge/', '')
 _SIZES = {'simple': 1, 'differential': 2, 'four_bar_linkage': 2}
 _NUMBERS = {
     'actuator': {'mechanical_reduction': 'mechanical_reduction',
@@ -80,7 +83,8 @@ _NUMBERS = {
               'default_position': 'default_position', 'damping': 'damping'},
 }
 _IGNORED = {'hardwareInterface', 'role'}
-_TRANSMISSION_CHILDREN = {'plugin', 'type', 'actuator', 'joint', 'mechanicalReduction'}
+_TRANSMISSION_CHILDREN = {'plugin', 'type', 'actuator', 'joint', 'mechanicalReduction',
+                          'matrix'}
 _WRIST = (('rightActuator', 'actuator'), ('leftActuator', 'actuator'),
           ('flexJoint', 'joint'), ('rollJoint', 'joint'))
 
@@ -94,7 +98,7 @@ def transmissions_from_urdf(text):
     """
     notes = _xml.Notes()
     root = _xml.parse(text, ConfigError, notes)
-    robot_joints = {j.get('name') for j in root.iter('joint') if j.get('name')
+    robot_joints = {j.get('name'): j for j in root.iter('joint') if j.get('name')
                     and j.find('parent') is not None}
     elements = list(root.iter('transmission'))
     if not elements:
@@ -111,13 +115,51 @@ def transmissions_from_urdf(text):
                                        f'joint {missing[0]!r} is not a <joint> of the robot')
             skipped.append(spec)
             continue
-        specs.append(spec)
+        specs.append(_with_limits(spec, robot_joints, notes))
     for line in _skipped_lines(skipped):
         notes.add(line)
     if not specs:
         raise ConfigError('the robot description has no transmission this package maps: '
                           + '; '.join(s.describe() for s in skipped))
     return TransmissionSet(specs, notes.lines(), skipped)
+
+
+def _with_limits(spec, robot_joints, notes):
+    """
+    Return ``spec`` with its joints' limits from the robot's ``<joint><limit>`` elements.
+
+    Position limits of revolute, prismatic and screw joints (a continuous one has none);
+    velocity and effort where positive. URDF requires both attributes, and files write 0
+    where they mean "not given": a zero or negative one is no limit, with a note, as are
+    lower > upper (pybullet's "unlimited") and lower == upper.
+    """
+    joints = []
+    for joint in spec.joints:
+        element = robot_joints.get(joint.name)
+        limit = None if element is None else element.find('limit')
+        if limit is None:
+            joints.append(joint)
+            continue
+        where = f'transmission {spec.name!r}'
+        values = {key: _value(limit.get(key), where, joint.name, 'joint', f'<limit {key}>')
+                  for key in ('lower', 'upper', 'velocity', 'effort')
+                  if limit.get(key) is not None}
+        fields = {}
+        if element.get('type') in ('revolute', 'prismatic', 'screw'):
+            lower, upper = values.get('lower', 0.0), values.get('upper', 0.0)
+            if lower < upper:
+                fields.update(lower_limit=lower, upper_limit=upper)
+            elif 'lower' in values or 'upper' in values:
+                notes.add(f'joint {joint.name!r}: <limit> lower {lower} is not below upper '
+                          f'{upper}; its commands are not limited in position')
+        for key in ('velocity', 'effort'):
+            if values.get(key, 0.0) > 0.0:
+                fields[f'{key}_limit'] = values[key]
+            elif key in values:
+                notes.add(f'joint {joint.name!r}: <limit {key}="{limit.get(key)}"> is not '
+                          f'positive; its commands are not limited in {key}')
+        joints.append(dataclasses.replace(joint, **fields))
+    return dataclasses.replace(spec, joints=tuple(joints))
 
 
 def _skipped_lines(skipped):
@@ -151,9 +193,11 @@ def _transmission(element, index, notes):
     if kind == 'wrist':
         return _wrist(element, name, where, notes)
     notes.check_children(element, _TRANSMISSION_CHILDREN, 'transmission', name)
-    size = _SIZES[kind]
+    size = _SIZES.get(kind) or len([c for c in element if c.tag == 'joint'])
     actuators = _members(element, 'actuator', size, where, ActuatorSpec, notes)
     joints = _members(element, 'joint', size, where, JointSpec, notes)
+    if kind == 'coupling':
+        return _spec(where, name, kind, actuators, joints, _matrix(element, size, where))
     outer = element.find('mechanicalReduction')
     if outer is not None:                   # pr2_mechanism: the actuator's reduction
         if kind != 'simple':
@@ -178,9 +222,23 @@ def _joint_names(element):
                  if 'joint' in c.tag.lower() and c.get('name'))
 
 
-def _spec(where, name, kind, actuators, joints):
+def _matrix(element, size, where):
+    """Return a coupling's ``<matrix>``: N*N numbers, row-major, rows may end in ';'."""
+    found = element.findall('matrix')
+    if len(found) != 1:
+        raise ConfigError(f'{where}: a CouplingTransmission needs one <matrix> '
+                          f'(got {len(found)})')
+    words = (_text(found[0]) or '').replace(';', ' ').replace(',', ' ').split()
+    numbers = [_value(w, where, 'matrix', 'coupling', '<matrix>') for w in words]
+    if len(numbers) != size * size:
+        raise ConfigError(f'{where}: <matrix> must hold {size}x{size} = {size * size} numbers '
+                          f'(one row per joint), got {len(numbers)}')
+    return [numbers[i * size:(i + 1) * size] for i in range(size)]
+
+
+def _spec(where, name, kind, actuators, joints, matrix=None):
     try:
-        return TransmissionSpec(name, kind, actuators, joints)
+        return TransmissionSpec(name, kind, actuators, joints, matrix)
     except ConfigError as exc:
         raise ConfigError(f'{where}: {exc}') from None
 
