@@ -17,8 +17,8 @@ from .spec import ActuatorSpec, JointSpec, TRANSMISSION_TYPES, TransmissionSpec
 from .transmission_set import TransmissionSet
 
 __all__ = [
-    'ActuatorSpec', 'ConfigError', 'CouplingTransmission', 'DifferentialTransmission', 'FourBarLinkageTransmission',
-    'INTERFACES', 'JointSpec', 'MAX_CONDITION', 'SimpleTransmission', 'TRANSMISSION_TYPES', 'Transmission',
-    'TransmissionSet', 'TransmissionSpec', 'load_transmissions', 'map_kind',
-    'parse_transmissions',
+    'ActuatorSpec', 'ConfigError', 'CouplingTransmission', 'DifferentialTransmission',
+    'FourBarLinkageTransmission', 'INTERFACES', 'JointSpec', 'MAX_CONDITION',
+    'SimpleTransmission', 'TRANSMISSION_TYPES', 'Transmission', 'TransmissionSet',
+    'TransmissionSpec', 'load_transmissions', 'map_kind', 'parse_transmissions',
 ]

@@ -126,4 +126,3 @@ class CouplingTransmission(Transmission):
 
     def __repr__(self):
         return f'CouplingTransmission(matrix={self._matrix}, joint_offsets={self._off})'
-
