@@ -4,7 +4,8 @@ from conftest import REPO
 import numpy as np
 import pytest
 from transmission_bridge.transmissions import (
-    DifferentialTransmission, FourBarLinkageTransmission, SimpleTransmission)
+    CouplingTransmission, DifferentialTransmission, FourBarLinkageTransmission,
+    SimpleTransmission)
 
 
 def _rows():
@@ -28,7 +29,10 @@ def test_table_is_found():
 @pytest.mark.parametrize('row', ROWS, ids=lambda r: '-'.join(r[:1] + r[4:7]))
 def test_pinned_example(row):
     kind, n_a, n_j, off, interface, direction, given, expected = row
-    if kind == 'simple':
+    if kind == 'coupling':
+        t = CouplingTransmission([[float(x) for x in r.split()] for r in n_a.split(';')],
+                                 _floats(off))
+    elif kind == 'simple':
         t = SimpleTransmission(_floats(n_a)[0], _floats(off)[0], joint_reduction=_floats(n_j)[0])
     else:
         cls = {'differential': DifferentialTransmission,

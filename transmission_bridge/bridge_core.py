@@ -52,9 +52,10 @@ class Counters(named_input.Counters):
 
 @dataclasses.dataclass
 class CommandCounters(named_input.Counters):
-    """The shared counters for joint commands, plus commands refused as incomplete."""
+    """The shared counters for joint commands, plus those refused as incomplete or limited."""
 
     rejected_incomplete: int = 0
+    limited: int = 0
 
 
 class JointOutput(typing.NamedTuple):
@@ -96,13 +97,16 @@ class IngestResult:
     reason: str = ''
     new_unknown_names: tuple = ()
     new_shared_actuators: tuple = ()
+    limited: tuple = ()         # what limiting changed in a command, one note each
 
 
 class BridgeCore:
     """Latest actuator values per interface, and joint states for complete transmissions."""
 
-    def __init__(self, tset):
+    def __init__(self, tset, limit_commands=True):
         self.counters = Counters()
+        #: Clamp and scale streaming commands, refuse trajectories past a limit (DESIGN §7).
+        self.limit_commands = limit_commands
         self.command_counters = CommandCounters()
         self.last_command_result = IngestResult()
         self._command_input = NamedInput(())
@@ -448,16 +452,64 @@ class BridgeCore:
             c.rejected_incomplete += 1
             return self._refuse_command('no known joint in the command')
         try:
-            out_names, (pos, vel, _, eff) = self._map_trajectory(
-                needed_names, [rows[0]], [rows[1]], [[]], [rows[2]])
+            out_names, pos, vel, eff, notes = self._map_limited(needed_names, rows)
         except ConfigError as exc:
             c.rejected_incomplete += 1
             return self._refuse_command(str(exc))
         self._last_command = full
         c.published += 1
-        self.last_command_result = IngestResult('', checked.new_unknown)
-        return ActuatorCommand(out_names, *(None if x is None else x[0]
-                                            for x in (pos, vel, eff)))
+        if notes:
+            c.limited += 1
+        self.last_command_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
+        return ActuatorCommand(out_names, pos, vel, eff)
+
+    def _map_limited(self, joint_names, rows):
+        """
+        Map one command's (position, velocity, effort) rows, limited; and what limiting did.
+
+        Positions are clamped to the joint limits before the map; the velocity, then the
+        effort (with the damping loss ``b v`` of the limited velocity added back), are
+        mapped and scaled as a whole where a joint or an actuator would exceed its limit
+        (:class:`~transmission_bridge.transmissions.limits.CommandLimits`).
+        """
+        tset = self._tset
+        joint_idx, act_idx, out_names = self._coverage(joint_names)
+        limits = self._command_limits(joint_names) if self.limit_commands else None
+        pos, vel, eff = (row if len(row) else None for row in rows)
+        notes = []
+
+        def mapped(kind, values):
+            full = np.full(tset.num_joints, np.nan)
+            full[joint_idx] = values
+            return tset.joint_to_actuator(kind, full)[act_idx]
+        out = [None, None, None]
+        if pos is not None:
+            if limits is not None:
+                pos, said = limits.clamp(pos)
+                notes += said
+            out[0] = mapped('position', pos)
+        if vel is not None:
+            out[1] = mapped('velocity', vel)
+            if limits is not None:
+                vel, out[1], said = limits.scale('velocity', vel, out[1])
+                notes += said
+        if eff is not None:
+            if vel is not None:
+                eff = eff + tset.damping[joint_idx] * vel
+            out[2] = mapped('effort', eff)
+            if limits is not None:
+                _, out[2], said = limits.scale('effort', eff, out[2])
+                notes += said
+        return (out_names, *out, notes)
+
+    def _command_limits(self, joint_names):
+        """The :class:`CommandLimits` of a command naming ``joint_names``, cached per layout."""
+        key = ('limits', tuple(joint_names))
+        found = self._layout_cache.get(key)
+        if found is None:
+            joint_idx, act_idx, _ = self._coverage(joint_names)
+            found = self._cached(key, self._tset.command_limits(joint_idx, act_idx))
+        return found
 
     def _refuse_command(self, reason):
         self.last_command_result = IngestResult(reason)
@@ -518,18 +570,21 @@ class BridgeCore:
         with ``None`` for fields that were empty. Accelerations use the velocity
         map; efforts add the damping loss back (``tau + b * v`` when velocities
         are given) before the effort map, so the map inverts the state map.
-        Raises ConfigError with the reason when the trajectory cannot be mapped.
+        Raises ConfigError with the reason when the trajectory cannot be mapped, or,
+        while :attr:`limit_commands`, when a point is beyond a joint's or an
+        actuator's limit (accelerations are not limited).
         """
         try:
             out = self._map_trajectory(joint_names, positions, velocities, accelerations,
-                                       efforts)
+                                       efforts, check_limits=self.limit_commands)
         except ConfigError:
             self.counters.trajectories_rejected += 1
             raise
         self.counters.trajectories_mapped += 1
         return out
 
-    def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
+    def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts,
+                        check_limits=False):
         tset = self._tset
         joint_idx, act_idx, names = self._coverage(joint_names)
         n_points = len(positions)
@@ -561,6 +616,12 @@ class BridgeCore:
             None if acc is None else tset.joint_to_actuator('velocity', acc)[:, act_idx],
             None if eff is None else tset.joint_to_actuator('effort', eff)[:, act_idx],
         ]
+        if check_limits:
+            limits = self._command_limits(joint_names)
+            for kind, joints, actuators in (('position', pos, None), ('velocity', vel, mapped[1]),
+                                            ('effort', eff, mapped[3])):
+                if joints is not None:
+                    limits.check_points(kind, joints[:, joint_idx], actuators)
         return names, mapped
 
 

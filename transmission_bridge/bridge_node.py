@@ -28,6 +28,7 @@ from .wire import JointStateLayout
 TRANSMISSIONS_FILE = 'transmissions_file'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
 STALE_TIMEOUT = 'stale_timeout'
+LIMIT_COMMANDS = 'limit_commands'
 
 HELP = """
 transmission_bridge: actuator states -> joint_states through the robot's transmissions.
@@ -42,9 +43,12 @@ joint_commands (sensor_msgs/JointState, joint names: streaming set-points such a
 kinematics node's holding torques) in; actuator_commands (actuator names) out.
 Start-up parameters: transmissions_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; actuator_state_topics, stale_timeout, diagnostics_period,
-input_time_share, drop_on_overload. Per robot, settable at runtime: joints.<joint>.offset,
-joints.<joint>.mechanical_reduction, joints.<joint>.default_position, joints.<joint>.damping,
-actuators.<actuator>.mechanical_reduction ('ros2 param describe' gives units and ranges).
+input_time_share, drop_on_overload. Settable at runtime: limit_commands (default true:
+commands to motors kept within the joint and actuator limits); per robot
+joints.<joint>.{offset, mechanical_reduction, default_position, damping},
+joints.<joint>.limits.{lower, upper, velocity, effort}, actuators.<actuator>.{
+mechanical_reduction, limits.velocity, limits.effort}, transmissions.<coupling>.matrix
+('ros2 param describe' gives units and ranges).
 Services (std_srvs/Trigger): ~/calibrate_to_default_pose, ~/reset_calibration, ~/reload.
 """
 
@@ -68,6 +72,11 @@ class TransmissionBridge(ConfigurableNode):
         self._stale_ns = seconds_to_ns(positive(STALE_TIMEOUT, declare(
             self, STALE_TIMEOUT, 0.5, float,
             'an actuator not heard from for this long is reported stale, s', constraints='> 0')))
+        self._limit_commands = declare(
+            self, LIMIT_COMMANDS, True, bool,
+            'keep commands to motors within the joint and actuator limits: positions '
+            'clamped, velocity and effort vectors scaled as a whole, trajectories past a '
+            'limit refused (false: map commands unchanged)')
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
@@ -82,7 +91,7 @@ class TransmissionBridge(ConfigurableNode):
                 tset = self._declare_transmission_parameters(self._source_set)
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
-            self._core = BridgeCore(tset)
+            self._core = BridgeCore(tset, self._limit_commands)
             self._refuse_unknown_overrides(('joints', 'actuators'))
         self._pending = None
         self._typed_joint_states = _TypedOutput()
@@ -136,7 +145,7 @@ class TransmissionBridge(ConfigurableNode):
                                  tparams.parameter_descriptions(new))
         self._source_set = new
         if self._core is None:
-            self._core = BridgeCore(new)
+            self._core = BridgeCore(new, self._limit_commands)
         else:
             self._core.set_transmissions(new)
 
@@ -193,6 +202,10 @@ class TransmissionBridge(ConfigurableNode):
         for p in params:
             if p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
+            elif p.name == LIMIT_COMMANDS:
+                self._limit_commands = p.value
+                if self._core is not None:
+                    self._core.limit_commands = p.value
         if self._pending is not None:
             self._core.set_transmissions(self._pending)
             self._pending = None
@@ -305,6 +318,9 @@ class TransmissionBridge(ConfigurableNode):
         result = self._core.last_command_result
         report_input(self.get_logger(), 'joint_commands', 'joint', result.new_unknown_names,
                      result.reason)
+        if result.limited:
+            self.get_logger().warning('joint_commands limited: ' + '; '.join(result.limited),
+                                      throttle_duration_sec=1.0)
 
     def _on_trajectory(self, msg):
         points = msg.points

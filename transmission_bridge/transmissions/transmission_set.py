@@ -29,6 +29,7 @@ import numpy as np
 from .base import last_dimension
 from .errors import ConfigError
 from .interfaces import map_kind
+from .limits import CommandLimits
 
 
 _KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint offsets
@@ -378,6 +379,23 @@ class TransmissionSet:
             c = [cols[x.name] for x in inputs]
             out[np.ix_(r, c)] = block
         return out
+
+    def command_limits(self, joint_indices, actuator_indices):
+        """
+        Return the :class:`~.limits.CommandLimits` of these joints and actuators (set order).
+
+        A command's joints and the actuators of their transmissions
+        (:meth:`coverage`): what the bridge limits a command against.
+        """
+        joints = [self._joint_specs[self._joint_names[i]] for i in joint_indices]
+        actuators = [self._actuator_specs[self._actuator_names[i]] for i in actuator_indices]
+        return CommandLimits(
+            [j.name for j in joints], [a.name for a in actuators],
+            lower=[j.lower_limit for j in joints], upper=[j.upper_limit for j in joints],
+            joint_velocity=[j.velocity_limit for j in joints],
+            joint_effort=[j.effort_limit for j in joints],
+            actuator_velocity=[a.velocity_limit for a in actuators],
+            actuator_effort=[a.effort_limit for a in actuators])
 
     def damped_joint_effort(self, joint_effort, joint_velocity):
         """

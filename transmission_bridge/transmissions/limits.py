@@ -1,0 +1,139 @@
+"""
+Limits on commands sent to motors: positions clamped, velocity and effort vectors scaled.
+
+A command names some joints; through the transmissions it becomes set-points of some
+actuators. Positions are clamped per joint to ``[lower, upper]``. A velocity (or effort)
+command is checked in both spaces at once: if any joint or actuator would exceed its
+limit, the whole vector, joints and actuators alike, is multiplied by the one factor
+
+    s = min(1, min_k limit_k / |x_k|)   over the command's joints and actuators
+
+so its direction is kept (each motor gets the same share of what was asked) and the one
+that limits it ends exactly at its limit. A trajectory is not limited but checked: a
+point beyond a limit refuses it whole (:meth:`CommandLimits.check_points`).
+
+>>> lim = CommandLimits(['a', 'b'], ['m1', 'm2'], lower=[-1, -1], upper=[1, 1],
+...                     joint_velocity=[10, 10], joint_effort=[10, 10],
+...                     actuator_velocity=[100, 100], actuator_effort=[2, 4])
+>>> lim.clamp([1.5, 0.5])
+(array([1. , 0.5]), ["position of joint 'a' 1.5 clamped to 1.0"])
+>>> tau_a, notes = lim.scale('effort', [3.0, 1.0], [4.0, -2.0])[1:]
+>>> tau_a, notes
+(array([ 2., -1.]), ["effort of actuator 'm1' 4.0 beyond its limit 2.0: efforts scaled by 0.5"])
+"""
+
+import math
+
+import numpy as np
+
+from .errors import ConfigError
+
+
+def _inverse(limits):
+    """Return 1 / limit (0 where there is none, inf)."""
+    return 1.0 / np.asarray(limits, dtype=float)
+
+
+class CommandLimits:
+    """The limits of the joints and actuators one command layout reaches (module docstring)."""
+
+    __slots__ = ('joint_names', 'actuator_names', 'lower', 'upper', 'limited_position',
+                 '_inverse', '_limits', '_limited')
+
+    def __init__(self, joint_names, actuator_names, lower, upper, joint_velocity,
+                 joint_effort, actuator_velocity, actuator_effort):
+        self.joint_names = tuple(joint_names)
+        self.actuator_names = tuple(actuator_names)
+        self.lower = np.asarray(lower, dtype=float)
+        self.upper = np.asarray(upper, dtype=float)
+        self.limited_position = bool(np.isfinite(self.lower).any()
+                                     or np.isfinite(self.upper).any())
+        self._limits = {'velocity': (np.asarray(joint_velocity, dtype=float),
+                                     np.asarray(actuator_velocity, dtype=float)),
+                        'effort': (np.asarray(joint_effort, dtype=float),
+                                   np.asarray(actuator_effort, dtype=float))}
+        self._inverse = {kind: tuple(_inverse(x) for x in pair)
+                         for kind, pair in self._limits.items()}
+        # Per kind, (joint side limited, actuator side limited); () when neither is.
+        self._limited = {}
+        for kind, pair in self._limits.items():
+            sides = tuple(bool(np.isfinite(x).any()) for x in pair)
+            self._limited[kind] = sides if any(sides) else ()
+
+    def clamp(self, positions):
+        """Return ``(positions clamped to the joint limits, one note per clamped joint)``."""
+        x = np.asarray(positions, dtype=float)
+        if not self.limited_position:
+            return x, []
+        out = np.minimum(np.maximum(x, self.lower), self.upper)
+        changed = np.flatnonzero(out != x)
+        return out, [f'position of joint {self.joint_names[i]!r} {float(x[i])!r} clamped to '
+                     f'{float(out[i])!r}' for i in changed]
+
+    def scale(self, kind, joint_values, actuator_values):
+        """
+        Return ``(joint values, actuator values, notes)`` of a ``kind`` command, limited.
+
+        ``kind`` is 'velocity' or 'effort'. Unchanged (the same arrays) when within every
+        limit; otherwise both scaled by the one factor, the limiting value set exactly to
+        its limit, and one note naming it, the value asked, the limit and the factor.
+        """
+        sides = self._limited[kind]
+        if not sides:
+            return joint_values, actuator_values, []
+        joint_values = np.asarray(joint_values, dtype=float)
+        actuator_values = np.asarray(actuator_values, dtype=float)
+        inv_j, inv_a = self._inverse[kind]
+        # Only the sides with a finite limit are looked at: a message costs three numpy
+        # calls per limited side when nothing is exceeded.
+        worst_j = (np.abs(joint_values) * inv_j).max() if sides[0] else 0.0
+        worst_a = (np.abs(actuator_values) * inv_a).max() if sides[1] else 0.0
+        if not (worst_j > 1.0 or worst_a > 1.0):
+            return joint_values, actuator_values, []
+        ratio_j, ratio_a = np.abs(joint_values) * inv_j, np.abs(actuator_values) * inv_a
+        worst = max(worst_j, worst_a)
+        factor = 1.0 / worst
+        joints = joint_values * factor
+        actuators = actuator_values * factor
+        limits_j, limits_a = self._limits[kind]
+        if worst_a >= worst_j:
+            k = int(np.argmax(ratio_a))
+            asked, limit, who = actuator_values[k], limits_a[k], ('actuator', self.actuator_names)
+            actuators[k] = math.copysign(limit, asked)
+        else:
+            k = int(np.argmax(ratio_j))
+            asked, limit, who = joint_values[k], limits_j[k], ('joint', self.joint_names)
+            joints[k] = math.copysign(limit, asked)
+        note = (f'{kind} of {who[0]} {who[1][k]!r} {float(asked)!r} beyond its limit '
+                f'{float(limit)!r}: {kind}s scaled by {factor:.3g}')
+        return joints, actuators, [note]
+
+    def check_points(self, kind, joint_values, actuator_values=None):
+        """
+        Raise ConfigError naming the first point beyond a limit, its joint or actuator.
+
+        ``joint_values`` and ``actuator_values`` are ``(points, n)``; ``kind`` is
+        'position' (joint limits only), 'velocity' or 'effort'.
+        """
+        if kind == 'position':
+            if not self.limited_position:
+                return
+            bad = (joint_values < self.lower) | (joint_values > self.upper)
+            if bad.any():
+                p, k = np.argwhere(bad)[0]
+                raise ConfigError(
+                    f'point {p}: position of joint {self.joint_names[k]!r} '
+                    f'{float(joint_values[p, k])!r} is beyond its limits '
+                    f'[{float(self.lower[k])!r}, {float(self.upper[k])!r}]')
+            return
+        if not self._limited[kind]:
+            return
+        for values, limits, space, names in (
+                (joint_values, self._limits[kind][0], 'joint', self.joint_names),
+                (actuator_values, self._limits[kind][1], 'actuator', self.actuator_names)):
+            bad = np.abs(values) > limits
+            if bad.any():
+                p, k = np.argwhere(bad)[0]
+                raise ConfigError(f'point {p}: {kind} of {space} {names[k]!r} '
+                                  f'{float(values[p, k])!r} is beyond its limit '
+                                  f'{float(limits[k])!r}')
