@@ -99,28 +99,31 @@ def _table_names(html_text, table_id):
 
 
 @pytest.mark.ros
-@pytest.mark.parametrize('node,module,robot', [
+@pytest.mark.parametrize('node,module,robots', [
     ('transmission_bridge', 'transmission_bridge.bridge_node',
-     'transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml')),
+     ['transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml'),
+      'transmissions_file:=' + str(CONFIG / 'three_motor_wrist_transmissions.yaml')]),
     ('kinematics', 'transmission_bridge.kinematics_node',
-     'model_file:=' + str(CONFIG / 'scara_model.yaml')),
+     ['model_file:=' + str(CONFIG / 'scara_model.yaml')]),
     ('actuator_simulator', 'transmission_bridge.tools.actuator_simulator',
-     'transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml')),
+     ['transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml')]),
 ])
 def test_generated_parameter_tables_list_every_declared_parameter(html_dir, tmp_path, node,
-                                                                  module, robot):
-    """The table in nodes.html against what a running node answers to ListParameters."""
+                                                                  module, robots):
+    """The table in nodes.html against what running nodes answer to ListParameters."""
     from rcl_interfaces.srv import ListParameters
     listed = _table_names((html_dir / 'nodes.html').read_text(), f'parameters-{node}')
-    ns = unique_namespace('doc')
-    proc = NodeProcess(module, ['-p', robot, '-r', f'__ns:={ns}'], tmp_path / 'node.log')
-    g = Graph(ns)
-    try:
-        names = g.call(ListParameters, f'{node}/list_parameters').result.names
-    finally:
-        g.close()
-        assert proc.stop() == 0, proc.output()
-    declared = {re.sub(r'^(joints|actuators)\.[^.]+\.', lambda m: f'{m.group(1)}.<'
+    names = set()
+    for k, robot in enumerate(robots):
+        ns = unique_namespace('doc')
+        proc = NodeProcess(module, ['-p', robot, '-r', f'__ns:={ns}'], tmp_path / f'{k}.log')
+        g = Graph(ns)
+        try:
+            names.update(g.call(ListParameters, f'{node}/list_parameters').result.names)
+        finally:
+            g.close()
+            assert proc.stop() == 0, proc.output()
+    declared = {re.sub(r'^(joints|actuators|transmissions)\.[^.]+\.', lambda m: f'{m.group(1)}.<'
                        f'{m.group(1)[:-1]}>.', n) for n in names}
     declared -= {'use_sim_time', 'start_type_description_service'}
     assert declared and declared == listed, (declared ^ listed)

@@ -503,7 +503,7 @@ class BridgeCore:
         return (out_names, *out, notes)
 
     def _command_limits(self, joint_names):
-        """The :class:`CommandLimits` of a command naming ``joint_names``, cached per layout."""
+        """Return the :class:`CommandLimits` of a command naming ``joint_names`` (cached)."""
         key = ('limits', tuple(joint_names))
         found = self._layout_cache.get(key)
         if found is None:

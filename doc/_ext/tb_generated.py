@@ -30,7 +30,8 @@ RESULTS = ROOT / 'bench' / 'results'
 # node -> (module, class, the robots it is created on: parameter overrides each)
 NODES = {
     'transmission_bridge': ('transmission_bridge.bridge_node', 'TransmissionBridge', [
-        {'transmissions_file': 'example_robot_transmissions.yaml'}]),
+        {'transmissions_file': 'example_robot_transmissions.yaml'},
+        {'transmissions_file': 'three_motor_wrist_transmissions.yaml'}]),
     'kinematics': ('transmission_bridge.kinematics_node', 'KinematicsNode', [
         {'model_file': 'example_arm_model.yaml'}, {'model_file': 'scara_model.yaml'}]),
     'actuator_simulator': ('transmission_bridge.tools.actuator_simulator', 'ActuatorSimulator',
@@ -38,7 +39,7 @@ NODES = {
 }
 # rclpy's own parameters, the same on every node.
 RCLPY_PARAMETERS = {'use_sim_time', 'start_type_description_service'}
-_PER_ROBOT = re.compile(r'^(joints|actuators)\.([^.]+)\.([^.]+)$')
+_PER_ROBOT = re.compile(r'^(joints|actuators|transmissions)\.([^.]+)\.(.+)$')
 _TYPE_NAMES = {1: 'bool', 2: 'integer', 3: 'double', 4: 'string', 5: 'byte[]', 6: 'bool[]',
                7: 'integer[]', 8: 'double[]', 9: 'string[]'}
 
@@ -47,8 +48,9 @@ def declared_parameters(node_name):
     """
     Return ``[{name, type, default, read_only, description, constraints}]`` of a node.
 
-    Per-robot names (``joints.elbow.offset``) are folded into one row
-    (``joints.<joint>.offset``) whose default reads "from the robot file".
+    Per-robot names (``joints.elbow.offset``, ``joints.elbow.limits.effort``,
+    ``transmissions.wrist.matrix``) are folded into one row (``joints.<joint>.offset``)
+    whose default reads "from the robot file".
     """
     import rclpy
     from rclpy.parameter import Parameter

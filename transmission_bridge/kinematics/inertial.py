@@ -75,6 +75,27 @@ class Inertial:
         """Return the 3x3 rotational inertia about the centre of mass, body frame, kg·m²."""
         return self._inertia
 
+    def with_point_mass(self, mass, point, owner='body'):
+        """
+        Return these mass properties with a point mass added at ``point`` (m, body frame).
+
+        Mass adds, the centre of mass is the mass-weighted mean, and the inertia about the
+        new centre of mass gains each part's parallel-axis term ``m (|d|^2 E - d d^T)``
+        (the point mass has none of its own). ``mass`` 0 returns ``self``.
+        """
+        added = _checks.non_negative(mass, f'{owner}: payload mass')
+        p = _checks.vector(point, 3, f'{owner}: payload com')
+        if added == 0.0:
+            return self
+        total = self._mass + added
+        com = (self._mass * self._com + added * p) / total
+        inertia = self._inertia.copy()
+        for m, d in ((self._mass, self._com - com), (added, p - com)):
+            inertia += m * (d @ d * np.eye(3) - np.outer(d, d))
+        return Inertial(total, com, ixx=inertia[0, 0], iyy=inertia[1, 1], izz=inertia[2, 2],
+                        ixy=inertia[0, 1], ixz=inertia[0, 2], iyz=inertia[1, 2], owner=owner,
+                        physical=False)
+
     def __eq__(self, other):
         return (isinstance(other, Inertial) and self._mass == other._mass
                 and np.array_equal(self._com, other._com)

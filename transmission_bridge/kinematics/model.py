@@ -299,6 +299,25 @@ class Model:
         """Return a copy with another gravity vector (Drake's ``set_gravity_vector``)."""
         return self._rebuilt(self._bodies, gravity)
 
+    def with_payload(self, body, mass, com):
+        """
+        Return the model with a point payload fixed to ``body``.
+
+        ``mass`` in kg (>= 0), ``com`` its centre of mass in ``body``'s frame (m). The
+        payload joins the body's mass properties (:meth:`Inertial.with_point_mass`), so
+        body and joint names, poses and TF are unchanged; gravity, energy and everything
+        derived from them see it. ``mass`` 0 returns this model itself. Raises ModelError
+        for an unknown body or an invalid mass or centre of mass.
+        """
+        i = self._index_of(body)
+        b = self._bodies[i]
+        inertial = b.inertial.with_point_mass(mass, com, owner=f'body {body!r}')
+        if inertial is b.inertial:
+            return self
+        bodies = list(self._bodies)
+        bodies[i] = Body(b.name, b.joint, inertial, b.parent)
+        return self._rebuilt(bodies)
+
     def add_body(self, body):
         """Return a copy with ``body`` added under ``body.parent``."""
         return self._rebuilt(self._bodies + (body,))

@@ -23,8 +23,8 @@ matrix holds its ratios.
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> ts = load_transmissions({'transmissions': [{'name': 't', 'type': 'simple',
 ...     'actuators': [{'name': 'm'}], 'joints': [{'name': 'q'}]}]})
->>> sorted(parameter_values(ts))[:2]
-['actuators.m.mechanical_reduction', 'joints.q.damping']
+>>> list(parameter_values(ts))[:3]
+['joints.q.offset', 'joints.q.mechanical_reduction', 'joints.q.default_position']
 >>> apply_parameters(ts, {'joints.q.offset': 0.5}).joint('q').offset
 0.5
 """

@@ -200,7 +200,7 @@ class TransmissionSet:
                         for s in specs for _ in s.joints]
         joints_of = [[self._joint_index[j.name] for j in s.joints]
                      for s in specs for _ in s.actuators]
-        widest = max(len(s.actuators) for s in specs)
+        widest = max([2] + [len(s.actuators) for s in specs])   # two terms at least
         self._a2j = {kind: _Terms(m, actuators_of, widest) for kind, m in a2j.items()}
         self._j2a = {kind: _Terms(m, joints_of, widest) for kind, m in j2a.items()}
         # The bridge's whole (position, velocity, effort) state in one pass.
