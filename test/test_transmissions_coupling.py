@@ -215,3 +215,19 @@ def test_urdf_coupling_refusals(old, new, words):
     with pytest.raises(ConfigError, match="transmission 'wrist'") as info:
         load_transmissions(URDF.replace(old, new))
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize('source', ['scara_transmissions.yaml',
+                                    'example_robot_transmissions.yaml',
+                                    'three_motor_wrist_transmissions.yaml'])
+def test_the_bridges_one_state_writer_gives_the_batch_maps_bits(source):
+    # Sets of simple transmissions only (one term each), of two-term and of three-term
+    # types: the per-message writer the bridge binds equals the batch map bit for bit.
+    from conftest import CONFIG
+    ts = load_transmissions(CONFIG / source)
+    rng = np.random.default_rng(5)
+    state = rng.normal(size=(3, ts.num_actuators)) * 10
+    flat = np.append(state.reshape(-1), 1.0)
+    out = np.empty((3, ts.num_joints))
+    ts.state_writer(out)(flat)
+    np.testing.assert_array_equal(out, ts.joint_state(state))
