@@ -83,7 +83,7 @@ def main(argv=None):
     from transmission_bridge.bridge_node import TransmissionBridge
     from transmission_bridge.transmissions import load_transmissions
     context = rclpy.Context()
-    rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'], domain_id=232)
+    rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'], domain_id=229)
     work = pathlib.Path(tempfile.mkdtemp(prefix='bench_commands_'))
     rows = []
     per_round = args.number // ROUNDS
