@@ -90,20 +90,17 @@ class CommandLimits:
         worst_a = (np.abs(actuator_values) * inv_a).max() if sides[1] else 0.0
         if not (worst_j > 1.0 or worst_a > 1.0):
             return joint_values, actuator_values, []
-        ratio_j, ratio_a = np.abs(joint_values) * inv_j, np.abs(actuator_values) * inv_a
-        worst = max(worst_j, worst_a)
-        factor = 1.0 / worst
-        joints = joint_values * factor
-        actuators = actuator_values * factor
         limits_j, limits_a = self._limits[kind]
         if worst_a >= worst_j:
-            k = int(np.argmax(ratio_a))
+            k = int(np.argmax(np.abs(actuator_values) * inv_a))
             asked, limit, who = actuator_values[k], limits_a[k], ('actuator', self.actuator_names)
-            actuators[k] = math.copysign(limit, asked)
         else:
-            k = int(np.argmax(ratio_j))
+            k = int(np.argmax(np.abs(joint_values) * inv_j))
             asked, limit, who = joint_values[k], limits_j[k], ('joint', self.joint_names)
-            joints[k] = math.copysign(limit, asked)
+        factor = float(limit / abs(asked))     # one rounding: x * (L / |x|) is L or next to it
+        joints = joint_values * factor
+        actuators = actuator_values * factor
+        (actuators if who[0] == 'actuator' else joints)[k] = math.copysign(limit, asked)
         note = (f'{kind} of {who[0]} {who[1][k]!r} {float(asked)!r} beyond its limit '
                 f'{float(limit)!r}: {kind}s scaled by {factor:.3g}')
         return joints, actuators, [note]
