@@ -99,3 +99,52 @@ def test_motor_space_gravity_compensation_end_to_end(tmp_path):
         g.close()
         assert bridge.stop() == 0, bridge.output()
         assert kin.stop() == 0, kin.output()
+
+
+def test_payload_set_at_runtime_changes_each_motors_holding_torque_at_once(tmp_path):
+    """Issue 35: one SetParametersAtomically call; the next actuator_commands carry it."""
+    ns, bridge, kin = _chain(tmp_path, 'payload',
+                             ['-r', 'joint_commands:=kinematics/gravity_torques'])
+    g = Graph(ns)
+    try:
+        ts = load_transmissions(TRANSMISSIONS)
+        model = load_model(MODEL)
+        to_ts = [model.joint_names.index(n) for n in ts.joint_names]
+        q_model = model.default_positions + 0.2
+        motors = ts.joint_to_actuator('position', q_model[to_ts])
+        pub = g.node.create_publisher(JointState, 'actuator_states', 10)
+        commands = g.collect(JointState, 'actuator_commands')
+
+        def motor_torques(m, stamp):
+            msg = JointState(name=list(ts.actuator_names), position=motors.tolist())
+            msg.header.stamp.sec = stamp
+            assert g.spin_until(lambda: any(c.header.stamp.sec == stamp for c in commands),
+                                timeout=20, action=lambda: pub.publish(msg)), (
+                bridge.output() + kin.output())
+            out = [c for c in commands if c.header.stamp.sec == stamp][-1]
+            expected = ts.joint_to_actuator(
+                'effort', holding_torques(m.gravity_generalized_forces(q_model))[to_ts])
+            return np.asarray(out.effort), expected
+
+        got, expected = motor_torques(model, 200)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=MOTOR_ATOL)
+        result = g.set_parameters('kinematics', {'payload.body': 'tool', 'payload.mass': 1.5,
+                                                 'payload.com': [0.0, 0.0, 0.05]},
+                                  atomically=True)
+        assert result.successful, result.reason
+        loaded = model.with_payload('tool', 1.5, (0.0, 0.0, 0.05))
+        got, expected = motor_torques(loaded, 201)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=MOTOR_ATOL)
+        assert np.abs(got - motor_torques(model, 200)[1]).max() > 1e-3    # it did change
+        bad = g.set_parameters('kinematics', {'payload.mass': -1.0})[0]
+        assert not bad.successful and '>= 0' in bad.reason
+        got, _ = motor_torques(loaded, 202)                 # nothing changed
+        np.testing.assert_allclose(got, expected, rtol=0, atol=MOTOR_ATOL)
+        result = g.set_parameters('kinematics', {'payload.mass': 0.0})[0]
+        assert result.successful, result.reason
+        got, expected = motor_torques(model, 203)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=MOTOR_ATOL)
+    finally:
+        g.close()
+        assert bridge.stop() == 0, bridge.output()
+        assert kin.stop() == 0, kin.output()

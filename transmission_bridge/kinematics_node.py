@@ -231,10 +231,11 @@ class KinematicsNode(ConfigurableNode):
         descriptions = kparams.parameter_descriptions(model)
         given = {}
         for name, value in kparams.parameter_values(model).items():
-            kind = 'double_array' if isinstance(value, list) else float
+            kind = ('double_array' if isinstance(value, list) else
+                    str if isinstance(value, str) else float)
             declared = declare_described(self, name, value,
                                          descriptor(kind, descriptions[name])).value
-            if kind != float:
+            if kind == 'double_array':
                 declared = list(declared)      # rclpy returns double arrays as array('d')
             if declared != value:              # an override from the params file or -p
                 given[name] = declared
@@ -290,7 +291,7 @@ class KinematicsNode(ConfigurableNode):
         for name, value in kparams.parameter_values(model).items():
             if self.has_parameter(name):
                 current = self.get_parameter(name).value
-                if (list(current) if name == kparams.GRAVITY else current) != value:
+                if (list(current) if isinstance(value, list) else current) != value:
                     stale.append(Parameter(name, value=value))
         if stale:
             self._syncing = True

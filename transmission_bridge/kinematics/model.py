@@ -51,6 +51,7 @@ class Model:
         self._movable = tuple(b for b in self._coordinates if b.joint.mimic is None)
         self._rules = _mimic_rules(self._coordinates, self._movable, bodies)
         self._kin = ChainKinematics(bodies, self._gravity, self._rules)
+        self._payload = None        # (body, mass, com, the body's inertial without it)
 
     # --- description -------------------------------------------------------------
     @property
@@ -292,31 +293,55 @@ class Model:
 
     # --- edits -------------------------------------------------------------------
     def _rebuilt(self, bodies, gravity=None):
-        return Model(bodies, self._name, self._gravity if gravity is None else gravity,
-                     self._root_frame, self._warnings)
+        model = Model(bodies, self._name, self._gravity if gravity is None else gravity,
+                      self._root_frame, self._warnings)
+        if self._payload is not None and self._payload[0] in model._index:
+            model._payload = self._payload      # its body keeps the merged inertial
+        return model
 
     def with_gravity(self, gravity):
         """Return a copy with another gravity vector (Drake's ``set_gravity_vector``)."""
         return self._rebuilt(self._bodies, gravity)
 
+    @property
+    def payload(self):
+        """Return ``(body, mass, com)`` of the payload :meth:`with_payload` added, or None."""
+        return None if self._payload is None else self._payload[:3]
+
     def with_payload(self, body, mass, com):
         """
-        Return the model with a point payload fixed to ``body``.
+        Return the model with a point payload fixed to ``body`` (replacing any earlier one).
 
         ``mass`` in kg (>= 0), ``com`` its centre of mass in ``body``'s frame (m). The
         payload joins the body's mass properties (:meth:`Inertial.with_point_mass`), so
         body and joint names, poses and TF are unchanged; gravity, energy and everything
-        derived from them see it. ``mass`` 0 returns this model itself. Raises ModelError
-        for an unknown body or an invalid mass or centre of mass.
+        derived from them see it. ``mass`` 0 gives back the model without payload
+        (:meth:`without_payload`). Raises ModelError for an unknown body or an invalid
+        mass or centre of mass.
         """
-        i = self._index_of(body)
-        b = self._bodies[i]
+        base = self.without_payload()
+        i = base._index_of(body)
+        b = base._bodies[i]
         inertial = b.inertial.with_point_mass(mass, com, owner=f'body {body!r}')
         if inertial is b.inertial:
+            return base
+        bodies = list(base._bodies)
+        bodies[i] = Body(b.name, b.joint, inertial, b.parent)
+        model = base._rebuilt(bodies)
+        model._payload = (body, float(mass), tuple(float(x) for x in com), b.inertial)
+        return model
+
+    def without_payload(self):
+        """Return the model without the payload of :meth:`with_payload` (itself if none)."""
+        if self._payload is None:
             return self
+        body, _, _, inertial = self._payload
+        i = self._index[body]
+        b = self._bodies[i]
         bodies = list(self._bodies)
         bodies[i] = Body(b.name, b.joint, inertial, b.parent)
-        return self._rebuilt(bodies)
+        model = Model(bodies, self._name, self._gravity, self._root_frame, self._warnings)
+        return model
 
     def add_body(self, body):
         """Return a copy with ``body`` added under ``body.parent``."""

@@ -213,7 +213,8 @@ class ConfigurableNode(Node):
                 if name in old_names:
                     self.set_parameters([Parameter(name, value=value)])
                 else:
-                    kind = 'double_array' if isinstance(value, list) else float
+                    kind = ('double_array' if isinstance(value, list) else
+                            str if isinstance(value, str) else float)
                     # The new configuration's own value: parameters show what is in force.
                     self.declare_parameter(name, value, descriptor(kind, descriptions[name]),
                                            ignore_override=True)
