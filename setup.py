@@ -39,6 +39,7 @@ setup(
             'transmission_bridge_replay = transmission_bridge.tools.replay:console',
             'transmission_bridge_record = transmission_bridge.tools.record:console',
             'transmission_bridge_convert = transmission_bridge.tools.convert:console',
+            'transmission_bridge_identify = transmission_bridge.tools.identify:console',
         ],
     },
 )

@@ -26,6 +26,7 @@ from . import _checks
 from .algorithms import ChainKinematics, OneConfiguration
 from .body import Body, WORLD
 from .errors import ModelError
+from .inertial import Inertial
 from .spatial import invert
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -315,21 +316,32 @@ class Model:
         ``mass`` in kg (>= 0), ``com`` its centre of mass in ``body``'s frame (m). The
         payload joins the body's mass properties (:meth:`Inertial.with_point_mass`), so
         body and joint names, poses and TF are unchanged; gravity, energy and everything
-        derived from them see it. ``mass`` 0 gives back the model without payload
-        (:meth:`without_payload`). Raises ModelError for an unknown body or an invalid
-        mass or centre of mass.
+        derived from them see it. ``mass`` 0 gives back the model without payload, its
+        bodies those of :meth:`without_payload`, still naming ``body`` and ``com`` in
+        :attr:`payload` (so a payload can be set one value at a time). Raises ModelError for
+        an unknown body or an invalid mass or centre of mass.
         """
         base = self.without_payload()
         i = base._index_of(body)
         b = base._bodies[i]
         inertial = b.inertial.with_point_mass(mass, com, owner=f'body {body!r}')
-        if inertial is b.inertial:
-            return base
         bodies = list(base._bodies)
         bodies[i] = Body(b.name, b.joint, inertial, b.parent)
         model = base._rebuilt(bodies)
         model._payload = (body, float(mass), tuple(float(x) for x in com), b.inertial)
         return model
+
+    def with_mass_properties(self, body, mass, com):
+        """Return a copy where ``body`` has ``mass`` (kg) and ``com`` (m, body frame)."""
+        i = self._index_of(body)
+        b = self._bodies[i]
+        inertia = b.inertial.inertia
+        inertial = Inertial(mass, com, ixx=inertia[0, 0], iyy=inertia[1, 1], izz=inertia[2, 2],
+                            ixy=inertia[0, 1], ixz=inertia[0, 2], iyz=inertia[1, 2],
+                            owner=f'body {body!r}', physical=False)
+        bodies = list(self._bodies)
+        bodies[i] = Body(b.name, b.joint, inertial, b.parent)
+        return self._rebuilt(bodies)
 
     def without_payload(self):
         """Return the model without the payload of :meth:`with_payload` (itself if none)."""

@@ -149,7 +149,7 @@ def _with_payload(model, changes):
         raise ModelError(f'{PAYLOAD_BODY} must be a body name, got {body!r}')
     mass = _checks.non_negative(mass, PAYLOAD_MASS)
     com = _checks.vector(com, 3, PAYLOAD_COM)
-    if mass == 0.0:
+    if not body and mass == 0.0:
         return model.without_payload()
     if not body:
         raise ModelError(f'{PAYLOAD_MASS} {mass!r} needs a {PAYLOAD_BODY}: name the body '

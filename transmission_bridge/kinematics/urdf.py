@@ -31,6 +31,7 @@ elements and attributes (ignored).
 """
 
 import math
+import re
 
 import numpy as np
 
@@ -225,3 +226,57 @@ def _inertial(link, name, notes):
     return Inertial(mass[0], com, ixx=rotated[0, 0], iyy=rotated[1, 1], izz=rotated[2, 2],
                     ixy=rotated[0, 1], ixz=rotated[0, 2], iyz=rotated[1, 2],
                     owner=f'body {name!r}', physical=False)
+
+
+def with_inertials(text, changes):
+    """
+    Return URDF ``text`` with the ``<inertial>`` mass and origin of some links replaced.
+
+    ``changes`` maps a link name to ``(mass kg, com m)``; the centre of mass is the inertial
+    origin's ``xyz`` (its ``rpy`` orients only the inertia, kept). Everything else stays
+    byte for byte: only the numbers change, and a link without ``<inertial>`` gets one
+    (zero inertia) before its ``</link>``. Raises ModelError for a link not in the text.
+    """
+    for link, (mass, com) in changes.items():
+        xyz = ' '.join(repr(float(x)) for x in com)
+        opening = re.search(r'<link\s[^>]*?name\s*=\s*(["\'])' + re.escape(link)
+                            + r'\1[^>]*?(/?)>', text)
+        if opening is None:
+            raise ModelError(f'no <link name="{link}"> in the URDF')
+        new_inertial = (f'<inertial><origin xyz="{xyz}" rpy="0 0 0"/><mass value='
+                        f'"{float(mass)!r}"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" '
+                        'izz="0"/></inertial>')
+        if opening.group(2) == '/':         # <link name="x"/>
+            text = (text[:opening.start()] + opening.group(0)[:-2].rstrip() + '>'
+                    + new_inertial + '</link>' + text[opening.end():])
+            continue
+        start = opening.end()
+        end = text.index('</link>', start)
+        inner = text[start:end]
+        found = re.search(r'(<inertial\b[^>]*>)(.*?)(</inertial>)', inner, re.S)
+        if found is None:
+            inner = inner + new_inertial
+        else:
+            block = _set_attribute(found.group(2), 'mass', 'value', repr(float(mass)))
+            if re.search(r'<origin\b', block):
+                block = _set_attribute(block, 'origin', 'xyz', xyz)
+            else:
+                block = f'<origin xyz="{xyz}" rpy="0 0 0"/>' + block
+            inner = inner[:found.start(2)] + block + inner[found.end(2):]
+        text = text[:start] + inner + text[end:]
+    return text
+
+
+def _set_attribute(text, tag, attribute, value):
+    """Set ``attribute`` of the first ``<tag>`` in ``text`` to ``value`` (added if absent)."""
+    element = re.search(r'<' + tag + r'\b[^>]*?/?>', text)
+    if element is None:
+        return text + f'<{tag} {attribute}="{value}"/>'
+    old = element.group(0)
+    pattern = r'(\b' + attribute + r'\s*=\s*)(["\'])[^"\']*\2'
+    if re.search(pattern, old):
+        new = re.sub(pattern, lambda m: f'{m.group(1)}{m.group(2)}{value}{m.group(2)}', old,
+                     count=1)
+    else:
+        new = re.sub(r'^<' + tag, f'<{tag} {attribute}="{value}"', old)
+    return text[:element.start()] + new + text[element.end():]

@@ -1,0 +1,315 @@
+"""
+transmission_bridge_identify: fit the gravity parameters of a robot model to recorded bags.
+
+    transmission_bridge_identify BAG_OR_FOLDER [...] --model FILE --output FILE
+        [--transmissions FILE] [--payload BODY] [--report FILE.png]
+        [--workers N | --scheduler ADDRESS]
+
+Reads joint_states (joint names, positions, efforts: the torque each joint's actuator
+applies, as ros2_control publishes it) or, with --transmissions, actuator_states mapped to
+the joints (motor efforts to joint torques). Finds the stretches where the robot stood
+still (every joint slower than --speed-threshold for --min-static seconds) and takes one
+averaged sample (q, tau) from each. At rest the holding torque is linear in each body's
+mass and first moment; the fit changes only the combinations the samples identify, by the
+least amount, and keeps the model's values for the rest (doc/calibrate.md). With --payload
+BODY only a point payload on that body is fitted. Writes the model in the input's format
+(a URDF with only the <inertial> masses and origins changed, or the model YAML), never
+over the input, and only when complete. Many bags: samples are gathered per bag on Dask,
+as transmission_bridge_convert does.
+"""
+
+import argparse
+import pathlib
+import sys
+
+import numpy as np
+
+from . import cli
+
+PROG = 'transmission_bridge_identify'
+DASK = ('distributed', 'pip install "dask[distributed]"')
+MIN_SAMPLES = 3
+
+
+def parser():
+    """Return the argument parser."""
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('bags', nargs='+', metavar='BAG_OR_FOLDER',
+                   help='recorded bags, or folders searched for bags')
+    p.add_argument('--model', required=True, help='robot model: URDF or model YAML')
+    p.add_argument('--output', required=True, help='where the fitted model goes (not --model)')
+    p.add_argument('--transmissions', help='read actuator_states and map them to the joints')
+    p.add_argument('--topic', help='topic to read (default /joint_states, or /actuator_states '
+                                   'with --transmissions)')
+    p.add_argument('--payload', metavar='BODY', help='fit only a point payload on BODY')
+    p.add_argument('--report', metavar='FILE.png', help='plot residuals before and after')
+    p.add_argument('--speed-threshold', type=float, default=0.02,
+                   help='a joint slower than this is still, rad/s or m/s (default 0.02)')
+    p.add_argument('--min-static', type=float, default=0.3,
+                   help='shortest still stretch that makes a sample, s (default 0.3)')
+    engine = p.add_mutually_exclusive_group()
+    engine.add_argument('--workers', type=int, help='embedded Dask workers (many bags)')
+    engine.add_argument('--scheduler', help='address of a running Dask scheduler')
+    return p
+
+
+def main(argv=None):
+    """Run the tool; return the exit code."""
+    args = parser().parse_args(argv)
+    try:
+        return _run(args)
+    except _Failure as exc:
+        return cli.fail(PROG, str(exc))
+    except KeyboardInterrupt:
+        return cli.fail(PROG, 'interrupted; nothing written', 130)
+
+
+def console():
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+class _Failure(Exception):
+    """One line for the user: what is wrong, and nothing was written."""
+
+
+def _run(args):
+    from ..bag.errors import BagError
+    from ..kinematics import load_model, ModelError
+    from ..transmissions import ConfigError, load_transmissions
+    needed = [cli.ROSBAGS] + ([cli.MATPLOTLIB] if args.report else [])
+    missing = cli.missing_dependency(*needed)
+    if missing:
+        raise _Failure(missing)
+    model_path, output = pathlib.Path(args.model), pathlib.Path(args.output)
+    if output.resolve() == model_path.resolve():
+        raise _Failure(f'--output {args.output} is the input model; give another file')
+    if not (args.speed_threshold > 0 and args.min_static >= 0):
+        raise _Failure('--speed-threshold must be > 0 and --min-static >= 0')
+    try:
+        model = load_model(model_path)
+        tset = load_transmissions(args.transmissions) if args.transmissions else None
+    except (ModelError, ConfigError, OSError) as exc:
+        raise _Failure(str(exc)) from None
+    if args.payload and args.payload not in model.body_names:
+        raise _Failure(f'--payload: the model has no body {args.payload!r}')
+    bags = _bags(args.bags)
+    topic = args.topic or ('/actuator_states' if tset else '/joint_states')
+    options = (topic, args.speed_threshold, args.min_static)
+    try:
+        per_bag = _gather(bags, model.joint_names, tset, options, args)
+    except BagError as exc:
+        raise _Failure(str(exc)) from None
+    q = np.concatenate([s['q'] for s in per_bag])
+    tau = np.concatenate([s['tau'] for s in per_bag])
+    print(f'{len(q)} static samples from {len(bags)} bag(s): ' + ', '.join(
+        f'{pathlib.Path(b).name} {len(s["q"])}' for b, s in zip(bags, per_bag)))
+    if len(q) < MIN_SAMPLES:
+        raise _Failure(f'{len(q)} static samples (at least {MIN_SAMPLES} needed): hold the '
+                       f'robot still for --min-static {args.min_static} s in several poses')
+    known = np.isfinite(tau)
+    before = tau + model.gravity_generalized_forces(q)      # measured - predicted holding
+    try:
+        fitted, lines = (_fit_payload(model, args.payload, q, tau) if args.payload
+                         else _fit_all(model, q, tau, known))
+    except ModelError as exc:
+        raise _Failure(str(exc)) from None
+    after = tau + fitted.gravity_generalized_forces(q)
+    for line in lines:
+        print(line)
+    print('joint                     samples  RMS residual before  after (N*m)')
+    for k, name in enumerate(model.joint_names):
+        rows = known[:, k]
+        print(f'{name:25s} {int(rows.sum()):7d}  {_rms(before[rows, k]):19.4g}  '
+              f'{_rms(after[rows, k]):.4g}')
+    _write(model_path, output, model, fitted)
+    print(f'wrote {output}')
+    if args.report:
+        _plot(args.report, model.joint_names, before, after)
+        print(f'wrote {args.report}')
+    return 0
+
+
+def _rms(x):
+    return float(np.sqrt(np.mean(np.square(x)))) if len(x) else float('nan')
+
+
+def _bags(inputs):
+    """Return every bag folder named or found below the inputs (one with metadata.yaml)."""
+    found = []
+    for item in inputs:
+        path = pathlib.Path(item)
+        if (path / 'metadata.yaml').is_file():
+            found.append(path)
+        elif path.is_dir():
+            below = sorted(p.parent for p in path.rglob('metadata.yaml'))
+            if not below:
+                raise _Failure(f'no bag in {item} (a bag is a folder with metadata.yaml)')
+            found.extend(below)
+        else:
+            raise _Failure(f'no bag at {item}')
+    return found
+
+
+def _gather(bags, joints, tset, options, args):
+    """Return each bag's static samples, on Dask for many bags (or when asked)."""
+    if len(bags) == 1 and not (args.workers or args.scheduler):
+        return [samples_of_bag(bags[0], joints, tset, options)]
+    missing = cli.missing_dependency(DASK)
+    if missing:
+        raise _Failure(missing)
+    from ..bag.fleet import Engine
+    engine = Engine(args.workers, args.scheduler)
+    try:
+        futures = [engine.client.submit(samples_of_bag, bag, joints, tset, options,
+                                        pure=False) for bag in bags]
+        return engine.client.gather(futures)
+    finally:
+        engine.close()
+
+
+def samples_of_bag(bag, joints, tset, options):
+    """
+    Return ``{'q', 'tau'}``: the static samples of one bag, joints in ``joints`` order.
+
+    Runs in a Dask worker for many bags; raises BagError naming the bag when it cannot be
+    read, has no message on the topic, or no efforts.
+    """
+    from ..bag.errors import BagError
+    from ..bag.io import iter_messages, open_reader, typestore
+    from ..kinematics.identification import static_samples
+    topic, speed_threshold, min_static = options
+    names = tset.actuator_names if tset is not None else tuple(joints)
+    index = {n: i for i, n in enumerate(names)}
+    store = typestore()
+    reader = open_reader(bag)
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            raise BagError(f'{bag}: no {topic} messages (topics: '
+                           f'{", ".join(sorted({c.topic for c in reader.connections}))})')
+        stamps, rows = [], []
+        for connection, log_ns, raw in iter_messages(reader, connections):
+            msg = store.deserialize_cdr(raw, connection.msgtype)
+            row = np.full((3, len(names)), np.nan)
+            for field, values in enumerate((msg.position, msg.velocity, msg.effort)):
+                if len(values) == len(msg.name):
+                    for name, value in zip(msg.name, values):
+                        if name in index:
+                            row[field, index[name]] = value
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            stamps.append(stamp if stamp > 0 else log_ns * 1e-9)
+            rows.append(row)
+    finally:
+        reader.close()
+    values = np.array(rows)
+    if not np.isfinite(values[:, 2]).any():
+        raise BagError(f'{bag}: the {topic} messages carry no efforts')
+    if tset is not None:
+        values = tset.actuator_to_joint('velocity', values)     # joint order of the set
+        values[:, 0] = tset.actuator_to_joint('position', np.array(rows)[:, 0])
+        values[:, 2] = tset.actuator_to_joint('effort', np.array(rows)[:, 2])
+        order = [list(tset.joint_names).index(j) if j in tset.joint_names else None
+                 for j in joints]
+        values = np.stack([values[:, :, k] if k is not None
+                           else np.full(values.shape[:2], np.nan) for k in order], axis=-1)
+    q, tau, spans = static_samples(stamps, values[:, 0], values[:, 2], values[:, 1],
+                                   speed_threshold, min_static)
+    keep = np.isfinite(q).all(axis=1)
+    return {'q': q[keep], 'tau': tau[keep]}
+
+
+def _fit_all(model, q, tau, known):
+    from ..kinematics import identification as ident
+    # Bodies the model gives mass: a massless link (tool0, a sensor frame) stays massless.
+    bodies = [b for b in model.body_names if model.body(b).inertial.mass > 0]
+    y = ident.regressor(model, q, bodies)
+    start = ident.parameters(model, bodies)
+    stacked, measured = y[known], tau[known]
+    result = ident.fit(stacked, measured, start, names=bodies)
+    lines = [f'identified {result.rank} combinations of {result.num_parameters} parameters '
+             f'that move a torque ({len(start)} in the model: mass and first moment of '
+             f'{len(bodies)} bodies with mass); condition number {result.condition:.3g}']
+    for body, wanted in result.kept_masses:
+        lines.append(f'body {body!r}: the fit wanted mass {wanted:.4g} kg; kept at the '
+                     f"model's {model.body(body).inertial.mass:.4g} kg")
+    fitted = ident.with_parameters(model, result.parameters, bodies)
+    for name in model.body_names:
+        old, new = model.body(name).inertial, fitted.body(name).inertial
+        if old.mass != new.mass or not np.array_equal(old.com, new.com):
+            lines.append(f'  {name}: mass {old.mass:.4g} -> {new.mass:.4g} kg, com '
+                         f'{_vec(old.com)} -> {_vec(new.com)} m')
+    return fitted, lines
+
+
+def _fit_payload(model, body, q, tau):
+    from ..kinematics import identification as ident
+    rows = np.isfinite(tau).all(axis=1)
+    mass, com, result = ident.payload_fit(model, body, q[rows], tau[rows])
+    return model.with_payload(body, mass, com), [
+        f'payload on {body!r}: mass {mass:.4g} kg, centre of mass {_vec(com)} m in its frame '
+        f'(4 parameters identified; condition number {result.condition:.3g})']
+
+
+def _vec(v):
+    return '(' + ', '.join(f'{x:.4g}' for x in v) + ')'
+
+
+def _write(model_path, output, model, fitted):
+    """Write ``fitted`` in the input's format, atomically."""
+    import yaml
+    from ..bag.io import atomic_file
+    from ..kinematics.urdf import with_inertials
+    text = model_path.read_text()
+    changes = {}
+    for name in model.body_names:
+        new = fitted.body(name).inertial
+        old = model.body(name).inertial
+        if old.mass != new.mass or not np.array_equal(old.com, new.com):
+            changes[name] = (new.mass, [float(x) for x in new.com])
+    if model_path.suffix.lower() in ('.urdf', '.xml') or text.lstrip().startswith('<'):
+        out = with_inertials(text, changes)
+    else:
+        data = yaml.safe_load(text)
+        items = data.get('bodies') or (data.get('dh') or {}).get('rows') or []
+        for item in items:
+            name = item.get('name') if 'bodies' in data else item.get('link')
+            if name in changes:
+                inertial = item.setdefault('inertial', {})
+                inertial['mass'] = float(changes[name][0])
+                inertial['com'] = changes[name][1]
+        out = yaml.safe_dump(data, sort_keys=False)
+    tmp, commit = atomic_file(output)
+    try:
+        tmp.write_text(out)
+        commit()
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _plot(path, joints, before, after):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from ..bag.io import atomic_file
+    fig, axes = plt.subplots(len(joints), 1, figsize=(8, 1.6 * len(joints) + 1), sharex=True,
+                             squeeze=False)
+    for k, (name, ax) in enumerate(zip(joints, axes[:, 0])):
+        ax.plot(before[:, k], 'o', ms=3, label='model as given')
+        ax.plot(after[:, k], 'o', ms=3, label='identified')
+        ax.axhline(0, color='0.6', lw=0.8)
+        ax.set_ylabel(f'{name}\nN*m', fontsize=8)
+    axes[0, 0].legend(fontsize=8)
+    axes[0, 0].set_title('measured minus predicted holding torque, per static sample')
+    axes[-1, 0].set_xlabel('static sample')
+    fig.tight_layout()
+    tmp, commit = atomic_file(path)
+    fig.savefig(tmp, dpi=90, format='png')
+    plt.close(fig)
+    commit()
+
+
+if __name__ == '__main__':
+    console()
