@@ -43,7 +43,8 @@ def _poses(model, rng, count):
     return rng.uniform(lo, hi, (count, model.num_positions))
 
 
-def _write_bag(path, names, poses, holding, rng, topic='/joint_states', start_s=1000.0):
+def _write_bag(path, names, poses, holding, rng, topic='/joint_states', start_s=1000.0,
+              noise=NOISE):
     """Hold each pose HOLD s, move MOVE s to the next; efforts = holding(q) + noise."""
     t, q, v = [], [], []
     now, previous = start_s, poses[0]
@@ -61,7 +62,7 @@ def _write_bag(path, names, poses, holding, rng, topic='/joint_states', start_s=
             now += 1 / RATE
         previous = pose
     q, v = np.array(q), np.array(v)
-    effort = holding(q) + rng.normal(0.0, NOISE, q.shape)
+    effort = holding(q) + rng.normal(0.0, noise, q.shape)
     store = io.typestore()
     stamps = np.round(np.array(t) * 1e9).astype(np.int64)
     layout = JointStateLayout(store, list(names), '', [len(names)] * 3)
@@ -190,6 +191,9 @@ def test_bad_inputs_end_in_one_line_and_write_nothing(tmp_path, nominal):
     _one_line_and_nothing_written(tool('identify', tmp_path / 'nothing', '--model', UR5,
                                        '--output', out), out, 'no bag at')
     _one_line_and_nothing_written(tool('identify', tmp_path / 'short', '--model', UR5,
+                                       '--output', tmp_path / 'no' / 'out.urdf'),
+                                  tmp_path / 'no', 'no folder')
+    _one_line_and_nothing_written(tool('identify', tmp_path / 'short', '--model', UR5,
                                        '--output', out, '--payload', 'gripper'), out,
                                   "no body 'gripper'")
 
@@ -241,3 +245,34 @@ def test_static_samples_average_each_still_stretch_long_enough():
     assert samples_q[:, 0].tolist() == [0.0, 1.0]
     assert samples_tau[:, 0].tolist() == [2.0, 3.0]
     assert spans[0][1] < 1.0 and spans[1][0] > 1.2
+
+
+def test_actuator_states_through_the_transmissions(tmp_path):
+    """The example arm's motors (differential wrist, four-bar finger) recorded, not joints."""
+    from conftest import CONFIG
+    from transmission_bridge.transmissions import load_transmissions
+    urdf = CONFIG / 'example_robot.urdf'
+    model, ts = load_model(urdf), load_transmissions(urdf)
+    rng = np.random.default_rng(37)
+    true = _true_robot(model, rng)
+    to_model = [list(ts.joint_names).index(j) for j in model.joint_names]
+    to_ts = [list(model.joint_names).index(j) for j in ts.joint_names]
+
+    def motor_holding(q_motors):            # motor positions -> the motors' holding torques
+        q = ts.actuator_to_joint('position', q_motors)[:, to_model]
+        return ts.joint_to_actuator('effort', _holding(true)(q)[:, to_ts])
+    lo, hi = model.position_lower_limits, model.position_upper_limits
+    poses = rng.uniform(np.maximum(lo, -2.0), np.minimum(hi, 2.0), (40, model.num_positions))
+    motor_poses = ts.joint_to_actuator('position', poses[:, to_ts])
+    # Motor efforts 1/100 as noisy: through reductions of 50 to 120, the joints see about
+    # the noise of the joint-space tests.
+    _write_bag(tmp_path / 'motors', ts.actuator_names, motor_poses, motor_holding, rng,
+               topic='/actuator_states', noise=NOISE / 100)
+    out = tmp_path / 'arm.urdf'
+    done = tool('identify', tmp_path / 'motors', '--model', urdf, '--output', out,
+                '--transmissions', urdf)
+    assert done.returncode == 0, done.stderr
+    held_out = rng.uniform(np.maximum(lo, -2.0), np.minimum(hi, 2.0), (20, model.num_positions))
+    truth = _holding(true)(held_out)
+    assert _rms(_holding(load_model(out))(held_out) - truth) < NOISE
+    assert _rms(_holding(model)(held_out) - truth) > 5 * NOISE

@@ -98,7 +98,17 @@ class Fit:
     num_parameters: int             # columns that move any torque
     condition: float                # sigma_1 / sigma_rank of the scaled regressor
     kept_masses: tuple = ()         # (body, the mass the fit wanted) kept at the model's
-    directions: np.ndarray = None   # the identified combinations (rank x P), scaled space
+    directions: np.ndarray = None   # the identified combinations (rank x free columns)
+    columns: np.ndarray = None      # which parameters those columns are (indices into pi)
+
+    def combinations(self, labels, terms=3):
+        """Return one line per identified combination: its largest ``terms`` parameters."""
+        lines = []
+        for direction in self.directions:
+            order = np.argsort(-np.abs(direction))[:terms]
+            lines.append(' '.join(f'{direction[k]:+.2f} {labels[self.columns[k]]}'
+                                  for k in order))
+        return lines
 
 
 def fit(stacked, torques, start, names=None, min_mass=0.0, rank_rtol=RANK_RTOL):
@@ -130,7 +140,13 @@ def fit(stacked, torques, start, names=None, min_mass=0.0, rank_rtol=RANK_RTOL):
         for k in low:
             kept.append(((names or range(len(masses)))[k], float(masses[k])))
             free[PER_BODY * k] = False          # mass fixed at the model's value
-    return Fit(pi, rank, int(free.sum()), float(s[0] / s[rank - 1]), tuple(kept), vt[:rank])
+    return Fit(pi, rank, int(free.sum()), float(s[0] / s[rank - 1]), tuple(kept), vt[:rank],
+               np.flatnonzero(free))
+
+
+def labels(bodies):
+    """Return the name of each entry of ``pi``: ``m(body)``, ``mx(body)``, ... (first moments)."""
+    return [f'{p}({b})' for b in bodies for p in ('m', 'mx', 'my', 'mz')]
 
 
 def payload_fit(model, body, samples_q, torques, rank_needed=PER_BODY):

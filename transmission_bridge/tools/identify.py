@@ -85,6 +85,9 @@ def _run(args):
     model_path, output = pathlib.Path(args.model), pathlib.Path(args.output)
     if output.resolve() == model_path.resolve():
         raise _Failure(f'--output {args.output} is the input model; give another file')
+    for target in [output] + ([pathlib.Path(args.report)] if args.report else []):
+        if not target.resolve().parent.is_dir():
+            raise _Failure(f'no folder {target.parent} for {target.name}')
     if not (args.speed_threshold > 0 and args.min_static >= 0):
         raise _Failure('--speed-threshold must be > 0 and --min-static >= 0')
     try:
@@ -230,7 +233,10 @@ def _fit_all(model, q, tau, known):
     result = ident.fit(stacked, measured, start, names=bodies)
     lines = [f'identified {result.rank} combinations of {result.num_parameters} parameters '
              f'that move a torque ({len(start)} in the model: mass and first moment of '
-             f'{len(bodies)} bodies with mass); condition number {result.condition:.3g}']
+             f'{len(bodies)} bodies with mass); condition number {result.condition:.3g}; '
+             'each combination (columns scaled to unit norm), largest terms:']
+    lines += [f'  {k + 1}: {line}' for k, line in enumerate(
+        result.combinations(ident.labels(bodies)))]
     for body, wanted in result.kept_masses:
         lines.append(f'body {body!r}: the fit wanted mass {wanted:.4g} kg; kept at the '
                      f"model's {model.body(body).inertial.mass:.4g} kg")
