@@ -8,6 +8,7 @@ every test puts its nodes in a namespace of its own (pid + counter), so neither
 tests nor parallel runs ever see each other's topics.
 """
 
+import contextlib
 import itertools
 import os
 import signal
@@ -154,3 +155,30 @@ class Graph:
         req = GetParameters.Request(names=list(names))
         res = self.call(GetParameters, f'{node_name}/get_parameters', req)
         return {n: parameter_value_to_python(v) for n, v in zip(names, res.values)}
+
+
+@contextlib.contextmanager
+def started_node(tmp_path, module, node, params, tag, ready_topic):
+    """
+    Start ``module``'s node with ``params`` in a params file, as a user would; yield its Graph.
+
+    In a namespace of its own, /diagnostics remapped into it. Ready once the node
+    subscribes ``ready_topic``. On leaving: the node stopped with Ctrl-C, which must end
+    it with code 0 and no traceback. ``graph.proc`` is the process.
+    """
+    import yaml
+    ns = unique_namespace(tag)
+    params_file = tmp_path / f'{tag}_params.yaml'
+    params_file.write_text(yaml.safe_dump({f'/**/{node}': {'ros__parameters': params}}))
+    proc = NodeProcess(module, ['--params-file', str(params_file), '-r', f'__ns:={ns}',
+                                '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
+    graph = Graph(ns)
+    graph.proc = proc
+    try:
+        assert graph.spin_until(lambda: graph.node.count_subscribers(ready_topic) > 0,
+                                timeout=15), proc.output()
+        yield graph
+    finally:
+        graph.close()
+        assert proc.stop() == 0, proc.output()
+        assert 'Traceback' not in proc.output()

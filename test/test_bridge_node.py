@@ -8,7 +8,7 @@ from conftest import CONFIG
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from ros_harness import Graph, NodeProcess, unique_namespace
+from ros_harness import Graph, NodeProcess, started_node, unique_namespace
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -32,28 +32,14 @@ def _started_bridge(tmp_path, **params):
     """Start a bridge on a copy of the example file, ``params`` added; yield its graph."""
     tfile = tmp_path / 'transmissions.yaml'
     shutil.copy(EXAMPLE, tfile)
-    ns = unique_namespace('bridge')
-    params_file = tmp_path / 'params.yaml'
-    params_file.write_text(yaml.safe_dump({f'/**/{NODE}': {'ros__parameters': {
-        'transmissions_file': str(tfile), 'stale_timeout': 0.3, 'diagnostics_period': 0.1,
-        **params}}}))
-    proc = NodeProcess('transmission_bridge.bridge_node',
-                       ['--params-file', str(params_file), '-r', f'__ns:={ns}',
-                        '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
-    graph = Graph(ns)
-    graph.file = tfile
-    graph.proc = proc
-    graph.actuators = graph.node.create_publisher(JointState, 'actuator_states', 10)
-    graph.joint_states = graph.collect(JointState, 'joint_states')
-    try:
-        assert graph.spin_until(lambda: graph.node.count_subscribers('actuator_states') > 0,
-                                timeout=15), proc.output()
+    with started_node(tmp_path, 'transmission_bridge.bridge_node', NODE,
+                      {'transmissions_file': str(tfile), 'stale_timeout': 0.3,
+                       'diagnostics_period': 0.1, **params},
+                      'bridge', 'actuator_states') as graph:
+        graph.file = tfile
+        graph.actuators = graph.node.create_publisher(JointState, 'actuator_states', 10)
+        graph.joint_states = graph.collect(JointState, 'joint_states')
         yield graph
-    finally:
-        graph.close()
-        rc = proc.stop()
-        assert rc == 0, proc.output()
-        assert 'Traceback' not in proc.output()
 
 
 @pytest.fixture

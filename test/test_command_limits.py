@@ -11,12 +11,11 @@ from conftest import CONFIG
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from ros_harness import Graph, NodeProcess, unique_namespace
+from ros_harness import started_node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from transmission_bridge.bridge_core import BridgeCore
 from transmission_bridge.transmissions import ConfigError, load_transmissions, parameters
-import yaml
 
 EXAMPLE = CONFIG / 'example_robot_transmissions.yaml'
 WRIST = ['wrist_pitch', 'wrist_roll']
@@ -147,25 +146,12 @@ JOINTS3 = ['wrist_roll', 'wrist_pitch', 'wrist_yaw']
 @contextlib.contextmanager
 def _bridge(tmp_path, source, **params):
     """Start the bridge node for ``source`` with ``params`` in a params file; yield its graph."""
-    ns = unique_namespace('limits')
-    params_file = tmp_path / 'params.yaml'
-    params_file.write_text(yaml.safe_dump({'/**/transmission_bridge': {'ros__parameters': {
-        'transmissions_file': str(source), 'diagnostics_period': 0.1, **params}}}))
-    proc = NodeProcess('transmission_bridge.bridge_node',
-                       ['--params-file', str(params_file), '-r', f'__ns:={ns}',
-                        '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
-    graph = Graph(ns)
-    graph.proc = proc
-    graph.commands = graph.node.create_publisher(JointState, 'joint_commands', 10)
-    graph.actuator_commands = graph.collect(JointState, 'actuator_commands')
-    try:
-        assert graph.spin_until(lambda: graph.node.count_subscribers('joint_commands') > 0,
-                                timeout=15), proc.output()
+    with started_node(tmp_path, 'transmission_bridge.bridge_node', 'transmission_bridge',
+                      {'transmissions_file': str(source), 'diagnostics_period': 0.1, **params},
+                      'limits', 'joint_commands') as graph:
+        graph.commands = graph.node.create_publisher(JointState, 'joint_commands', 10)
+        graph.actuator_commands = graph.collect(JointState, 'actuator_commands')
         yield graph
-    finally:
-        graph.close()
-        assert proc.stop() == 0, proc.output()
-        assert 'Traceback' not in proc.output()
 
 
 def _command(graph, names, position=(), velocity=(), effort=()):

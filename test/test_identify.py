@@ -8,9 +8,9 @@ the unchanged URDF. Held-out poses judge it: the identified model's holding torq
 the truth's, next to the nominal model's.
 """
 
+from bag_harness import tool
 import numpy as np
 import pytest
-from bag_harness import tool
 from robot_corpus import robots_dir
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import JointStateLayout, MSGTYPE
@@ -44,7 +44,7 @@ def _poses(model, rng, count):
 
 
 def _write_bag(path, names, poses, holding, rng, topic='/joint_states', start_s=1000.0,
-              noise=NOISE):
+               noise=NOISE):
     """Hold each pose HOLD s, move MOVE s to the next; efforts = holding(q) + noise."""
     t, q, v = [], [], []
     now, previous = start_s, poses[0]

@@ -30,6 +30,14 @@ def missing_dependency(*needed):
     return ''
 
 
+def add_engine_arguments(group):
+    """Add ``--workers N | --scheduler ADDRESS`` (where Dask runs) to an argparse group."""
+    where = group.add_mutually_exclusive_group()
+    where.add_argument('--workers', type=int, help='embedded cluster size (default: cores)')
+    where.add_argument('--scheduler', metavar='ADDRESS',
+                       help='an existing Dask cluster, e.g. tcp://10.0.0.5:8786')
+
+
 class Progress:
     """A progress line on stderr, drawn only when stderr is a terminal (or forced)."""
 

@@ -57,10 +57,7 @@ def parser():
     fleet = p.add_argument_group('many bags (Dask)')
     fleet.add_argument('--output-dir', type=pathlib.Path,
                        help='convert every BAG into this folder (created if missing)')
-    where = fleet.add_mutually_exclusive_group()
-    where.add_argument('--workers', type=int, help='embedded cluster size (default: cores)')
-    where.add_argument('--scheduler', metavar='ADDRESS',
-                       help='an existing Dask cluster, e.g. tcp://10.0.0.5:8786')
+    cli.add_engine_arguments(fleet)
     fleet.add_argument('--summary', type=pathlib.Path,
                        help='summary table: .parquet or .csv (default: OUT_DIR/summary.parquet, '
                             'or summary.csv without pyarrow); the overview PNG goes beside it')

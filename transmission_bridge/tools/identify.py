@@ -48,9 +48,7 @@ def parser():
                    help='a joint slower than this is still, rad/s or m/s (default 0.02)')
     p.add_argument('--min-static', type=float, default=0.3,
                    help='shortest still stretch that makes a sample, s (default 0.3)')
-    engine = p.add_mutually_exclusive_group()
-    engine.add_argument('--workers', type=int, help='embedded Dask workers (many bags)')
-    engine.add_argument('--scheduler', help='address of a running Dask scheduler')
+    cli.add_engine_arguments(p.add_argument_group('many bags (Dask)'))
     return p
 
 
@@ -88,6 +86,8 @@ def _run(args):
     for target in [output] + ([pathlib.Path(args.report)] if args.report else []):
         if not target.resolve().parent.is_dir():
             raise _Failure(f'no folder {target.parent} for {target.name}')
+    if args.workers is not None and args.workers < 1:
+        raise _Failure(f'--workers must be at least 1, got {args.workers}')
     if not (args.speed_threshold > 0 and args.min_static >= 0):
         raise _Failure('--speed-threshold must be > 0 and --min-static >= 0')
     try:
