@@ -276,3 +276,23 @@ def test_actuator_states_through_the_transmissions(tmp_path):
     truth = _holding(true)(held_out)
     assert _rms(_holding(load_model(out))(held_out) - truth) < NOISE
     assert _rms(_holding(model)(held_out) - truth) > 5 * NOISE
+
+
+def test_a_model_yaml_in_gives_a_model_yaml_out(tmp_path):
+    """The example arm's model YAML: identified, written back as YAML that loads."""
+    import yaml
+    from conftest import CONFIG
+    source = CONFIG / 'example_arm_model.yaml'
+    model = load_model(source)
+    rng = np.random.default_rng(38)
+    true = _true_robot(model, rng)
+    _write_bag(tmp_path / 'run', model.joint_names, _poses(model, rng, 30), _holding(true), rng)
+    out = tmp_path / 'arm_identified.yaml'
+    done = tool('identify', tmp_path / 'run', '--model', source, '--output', out)
+    assert done.returncode == 0, done.stderr
+    assert isinstance(yaml.safe_load(out.read_text()), dict)
+    held_out = _poses(model, np.random.default_rng(8), 20)
+    truth = _holding(true)(held_out)
+    identified = _rms(_holding(load_model(out))(held_out) - truth)
+    assert identified < NOISE
+    assert _rms(_holding(model)(held_out) - truth) > 10 * identified

@@ -285,7 +285,7 @@ def _write(model_path, output, model, fitted):
                 inertial = item.setdefault('inertial', {})
                 inertial['mass'] = float(changes[name][0])
                 inertial['com'] = changes[name][1]
-        out = yaml.safe_dump(data, sort_keys=False)
+        out = yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
     tmp, commit = atomic_file(output)
     try:
         tmp.write_text(out)
