@@ -23,6 +23,9 @@ neither is the bottleneck at high rates.
 ``--max-rate`` then finds the highest rate each sustains without loss; ``--rates``
 reports losses and p50 at each given rate (3 s each) for relays and nodes. ``--no-drop``
 starts the nodes with ``drop_on_overload:=false``: no input budget, as a relay.
+``--model FILE`` runs the kinematics targets on another robot (a humanoid's URDF, say),
+``--actuators N`` the bridge on an N-actuator robot, and ``--results NAME`` writes the
+table to results/NAME.json instead of latency.json.
 """
 
 import argparse
@@ -56,14 +59,14 @@ KINEMATICS = ['-m', 'transmission_bridge.kinematics_node']
 RELAY = [str(HERE / 'relay_node.py')]
 
 
-def _setup(work):
+def _setup(work, model_file=None, actuators=24):
     """Write the bench robot's files; return {target: (processes, relays, input names)}."""
-    from robots import transmissions_24, write_transmissions
+    from robots import transmissions_24, transmissions_n, write_transmissions
     from transmission_bridge.kinematics import load_model
-    ts = transmissions_24()
-    tfile = write_transmissions(ts, work / 'bench24.yaml')
+    ts = transmissions_24() if actuators == 24 else transmissions_n(actuators)
+    tfile = write_transmissions(ts, work / f'bench{actuators}.yaml')
     from transmission_bridge.transmissions import load_transmissions
-    model_file = ROOT / 'config' / 'example_arm_model.yaml'
+    model_file = model_file or ROOT / 'config' / 'example_arm_model.yaml'
     arm = ROOT / 'config' / 'example_robot_transmissions.yaml'
 
     def relay(name, *pairs):
@@ -237,7 +240,8 @@ def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--rate', type=float, default=1000.0)
+    parser.add_argument('--rate', type=float, nargs='+', default=[1000.0],
+                        help='publishing rate(s), Hz (default 1000)')
     parser.add_argument('--seconds', type=float, default=10.0)
     parser.add_argument('--rounds', type=int, default=1,
                         help='alternate the relays and the node this many times per target; '
@@ -250,6 +254,13 @@ def main(argv=None):
                         help='also report losses and p50 at each of these rates (3 s each)')
     parser.add_argument('--no-drop', action='store_true',
                         help='start the nodes with drop_on_overload:=false (no input budget)')
+    parser.add_argument('--model', type=pathlib.Path,
+                        help='robot of the kinematics targets (model YAML or URDF; default: the '
+                             'example arm)')
+    parser.add_argument('--actuators', type=int, default=24,
+                        help='actuators of the bridge target (default 24)')
+    parser.add_argument('--results', default='latency',
+                        help='name of the results file (results/NAME.json)')
     args = parser.parse_args(argv)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
@@ -262,18 +273,24 @@ def main(argv=None):
 
 def _measure(args, work):
     """Run what ``args`` asks for, with the nodes' files in ``work``; report the tables."""
-    setup = _setup(work)
+    setup = _setup(work, args.model, args.actuators)
     if args.no_drop:
         setup = {target: ([cmd + ['-p', 'drop_on_overload:=false'] for cmd in nodes], *rest)
                  for target, (nodes, *rest) in setup.items()}
     rows = []
-    for target in args.targets:
-        runs = {kind: [] for kind in KINDS}
-        for r in range(args.rounds):    # each kind goes first in turn
-            for kind in KINDS[r % len(KINDS):] + KINDS[:r % len(KINDS)]:
-                runs[kind].append(run_once(kind, target, setup, args.rate, args.seconds, work))
-        rows.extend(combine(runs))
-    report('latency', rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us',
+    for rate in args.rate:
+        for target in args.targets:
+            runs = {kind: [] for kind in KINDS}
+            for r in range(args.rounds):    # each kind goes first in turn
+                for kind in KINDS[r % len(KINDS):] + KINDS[:r % len(KINDS)]:
+                    runs[kind].append(run_once(kind, target, setup, rate, args.seconds, work))
+            rows.extend(combine(runs))
+    for row in rows:                    # say which robot, where it is not the default
+        if args.model and row['target'].startswith('kinematics'):
+            row['target'] += f' ({args.model.stem}, {len(setup[row["target"]][2])} joints)'
+        elif args.actuators != 24 and row['target'] == 'bridge':
+            row['target'] += f' ({args.actuators} actuators)'
+    report(args.results, rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us',
                              'p99_us', 'max_us', 'stalls', 'max_gap_ms', 'p50/relay', 'p50/raw',
                              'p99/relay', 'p99/raw', 'cpu_percent', 'cpu/relay', 'rss_mb'])
     if args.rates:
