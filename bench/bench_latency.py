@@ -290,9 +290,10 @@ def _measure(args, work):
             row['target'] += f' ({args.model.stem}, {len(setup[row["target"]][2])} joints)'
         elif args.actuators != 24 and row['target'] == 'bridge':
             row['target'] += f' ({args.actuators} actuators)'
-    report(args.results, rows, ['target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us',
-                             'p99_us', 'max_us', 'stalls', 'max_gap_ms', 'p50/relay', 'p50/raw',
-                             'p99/relay', 'p99/raw', 'cpu_percent', 'cpu/relay', 'rss_mb'])
+    report(args.results, rows, [
+        'target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us', 'p99_us', 'max_us',
+        'stalls', 'max_gap_ms', 'p50/relay', 'p50/raw', 'p99/relay', 'p99/raw', 'cpu_percent',
+        'cpu/relay', 'rss_mb'])
     if args.rates:
         swept = []
         for rate in sorted(args.rates):
