@@ -185,15 +185,22 @@ class ChainKinematics:
 
     def jacobian_one(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (6, nq)."""
+        return self.jacobians_one(q, [body], [point])[0]
+
+    def jacobians_one(self, q, bodies, points):
+        """Return the Jacobians of a point on each of ``bodies``: (n, 6, nq), one frames pass."""
         XT = self.workspace().frames(q)
-        x = point @ XT[body, :3, :3] + XT[body, 3, :3]
         wo = np.dot(self.axis_rows, XT.reshape(-1, 4))[:, :3]
         w, o = wo[:self.nc], wo[self.nc:]
-        mask = self.on_path[body][:, None]
-        j_w = self.rot_q[:, None] * w * mask
-        j_v = (self.rot_q[:, None] * np.cross(w, x - o) + self.tr_q[:, None] * w) * mask
-        J = np.concatenate([j_w, j_v], axis=1).T            # (6, nc): per coordinate
-        return J if self.fold is None else J @ self.fold.T
+        out = []
+        for body, point in zip(bodies, points):
+            x = point @ XT[body, :3, :3] + XT[body, 3, :3]
+            mask = self.on_path[body][:, None]
+            j_w = self.rot_q[:, None] * w * mask
+            j_v = (self.rot_q[:, None] * np.cross(w, x - o) + self.tr_q[:, None] * w) * mask
+            J = np.concatenate([j_w, j_v], axis=1).T            # (6, nc): per coordinate
+            out.append(J if self.fold is None else J @ self.fold.T)
+        return np.array(out).reshape(len(out), 6, self.nq)
 
     # --- batches (batch-last layout inside) --------------------------------------
     def frames_batch(self, q):

@@ -52,8 +52,7 @@ def regressor(model, q, bodies=None):
     g_cross = _skew(g)
     poses = model.forward_kinematics(q)
     out = np.zeros((model.num_positions, PER_BODY * len(names)))
-    for k, name in enumerate(names):
-        jac = model.jacobian(q, name)
+    for k, (name, jac) in enumerate(zip(names, model.body_jacobians(q, names))):
         j_w, j_v = jac[:3], jac[3:]
         out[:, PER_BODY * k] = -j_v.T @ g
         out[:, PER_BODY * k + 1:PER_BODY * (k + 1)] = j_w.T @ g_cross @ poses[name][:3, :3]

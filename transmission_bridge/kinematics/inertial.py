@@ -60,6 +60,17 @@ class Inertial:
         inertia.flags.writeable = False
         self._inertia = inertia
 
+    @classmethod
+    def from_matrix(cls, mass, com, inertia, owner='body', physical=True):
+        """Return the mass properties with the 3x3 ``inertia`` (about the com, body frame)."""
+        i = np.asarray(inertia, dtype=float)
+        return cls(mass, com, ixx=i[0, 0], iyy=i[1, 1], izz=i[2, 2], ixy=i[0, 1], ixz=i[0, 2],
+                   iyz=i[1, 2], owner=owner, physical=physical)
+
+    def with_mass_and_com(self, mass, com, owner='body'):
+        """Return these mass properties with another mass and centre of mass, same inertia."""
+        return Inertial.from_matrix(mass, com, self._inertia, owner, physical=False)
+
     @property
     def mass(self):
         """Return the mass, kg."""
@@ -92,9 +103,7 @@ class Inertial:
         inertia = self._inertia.copy()
         for m, d in ((self._mass, self._com - com), (added, p - com)):
             inertia += m * (d @ d * np.eye(3) - np.outer(d, d))
-        return Inertial(total, com, ixx=inertia[0, 0], iyy=inertia[1, 1], izz=inertia[2, 2],
-                        ixy=inertia[0, 1], ixz=inertia[0, 2], iyz=inertia[1, 2], owner=owner,
-                        physical=False)
+        return Inertial.from_matrix(total, com, inertia, owner, physical=False)
 
     def __eq__(self, other):
         return (isinstance(other, Inertial) and self._mass == other._mass

@@ -26,7 +26,6 @@ from . import _checks
 from .algorithms import ChainKinematics, OneConfiguration
 from .body import Body, WORLD
 from .errors import ModelError
-from .inertial import Inertial
 from .spatial import invert
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -222,6 +221,18 @@ class Model:
         p = _checks.vector(point, 3, 'point')
         return self._kin.jacobian(self._q(q), self._index_of(body), p)
 
+    def body_jacobians(self, q, bodies):
+        """
+        Return the Jacobians of the origins of ``bodies`` (names) at one q, (n, 6, nq).
+
+        As :meth:`jacobian` of each, rows [angular; linear], from one kinematics pass.
+        """
+        q = self._q(q)
+        if q.ndim != 1:
+            raise ModelError('body_jacobians takes one configuration')
+        index = [self._index_of(b) for b in bodies]
+        return self._kin.jacobians_one(q, index, np.zeros((len(index), 3)))
+
     def poses_and_gravity(self, q, out=None):
         """
         Return ``(X_WB of every body, tau_g)`` from one kinematics pass.
@@ -335,10 +346,7 @@ class Model:
         """Return a copy where ``body`` has ``mass`` (kg) and ``com`` (m, body frame)."""
         i = self._index_of(body)
         b = self._bodies[i]
-        inertia = b.inertial.inertia
-        inertial = Inertial(mass, com, ixx=inertia[0, 0], iyy=inertia[1, 1], izz=inertia[2, 2],
-                            ixy=inertia[0, 1], ixz=inertia[0, 2], iyz=inertia[1, 2],
-                            owner=f'body {body!r}', physical=False)
+        inertial = b.inertial.with_mass_and_com(mass, com, owner=f'body {body!r}')
         bodies = list(self._bodies)
         bodies[i] = Body(b.name, b.joint, inertial, b.parent)
         return self._rebuilt(bodies)

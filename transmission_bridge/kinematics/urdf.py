@@ -223,9 +223,7 @@ def _inertial(link, name, notes):
     problem = inertia_problem(rotated)
     if problem:
         notes.add(f'{where}: {problem}; kept as written (poses and gravity do not use it)')
-    return Inertial(mass[0], com, ixx=rotated[0, 0], iyy=rotated[1, 1], izz=rotated[2, 2],
-                    ixy=rotated[0, 1], ixz=rotated[0, 2], iyz=rotated[1, 2],
-                    owner=f'body {name!r}', physical=False)
+    return Inertial.from_matrix(mass[0], com, rotated, f'body {name!r}', physical=False)
 
 
 def with_inertials(text, changes):

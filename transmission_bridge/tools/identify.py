@@ -210,9 +210,7 @@ def samples_of_bag(bag, joints, tset, options):
     if not np.isfinite(values[:, 2]).any():
         raise BagError(f'{bag}: the {topic} messages carry no efforts')
     if tset is not None:
-        values = tset.actuator_to_joint('velocity', values)     # joint order of the set
-        values[:, 0] = tset.actuator_to_joint('position', np.array(rows)[:, 0])
-        values[:, 2] = tset.actuator_to_joint('effort', np.array(rows)[:, 2])
+        values = tset.joint_state(values)      # what the bridge publishes, set's joint order
         order = [list(tset.joint_names).index(j) if j in tset.joint_names else None
                  for j in joints]
         values = np.stack([values[:, :, k] if k is not None
@@ -241,12 +239,18 @@ def _fit_all(model, q, tau, known):
         lines.append(f'body {body!r}: the fit wanted mass {wanted:.4g} kg; kept at the '
                      f"model's {model.body(body).inertial.mass:.4g} kg")
     fitted = ident.with_parameters(model, result.parameters, bodies)
-    for name in model.body_names:
+    for name in _changed(model, fitted):
         old, new = model.body(name).inertial, fitted.body(name).inertial
-        if old.mass != new.mass or not np.array_equal(old.com, new.com):
-            lines.append(f'  {name}: mass {old.mass:.4g} -> {new.mass:.4g} kg, com '
-                         f'{_vec(old.com)} -> {_vec(new.com)} m')
+        lines.append(f'  {name}: mass {old.mass:.4g} -> {new.mass:.4g} kg, com '
+                     f'{_vec(old.com)} -> {_vec(new.com)} m')
     return fitted, lines
+
+
+def _changed(model, fitted):
+    """Return the bodies whose mass or centre of mass the fit changed."""
+    return [name for name in model.body_names
+            if model.body(name).inertial.mass != fitted.body(name).inertial.mass
+            or not np.array_equal(model.body(name).inertial.com, fitted.body(name).inertial.com)]
 
 
 def _fit_payload(model, body, q, tau):
@@ -268,12 +272,9 @@ def _write(model_path, output, model, fitted):
     from ..bag.io import atomic_file
     from ..kinematics.urdf import with_inertials
     text = model_path.read_text()
-    changes = {}
-    for name in model.body_names:
-        new = fitted.body(name).inertial
-        old = model.body(name).inertial
-        if old.mass != new.mass or not np.array_equal(old.com, new.com):
-            changes[name] = (new.mass, [float(x) for x in new.com])
+    changes = {name: (fitted.body(name).inertial.mass,
+                      [float(x) for x in fitted.body(name).inertial.com])
+               for name in _changed(model, fitted)}
     if model_path.suffix.lower() in ('.urdf', '.xml') or text.lstrip().startswith('<'):
         out = with_inertials(text, changes)
     else:

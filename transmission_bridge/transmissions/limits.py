@@ -86,16 +86,18 @@ class CommandLimits:
         inv_j, inv_a = self._inverse[kind]
         # Only the sides with a finite limit are looked at: a message costs three numpy
         # calls per limited side when nothing is exceeded.
-        worst_j = (np.abs(joint_values) * inv_j).max() if sides[0] else 0.0
-        worst_a = (np.abs(actuator_values) * inv_a).max() if sides[1] else 0.0
+        ratio_j = np.abs(joint_values) * inv_j if sides[0] else None
+        ratio_a = np.abs(actuator_values) * inv_a if sides[1] else None
+        worst_j = ratio_j.max() if sides[0] else 0.0
+        worst_a = ratio_a.max() if sides[1] else 0.0
         if not (worst_j > 1.0 or worst_a > 1.0):
             return joint_values, actuator_values, []
         limits_j, limits_a = self._limits[kind]
         if worst_a >= worst_j:
-            k = int(np.argmax(np.abs(actuator_values) * inv_a))
+            k = int(np.argmax(ratio_a))
             asked, limit, who = actuator_values[k], limits_a[k], ('actuator', self.actuator_names)
         else:
-            k = int(np.argmax(np.abs(joint_values) * inv_j))
+            k = int(np.argmax(ratio_j))
             asked, limit, who = joint_values[k], limits_j[k], ('joint', self.joint_names)
         factor = float(limit / abs(asked))     # one rounding: x * (L / |x|) is L or next to it
         joints = joint_values * factor
