@@ -28,7 +28,10 @@ setup(
     license='Apache-2.0',
     # colcon test runs pytest when it finds pytest here (setuptools >= 72 ignores tests_require,
     # and colcon then falls back to unittest and runs nothing). The same list as package.xml.
-    extras_require={'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags',
+    # numba: the kinematics library's compiled kernels (humanoids at Pinocchio's speed); the
+    # numpy code runs without it, with the same results.
+    extras_require={'fast': ['numba>=0.59'],
+                    'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags',
                              'matplotlib',
                              'dask[distributed]', 'pyarrow']},
     entry_points={

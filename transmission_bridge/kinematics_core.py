@@ -276,9 +276,8 @@ class KinematicsCore:
 
     def _gravity_into(self, holding):
         """Evaluate the frames and gravity of the configuration; write the holding torques."""
-        ws = self._workspace
-        ws.frames(self._q)
-        holding_torques(ws.gravity(), holding)
+        tau_g, _ = self._workspace.frames_gravity_energy(self._q)
+        holding_torques(tau_g, holding)
 
     def _passive(self, holding, out):
         """Write the passive torques ``holding + b v`` of the configuration into ``out``."""

@@ -171,7 +171,8 @@ class KinematicsNode(ConfigurableNode):
         if self._core is not None:
             self.get_logger().info(
                 f'model {model.name!r}: {len(model.body_names)} bodies, '
-                f'{model.num_positions} joints from {self._source}; outputs in {base!r}')
+                f'{model.num_positions} joints from {self._source}; outputs in {base!r}; '
+                f'{model.kernels} kernels')
             self._model_loaded(self._file_model)
 
     def _read_urdf(self, path):

@@ -46,6 +46,7 @@ from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
 _EYE4 = np.eye(4)
+_NO_POSES, _NO_TAU = np.empty((0, 4, 4)), np.empty(0)   # the compiled kernels' placeholders
 
 
 class ChainKinematics:
@@ -165,6 +166,7 @@ class ChainKinematics:
         self.cross_g = np.array([np.cross(e, self.gravity) for e in np.eye(3)])   # r @ = r x g
         self.trMg = self.trM[:, None] * self.gravity
         self._local = threading.local()     # one OneConfiguration per thread
+        self._kernels = _compiled_kernels(self)
 
     # --- one configuration -------------------------------------------------------
     def workspace(self):
@@ -177,11 +179,18 @@ class ChainKinematics:
     def __getstate__(self):
         state = dict(self.__dict__)
         del state['_local']                 # per-thread buffers: not sent, made again
+        del state['_kernels']               # the receiver may or may not have numba
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._local = threading.local()
+        self._kernels = _compiled_kernels(self)
+
+    @property
+    def compiled(self):
+        """Return True when the compiled kernels (numba) run this model, False for numpy."""
+        return self._kernels is not None
 
     def jacobian_one(self, q, body, point):
         """Return the geometric Jacobian [angular; linear] of a body point, (6, nq)."""
@@ -189,7 +198,13 @@ class ChainKinematics:
 
     def jacobians_one(self, q, bodies, points):
         """Return the Jacobians of a point on each of ``bodies``: (n, 6, nq), one frames pass."""
-        XT = self.workspace().frames(q)
+        ws = self.workspace()
+        XT = ws.frames(q)
+        if self._kernels is not None:
+            points = np.ascontiguousarray(points, dtype=float).reshape(len(bodies), 3)
+            J = np.empty((len(bodies), 6, self.nq))
+            self._kernels.jacobians(ws._W, np.asarray(bodies, dtype=np.intp), points, J)
+            return J
         wo = np.dot(self.axis_rows, XT.reshape(-1, 4))[:, :3]
         w, o = wo[:self.nc], wo[self.nc:]
         out = []
@@ -285,9 +300,13 @@ class ChainKinematics:
         reuses its buffers and the kernel zeroes no fresh pages.
         """
         lead = q.shape[:-1]
+        if out is None and q.ndim == 1 and self._kernels is not None:
+            return self._one_compiled(q, what)
         shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
         if out is not None:
             out = _checks.out_arrays(out, q, [(w, lead + shapes[w]) for w in what])
+        if self._kernels is not None:
+            return self._evaluate_compiled(q, what, out)
         if q.ndim == 1:
             values = self._one(q, what)
             if out is None:                 # copies: the views change with the next call
@@ -306,11 +325,56 @@ class ChainKinematics:
                              {w: d[start:start + CHUNK] for w, d in whole.items()})
         return out
 
+    def _one_compiled(self, q, what):
+        """One configuration, new outputs, in the compiled kernels: the short path."""
+        ws = self.workspace()
+        ws.q[:] = q                         # float64, contiguous: the kernel's one typing
+        want_poses = 'poses' in what
+        poses = np.empty((self.nb, 4, 4)) if want_poses else _NO_POSES
+        tau = np.empty(self.nq) if 'gravity' in what else ws.tau
+        energy = self._kernels.one(ws.q, ws._W, poses, tau, want_poses, what != ('poses',))
+        if what == ('gravity',):
+            return (tau,)
+        values = {'poses': poses, 'gravity': tau, 'energy': energy}
+        return tuple([values[w] for w in what])
+
+    def _evaluate_compiled(self, q, what, out):
+        """:meth:`evaluate` in the compiled kernels, which write the outputs in place."""
+        shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
+        lead = q.shape[:-1]
+        if out is None:
+            out = tuple([np.empty(lead + shapes[w]) for w in what])
+        dest = dict(zip(what, out))
+        want_poses = 'poses' in dest
+        want_gravity = 'gravity' in dest or 'energy' in dest
+        kernels = self._kernels
+        if q.ndim == 1:
+            ws = self.workspace()
+            ws.q[:] = q
+            energy = kernels.one(ws.q, ws._W, dest.get('poses', _NO_POSES),
+                                 dest.get('gravity', ws.tau), want_poses, want_gravity)
+            if 'energy' in dest:
+                dest['energy'][...] = energy
+            return out
+        n = int(np.prod(lead))
+        flat = np.ascontiguousarray(q.reshape(n, self.nq), dtype=float)
+        poses = dest['poses'].reshape(n, self.nb, 4, 4) if want_poses else \
+            np.empty((1, self.nb, 4, 4))
+        tau = dest['gravity'].reshape(n, self.nq) if 'gravity' in dest else \
+            np.empty((n if want_gravity else 1, self.nq))
+        energy = dest['energy'].reshape(n) if 'energy' in dest else \
+            np.empty(n if want_gravity else 1)
+        kernels.batch(flat, kernels.work()[0], poses, tau, energy, want_poses, want_gravity)
+        return out
+
     def _one(self, q, what):
         """Return the outputs named in ``what`` for one configuration: this thread's views."""
         ws = self.workspace()
-        ws.frames(q)
-        tau, energy = ws.gravity_energy() if what != ('poses',) else (None, None)
+        if what == ('poses',):
+            ws.frames(q)
+            tau, energy = None, None
+        else:
+            tau, energy = ws.frames_gravity_energy(q)
         values = {'poses': ws.poses(), 'gravity': tau, 'energy': energy}
         return [values[w] for w in what]
 
@@ -322,6 +386,12 @@ class ChainKinematics:
         flat = q.reshape(int(np.prod(q.shape[:-1])), q.shape[-1])
         out = np.array([self.jacobian_one(qi, body, point) for qi in flat])
         return out.reshape(q.shape[:-1] + (6, self.nq))
+
+
+def _compiled_kernels(kin):
+    """Return the model's :class:`._compiled.Kernels`, or None where numba is not used."""
+    from . import _compiled         # imports numba (once): only when a model is built
+    return _compiled.Kernels(kin) if _compiled.AVAILABLE else None
 
 
 def _skew(v):
@@ -348,10 +418,14 @@ class OneConfiguration:
         c[:nb] = 1.0
         self._args, self._sin, self._half = c[nb:], c[nb:3 * nb], c[2 * nb:3 * nb]
         self._c_rows = c.reshape(4, nb).T[:, None, :]      # (nb, 1, 4): body b's c
-        self._L = np.empty((nb, 16))            # X_PB^T of every body, row-major
+        self._kernels = kin._kernels
+        if self._kernels is not None:           # the kernels' buffer holds L and XT
+            self._W, self._L, self.XT, _, _ = self._kernels.work()
+        else:
+            self._L = np.empty((nb, 16))        # X_PB^T of every body, row-major
+            self.XT = np.empty((nb + 1, 4, 4))  # X_WB^T of every body, the world last
+            self.XT[nb] = _EYE4
         self._L_rows = self._L.reshape(nb, 1, 16)
-        self.XT = np.empty((nb + 1, 4, 4))      # X_WB^T of every body, the world last
-        self.XT[nb] = _EYE4
         L, X = list(self._L.reshape(nb, 4, 4)), list(self.XT)
         # ndarray.dot is np.dot without the __array_function__ dispatch: half the cost of
         # a 4x4 product here, same bits.
@@ -367,12 +441,16 @@ class OneConfiguration:
         self._tau_c = self.tau if kin.fold is None else np.empty(nc)
         self._pose_terms = np.empty((nb, 19))
         self._starts = np.arange(nb)[:, None] * 19 + 3    # where each body's candidates start
+        self._energy = 0.0                      # the compiled gravity's V
 
     def frames(self, q):
         """Return ``X_WB^T`` of every body, (nb + 1, 4, 4), world (identity) last."""
         kin = self._kin
         if q is not self.q:                 # a caller may keep its configuration in q
             self.q[:] = q
+        if self._kernels is not None:
+            self._kernels.one(self.q, self._W, _NO_POSES, _NO_TAU, False, False)
+            return self.XT
         # Outputs by position: a keyword costs its parsing on every call.
         np.multiply(self._q_ext.take(kin.z_index), kin.z_scale, self._args)
         if kin.z_offset is not None:        # mimic joints with an offset
@@ -391,6 +469,9 @@ class OneConfiguration:
     def gravity(self):
         """Return ``tau_g`` of the frames (this buffer's): one product with the frame rows."""
         kin = self._kin
+        if self._kernels is not None:
+            self._energy = self._kernels.gravity(self._W, self.tau)
+            return self.tau
         kin.frame_rows.dot(self._rows_in, self._wr)
         u = self._r.dot(kin.cross_g, self._u)
         u += kin.trMg
@@ -402,11 +483,23 @@ class OneConfiguration:
 
     def energy(self):
         """Return ``V`` of the frames; valid after :meth:`gravity` (it sums the moments)."""
+        if self._kernels is not None:
+            return self._energy
         return -float(self._moment.dot(self._kin.gravity))
 
     def gravity_energy(self):
         """Return ``(tau_g, V)`` of the frames."""
         return self.gravity(), self.energy()
+
+    def frames_gravity_energy(self, q):
+        """Return ``(tau_g, V)`` of ``q``, its frames left in the buffers: one kernel call."""
+        if self._kernels is None:
+            self.frames(q)
+            return self.gravity_energy()
+        if q is not self.q:
+            self.q[:] = q
+        self._energy = self._kernels.one(self.q, self._W, _NO_POSES, self.tau, False, True)
+        return self.tau, self._energy
 
     def parent_pose_writer(self, bodies):
         """

@@ -116,6 +116,11 @@ class Model:
         return tuple(b.joint for b in self._movable)
 
     @property
+    def kernels(self):
+        """Return ``'numba'`` when the compiled kernels evaluate this model, else ``'numpy'``."""
+        return 'numba' if self._kin.compiled else 'numpy'
+
+    @property
     def num_positions(self):
         """Return nq, the number of generalized coordinates."""
         return len(self._movable)
