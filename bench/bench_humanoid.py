@@ -14,7 +14,9 @@ Python loop, one configuration per call:
   Python loop over Pinocchio).
 
 Each robot's gravity is checked against Pinocchio's first (1e-9), so the models are the
-same. ``ours/pinocchio`` is the median over alternating rounds of the ratio.
+same. ``ours`` is the default evaluation (numba's compiled kernels where numba is installed),
+``numpy`` the same model on the numpy code (``Model.with_kernels('numpy')``), timed in the
+same rounds. ``ours/pinocchio`` is the median over alternating rounds of the ratio.
 """
 
 import argparse
@@ -51,6 +53,7 @@ def main(argv=None):
     for label, relative in ROBOTS:
         path = robot(relative)
         model, pm = load_model(path), pinocchio_model(pin, path)
+        slow = model.with_kernels('numpy')
         data = pm.createData()
         names = model.joint_names
         index = independent_joints(pm)
@@ -73,26 +76,29 @@ def main(argv=None):
             for x in qps:
                 pin.computeGeneralizedGravity(pm, data, x)
         cases = [
-            ('gravity, one configuration', lambda: model.gravity_generalized_forces(q),
+            ('gravity, one configuration', lambda m: m.gravity_generalized_forces(q),
              lambda: pin.computeGeneralizedGravity(pm, data, qp), 1),
-            ('FK of every body + gravity', lambda: model.poses_and_gravity(q), pin_poses, 1),
-            ('batch gravity, per configuration', lambda: model.gravity_generalized_forces(qs),
+            ('FK of every body + gravity', lambda m: m.poses_and_gravity(q), pin_poses, 1),
+            ('batch gravity, per configuration', lambda m: m.gravity_generalized_forces(qs),
              pin_batch, BATCH),
         ]
         for what, ours, peer, per in cases:
             number = max(1, args.number // per)
-            times = {'ours': [], 'pin': []}
+            times = {'ours': [], 'numpy': [], 'pin': []}
+            kinds = (('ours', lambda: ours(model)), ('numpy', lambda: ours(slow)),
+                     ('pin', peer))
             for r in range(ROUNDS):
-                for name, fn in (('ours', ours), ('pin', peer))[::1 if r % 2 else -1]:
+                for name, fn in kinds[::1 if r % 2 else -1]:
                     times[name].append(per_call(fn, number, repeat=1) / per)
             rows.append({
                 'robot': f'{label} ({model.num_positions})', 'what': what,
-                'bodies': len(model.body_names), 'ours_us': min(times['ours']) * 1e6,
+                'bodies': len(model.body_names), 'kernels': model.kernels,
+                'ours_us': min(times['ours']) * 1e6, 'numpy_us': min(times['numpy']) * 1e6,
                 'pinocchio_us': min(times['pin']) * 1e6,
                 'ours/pinocchio': statistics.median(
                     o / p for o, p in zip(times['ours'], times['pin']))})
-    report('humanoid', rows, ['robot', 'what', 'bodies', 'ours_us', 'pinocchio_us',
-                              'ours/pinocchio'])
+    report('humanoid', rows, ['robot', 'what', 'bodies', 'kernels', 'ours_us', 'numpy_us',
+                              'pinocchio_us', 'ours/pinocchio'])
 
 
 if __name__ == '__main__':

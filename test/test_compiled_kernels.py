@@ -108,13 +108,17 @@ def test_kernels_equal_the_numpy_code_on_every_robot(tmp_path):
 
 def test_kernels_take_any_float_layout_and_the_out_arrays():
     pytest.importorskip('numba', reason='numba is not installed: the numpy code runs')
-    model = random_model(3, num_bodies=8)
+    model = random_model(3, num_bodies=8).warm_up()
     qs = random_q(model, np.random.default_rng(8), 5)
     expected = model.gravity_generalized_forces(qs)
     wide = np.zeros((5, 2 * model.num_positions))
     wide[:, ::2] = qs
     np.testing.assert_array_equal(model.gravity_generalized_forces(wide[:, ::2]), expected)
     np.testing.assert_array_equal(model.gravity_generalized_forces(wide[1, ::2]), expected[1])
+    frozen = qs.copy()
+    frozen.flags.writeable = False      # a bag's arrays are read-only views of its bytes
+    np.testing.assert_array_equal(model.gravity_generalized_forces(frozen), expected)
+    np.testing.assert_array_equal(model.gravity_generalized_forces(frozen[3]), expected[3])
     single = qs.astype(np.float32)
     np.testing.assert_array_equal(model.gravity_generalized_forces(single[2]),
                                   model.gravity_generalized_forces(single[2].astype(float)))
@@ -137,11 +141,17 @@ def test_without_numba_the_numpy_code_runs_and_says_so():
             'from transmission_bridge.kinematics import _compiled\n'
             'from kinematics_models import random_model\n'
             'm = random_model(2)\n'
+            'try:\n'
+            '    m.with_kernels("numba")\n'
+            'except ValueError as exc:\n'
+            '    print(exc)\n'
             'print(_compiled.AVAILABLE, m.kernels, m.gravity_generalized_forces('
             'np.full(m.num_positions, 0.3)).tolist())\n')
     result = _child({}, code)
     assert result.returncode == 0, result.stderr
-    available, compiled, tau = result.stdout.split(' ', 2)
+    refusal, last = result.stdout.splitlines()
+    assert refusal.startswith("kernels 'numba': not available (") and 'numba' in refusal[30:]
+    available, compiled, tau = last.split(' ', 2)
     assert (available, compiled) == ('False', 'numpy')
     model = random_model(2)
     np.testing.assert_allclose(json.loads(tau),
@@ -159,3 +169,19 @@ def test_a_model_sent_to_another_process_rebuilds_its_kernels():
     q = np.full(model.num_positions, -0.4)
     np.testing.assert_array_equal(clone.gravity_generalized_forces(q),
                                   model.gravity_generalized_forces(q))
+
+
+def test_with_kernels_chooses_the_code_and_derived_models_keep_it():
+    pytest.importorskip('numba', reason='numba is not installed: the numpy code runs')
+    import pickle
+    model = random_model(6)
+    slow = model.with_kernels('numpy')
+    assert (model.kernels, slow.kernels) == ('numba', 'numpy')
+    assert slow.with_gravity((0, 0, -1.62)).kernels == 'numpy'
+    assert pickle.loads(pickle.dumps(slow)).kernels == 'numpy'
+    assert slow.with_kernels('numba').kernels == 'numba'
+    q = random_q(model, np.random.default_rng(6), 4)
+    for a, b in zip(model.poses_gravity_and_energy(q), slow.poses_gravity_and_energy(q)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=KERNELS_RTOL * 100)
+    with pytest.raises(ModelError, match="kernels must be 'numpy' or 'numba', got 'gpu'"):
+        model.with_kernels('gpu')

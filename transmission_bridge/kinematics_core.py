@@ -107,6 +107,7 @@ class KinematicsCore:
                     q[k], v[k], reported[k] = self._q[i], self._v[i], True
         self._model, self._base = model, base
         self._damping = model.effective_damping    # per model (mimics folded), not per message
+        model.warm_up()             # numba compiles now, not on the first message
         self._workspace = model.one_configuration()
         # The configuration lives in the workspace's q: evaluating it copies nothing.
         self._workspace.q[:] = q

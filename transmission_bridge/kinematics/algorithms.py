@@ -42,6 +42,7 @@ import threading
 import numpy as np
 
 from . import _checks
+from .errors import ModelError
 from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
@@ -179,13 +180,38 @@ class ChainKinematics:
     def __getstate__(self):
         state = dict(self.__dict__)
         del state['_local']                 # per-thread buffers: not sent, made again
-        del state['_kernels']               # the receiver may or may not have numba
+        # The receiver may or may not have numba: it gets the choice, and makes the kernels.
+        state['_kernels'] = self._kernels is not None
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._local = threading.local()
-        self._kernels = _compiled_kernels(self)
+        self._kernels = _compiled_kernels(self) if state['_kernels'] else None
+
+    def warm_up(self):
+        """Run every kernel once (numba compiles, or loads from its cache, on first use)."""
+        if self._kernels is None:
+            return
+        q = np.zeros((1, self.nq))
+        self.evaluate(q, ('poses', 'gravity', 'energy'))
+        self.evaluate(q[0], ('poses', 'gravity', 'energy'))
+        self.workspace().gravity()
+        if self.nb:
+            self.jacobians_one(q[0], [self.nb - 1], [np.zeros(3)])
+
+    def use_kernels(self, kind):
+        """Evaluate with ``kind``: 'numpy' or 'numba' (a :class:`ModelError` if unavailable)."""
+        if kind == 'numpy':
+            self._kernels = None
+        elif kind == 'numba':
+            from . import _compiled
+            if not _compiled.AVAILABLE:
+                raise ModelError(f"kernels 'numba': not available ({_compiled.REASON})")
+            self._kernels = _compiled.Kernels(self)
+        else:
+            raise ModelError(f"kernels must be 'numpy' or 'numba', got {kind!r}")
+        self._local = threading.local()     # workspaces laid out for the other kernels
 
     @property
     def compiled(self):
@@ -358,6 +384,8 @@ class ChainKinematics:
             return out
         n = int(np.prod(lead))
         flat = np.ascontiguousarray(q.reshape(n, self.nq), dtype=float)
+        if not flat.flags.writeable:        # numba compiles read-only arrays apart: copy
+            flat = flat.copy()
         poses = dest['poses'].reshape(n, self.nb, 4, 4) if want_poses else \
             np.empty((1, self.nb, 4, 4))
         tau = dest['gravity'].reshape(n, self.nq) if 'gravity' in dest else \

@@ -120,6 +120,28 @@ class Model:
         """Return ``'numba'`` when the compiled kernels evaluate this model, else ``'numpy'``."""
         return 'numba' if self._kin.compiled else 'numpy'
 
+    def warm_up(self):
+        """
+        Compile the kernels now rather than on the first call, and return the model.
+
+        numba compiles on a machine's first use (about 1.5 s) and loads from its disk cache
+        afterwards (about 0.1 s); a node calls this at start-up so that its first message
+        does not wait. Nothing to do on the numpy code.
+        """
+        self._kin.warm_up()
+        return self
+
+    def with_kernels(self, kind):
+        """
+        Return a copy evaluated by ``kind``: ``'numpy'`` or ``'numba'`` (see :attr:`kernels`).
+
+        Models derived from the copy (``with_gravity``, ``with_payload``...) keep the choice.
+        ``'numba'`` where numba does not import raises :class:`ModelError` saying why.
+        """
+        model = self._rebuilt(self._bodies)
+        model._kin.use_kernels(kind)
+        return model
+
     @property
     def num_positions(self):
         """Return nq, the number of generalized coordinates."""
@@ -312,6 +334,8 @@ class Model:
     def _rebuilt(self, bodies, gravity=None):
         model = Model(bodies, self._name, self._gravity if gravity is None else gravity,
                       self._root_frame, self._warnings)
+        if model.kernels != self.kernels:   # a choice of with_kernels carries over
+            model._kin.use_kernels(self.kernels)
         if self._payload is not None and self._payload[0] in model._index:
             model._payload = self._payload      # its body keeps the merged inertial
         return model
