@@ -25,6 +25,8 @@ kernel takes its tables apart once.
 
 import os
 
+import numpy as np
+
 KERNELS_ENV = 'TRANSMISSION_BRIDGE_KERNELS'
 
 # Columns of the per-body table: the angle a = q zr + zr0 and the translation
@@ -39,7 +41,6 @@ try:
     if os.environ.get(KERNELS_ENV, '').strip().lower() == 'numpy':
         raise ImportError(f'{KERNELS_ENV}=numpy')
     import numba
-    import numpy as np
 except ImportError as exc:
     AVAILABLE = False
     REASON = str(exc)
@@ -217,7 +218,6 @@ class Kernels:
     """
 
     def __init__(self, kin):
-        import numpy as np
         nb, nc = kin.nb, kin.nc
         if any(p >= i for i, p in enumerate(kin.parent)):
             raise ValueError('bodies must come parents first')
@@ -246,7 +246,6 @@ class Kernels:
 
         ``XT``'s world entry is set to the identity here; the kernels never write it.
         """
-        import numpy as np
         nb, nc = self.nb, self.nc
         W = np.zeros(35 * nb + 16 + nc)
         a, b, c = 16 * nb, 32 * nb + 16, 35 * nb + 16

@@ -166,6 +166,9 @@ class ChainKinematics:
         self.frame_rows = np.concatenate([W, R, moment]).reshape(2 * nq + 1, cols)
         self.cross_g = np.array([np.cross(e, self.gravity) for e in np.eye(3)])   # r @ = r x g
         self.trMg = self.trM[:, None] * self.gravity
+        # evaluate's outputs, per configuration: shapes, and widths of a batch's flat rows.
+        self._shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
+        self._widths = {'poses': 16 * self.nb, 'gravity': self.nq, 'energy': 1}
         self._local = threading.local()     # one OneConfiguration per thread
         self._kernels = _compiled_kernels(self)
 
@@ -326,13 +329,12 @@ class ChainKinematics:
         reuses its buffers and the kernel zeroes no fresh pages.
         """
         lead = q.shape[:-1]
-        if out is None and q.ndim == 1 and self._kernels is not None:
-            return self._one_compiled(q, what)
-        shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
         if out is not None:
-            out = _checks.out_arrays(out, q, [(w, lead + shapes[w]) for w in what])
+            out = _checks.out_arrays(out, q, [(w, lead + self._shapes[w]) for w in what])
         if self._kernels is not None:
-            return self._evaluate_compiled(q, what, out)
+            if q.ndim == 1:
+                return self._one_compiled(q, what, out)
+            return self._batch_compiled(q, what, out)
         if q.ndim == 1:
             values = self._one(q, what)
             if out is None:                 # copies: the views change with the next call
@@ -342,46 +344,42 @@ class ChainKinematics:
             return out
         n = int(np.prod(lead))
         if out is None:
-            out = tuple(np.empty(lead + shapes[w]) for w in what)
+            out = tuple(np.empty(lead + self._shapes[w]) for w in what)
         flat = q.reshape(n, q.shape[-1])
-        widths = {'poses': 16 * self.nb, 'gravity': self.nq, 'energy': 1}
-        whole = {w: o.reshape(n, widths[w]) for w, o in zip(what, out)}
+        whole = {w: o.reshape(n, self._widths[w]) for w, o in zip(what, out)}
         for start in range(0, n, CHUNK):
             self._pass_batch(flat[start:start + CHUNK],
                              {w: d[start:start + CHUNK] for w, d in whole.items()})
         return out
 
-    def _one_compiled(self, q, what):
-        """One configuration, new outputs, in the compiled kernels: the short path."""
+    def _one_compiled(self, q, what, out):
+        """One configuration in the compiled kernels: into ``out``, or new arrays."""
         ws = self.workspace()
         ws.q[:] = q                         # float64, contiguous: the kernel's one typing
-        want_poses = 'poses' in what
-        poses = np.empty((self.nb, 4, 4)) if want_poses else _NO_POSES
-        tau = np.empty(self.nq) if 'gravity' in what else ws.tau
-        energy = self._kernels.one(ws.q, ws._W, poses, tau, want_poses, what != ('poses',))
-        if what == ('gravity',):
-            return (tau,)
-        values = {'poses': poses, 'gravity': tau, 'energy': energy}
-        return tuple([values[w] for w in what])
+        want_poses, want_gravity = 'poses' in what, what != ('poses',)
+        if out is None:
+            poses = np.empty((self.nb, 4, 4)) if want_poses else _NO_POSES
+            tau = np.empty(self.nq) if 'gravity' in what else ws.tau
+            energy = self._kernels.one(ws.q, ws._W, poses, tau, want_poses, want_gravity)
+            if what == ('gravity',):
+                return (tau,)
+            values = {'poses': poses, 'gravity': tau, 'energy': energy}
+            return tuple([values[w] for w in what])
+        dest = dict(zip(what, out))
+        energy = self._kernels.one(ws.q, ws._W, dest.get('poses', _NO_POSES),
+                                   dest.get('gravity', ws.tau), want_poses, want_gravity)
+        if 'energy' in dest:
+            dest['energy'][...] = energy
+        return out
 
-    def _evaluate_compiled(self, q, what, out):
-        """:meth:`evaluate` in the compiled kernels, which write the outputs in place."""
-        shapes = {'poses': (self.nb, 4, 4), 'gravity': (self.nq,), 'energy': ()}
+    def _batch_compiled(self, q, what, out):
+        """Evaluate a batch (..., nq) in the compiled kernels, which write the outputs in place."""
         lead = q.shape[:-1]
         if out is None:
-            out = tuple([np.empty(lead + shapes[w]) for w in what])
+            out = tuple([np.empty(lead + self._shapes[w]) for w in what])
         dest = dict(zip(what, out))
         want_poses = 'poses' in dest
         want_gravity = 'gravity' in dest or 'energy' in dest
-        kernels = self._kernels
-        if q.ndim == 1:
-            ws = self.workspace()
-            ws.q[:] = q
-            energy = kernels.one(ws.q, ws._W, dest.get('poses', _NO_POSES),
-                                 dest.get('gravity', ws.tau), want_poses, want_gravity)
-            if 'energy' in dest:
-                dest['energy'][...] = energy
-            return out
         n = int(np.prod(lead))
         flat = np.ascontiguousarray(q.reshape(n, self.nq), dtype=float)
         if not flat.flags.writeable:        # numba compiles read-only arrays apart: copy
@@ -392,6 +390,7 @@ class ChainKinematics:
             np.empty((n if want_gravity else 1, self.nq))
         energy = dest['energy'].reshape(n) if 'energy' in dest else \
             np.empty(n if want_gravity else 1)
+        kernels = self._kernels
         kernels.batch(flat, kernels.work()[0], poses, tau, energy, want_poses, want_gravity)
         return out
 
