@@ -102,6 +102,9 @@ def test_invalid_urdf(joint, message):
 def test_tree_errors():
     with pytest.raises(ModelError, match='one tree; roots found'):
         load_model('<robot name="r"><link name="a"/><link name="b"/></robot>')
+    # example-robot-data's ur3.urdf: xacro output of a file that only defines macros.
+    with pytest.raises(ModelError, match='the robot has no <link>'):
+        load_model('<robot xmlns:xacro="http://wiki.ros.org/xacro"><!-- x --></robot>')
     with pytest.raises(ModelError, match='declares a DOCTYPE'):
         load_model('<!DOCTYPE robot SYSTEM "file:///etc/passwd"><robot name="r"/>')
 

@@ -77,6 +77,9 @@ def model_from_urdf(text):
         notes.check_children(link, _LINK_CHILDREN, 'link', lname)
         notes.check_attributes(link, _LINK_ATTRIBUTES, 'link', lname)
         links[lname] = link
+    if not links:
+        raise ModelError('the robot has no <link> (an empty <robot>, e.g. a xacro file whose '
+                         'macros were never called)')
     joints = []
     for joint in root.findall('joint'):
         jname = joint.get('name')
