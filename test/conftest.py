@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import signal
 
 import hypothesis
 
@@ -33,6 +34,14 @@ def choose_test_domain(environ, pid):
         domain = domain % 100 + 1
     return domain
 
+
+# A shell without job control starts a background command (`make test &`, nohup, cron) with
+# SIGINT ignored, and every process started from it inherits that: the nodes and the ros2
+# commands the tests stop with Ctrl-C's SIGINT would then ignore it until they install a
+# handler of their own. A handler is reset to the default in a child, so they see Ctrl-C as
+# in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Every node, CLI call and colcon run the tests start inherits these.
 os.environ['ROS_DOMAIN_ID'] = str(choose_test_domain(os.environ, os.getpid()))

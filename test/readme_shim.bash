@@ -43,7 +43,11 @@ __tb_stop_all() {
   __tb_pids=(); __tb_logs=(); __tb_oks=()
   return $code
 }
-trap '__tb_stop_all || exit $?; command ros2 daemon stop >/dev/null 2>&1 || true' EXIT
+# The daemon stops even when a background command failed: left running, it would stay in the
+# test run's domain for every later test.
+trap '__tb_rc=0; __tb_stop_all || __tb_rc=$?
+      command ros2 daemon stop >/dev/null 2>&1
+      [ "$__tb_rc" -eq 0 ] || exit "$__tb_rc"' EXIT
 
 __tb_background() {  # log_name command...
   local -; set +e

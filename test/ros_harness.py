@@ -105,6 +105,10 @@ class Graph:
             self.executor.spin_once(timeout_sec=0.01)
         return predicate()
 
+    def has_node(self, name):
+        """Return True once a node called ``name`` is on the graph in this namespace."""
+        return (name, self.namespace) in self.node.get_node_names_and_namespaces()
+
     def collect(self, msg_type, topic, qos=10):
         """Subscribe to ``topic``; return the list the messages are appended to."""
         box = []
