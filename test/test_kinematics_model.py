@@ -4,7 +4,7 @@ from kinematics_models import random_model
 import numpy as np
 import pytest
 from transmission_bridge.kinematics import (
-    Body, FixedJoint, Inertial, Model, ModelError, PrismaticJoint, RevoluteJoint)
+    Body, FixedJoint, Inertial, load_model, Model, ModelError, PrismaticJoint, RevoluteJoint)
 
 QUATERNION_ATOL = 1e-15     # unit quaternions, the same formula summed in another order
 
@@ -107,7 +107,7 @@ def test_relative_transform():
     X_AB = m.relative_transform(q, a, b)
     np.testing.assert_allclose(fk[a] @ X_AB, fk[b], atol=1e-14)
     np.testing.assert_allclose(m.relative_transform(q, 'world', b), fk[b], atol=1e-15)
-    with pytest.raises(ModelError, match="unknown body 'nope'"):
+    with pytest.raises(ModelError, match="unknown frame 'nope'"):
         m.relative_transform(q, 'nope', b)
     with pytest.raises(ModelError, match='expected q with last dimension'):
         m.forward_kinematics(q[:-1])
@@ -178,3 +178,20 @@ def test_a_model_shared_by_threads_and_pickled_keeps_its_results():
         np.testing.assert_array_equal(got[k], alone[k])
     copy = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(copy.gravity_generalized_forces(qs[0, 0]), alone[0][0])
+
+
+URDF_TWO_LINKS = """<robot name="r"><link name="base"/>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0"
+    iyz="0"/></inertial></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 1"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_the_root_link_of_a_urdf_is_the_world_frame_by_its_tf_name():
+    m = load_model(URDF_TWO_LINKS)
+    q = np.array([0.3])
+    assert m.root_frame == 'base' and m.frame_index('base') is None
+    assert m.frame_index('world') is None and m.frame_index('arm') == 0
+    np.testing.assert_array_equal(m.relative_transform(q, 'base', 'arm'),
+                                  m.forward_kinematics(q)['arm'])

@@ -249,3 +249,43 @@ def test_without_tf2_msgs_the_node_runs_with_one_warning(tmp_path):
     log = kin.output()
     assert log.count('tf2_msgs is not installed: TF is off') == 1, log
     assert 'Traceback' not in log
+
+
+def test_base_frame_may_be_the_urdf_root_link_by_its_tf_name(tmp_path):
+    """A URDF user names the fixed frame as TF does (the root link), not 'world'."""
+    from geometry_msgs.msg import PoseArray
+    path = robot('panda_description/urdf/panda.urdf')
+    if path is None:
+        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
+    g = _start(tmp_path, path, {'base_frame': 'panda_link0'})
+    try:
+        model = load_model(path)
+        q = np.random.default_rng(11).uniform(model.position_lower_limits,
+                                              model.position_upper_limits)
+        poses = g.collect(PoseArray, 'kinematics/body_poses')
+        msg = JointState(name=list(model.joint_names), position=list(q))
+        assert g.spin_until(lambda: poses, timeout=15, action=lambda: g.joints.publish(msg)), \
+            g.proc.output()
+        assert poses[-1].header.frame_id == 'panda_link0'
+        fk = model.forward_kinematics(q)      # in the root link's frame, the model's world
+        for body, pose in zip(model.body_names, poses[-1].poses):
+            p = pose.position
+            np.testing.assert_allclose([p.x, p.y, p.z], fk[body][:3, 3], rtol=0, atol=TF_ATOL)
+    finally:
+        g.close()
+        assert g.proc.stop() == 0, g.proc.output()
+
+
+def test_a_base_frame_that_is_no_frame_stops_startup_naming_it(tmp_path):
+    path = robot('panda_description/urdf/panda.urdf')
+    if path is None:
+        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
+    proc = NodeProcess('transmission_bridge.kinematics_node',
+                       ['-p', f'model_file:={path}', '-p', 'base_frame:=pelvis',
+                        '-r', f'__ns:={unique_namespace("base")}'], tmp_path / 'node.log')
+    proc.proc.wait(30)
+    out = proc.output()
+    assert proc.stop() == 1, out
+    assert ("base_frame: unknown frame 'pelvis': neither 'world', the root link "
+            "'panda_link0', nor a body of the model") in out
+    assert 'Traceback' not in out

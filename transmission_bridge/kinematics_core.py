@@ -93,8 +93,7 @@ class KinematicsCore:
     def set_model(self, model, base_frame=None):
         """Switch to ``model``; reported joints that keep their name keep their values."""
         base = self._base if base_frame is None else base_frame
-        if base != 'world' and base not in model.body_names:
-            raise ModelError(f'base_frame {base!r} is neither world nor a body of the model')
+        base_index = model.frame_index(base)     # raises for an unknown frame
         old = self._model
         q = model.default_positions.copy()
         v = np.zeros(model.num_positions)
@@ -113,7 +112,7 @@ class KinematicsCore:
         self._workspace.q[:] = q
         q = self._workspace.q
         self._marked = None                     # the cols a lane last marked reported
-        self._base_index = None if base == 'world' else model.body_names.index(base)
+        self._base_index = base_index
         self._q, self._v, self._reported = q, v, reported
         self._input = self._input.renamed(model.joint_names, model.mimic_joints)
         moving = [i for i, b in enumerate(model.bodies) if b.joint.num_positions]

@@ -95,7 +95,8 @@ class KinematicsNode(ConfigurableNode):
             'unless robot_description is given', 'URDF of the robot, instead of model_file')
         self._path = sources.path
         base = declare(self, BASE_FRAME, 'world', str,
-                       "frame_id of the outputs: 'world' or a body of the model",
+                       "frame_id of the outputs: 'world', the URDF's root link (the same frame) "
+                       'or a body of the model',
                        read_only=True)
         tips = declare(self, TIP_LINKS, [], 'string_array',
                        'bodies whose pose is also published on ~/<body>/pose',
@@ -200,9 +201,11 @@ class KinematicsNode(ConfigurableNode):
         return value
 
     def _checked(self, model):
-        """Return ``model`` if base_frame and tip_links are bodies of it, else raise."""
-        if self._base != 'world' and self._base not in model.body_names:
-            raise ModelError(f'{BASE_FRAME} {self._base!r} is not a body of the model')
+        """Return ``model`` if base_frame is a frame and tip_links bodies of it, else raise."""
+        try:
+            model.frame_index(self._base)
+        except ModelError as exc:
+            raise ModelError(f'{BASE_FRAME}: {exc}') from None
         unknown = [t for t in self._tip_names if t not in model.body_names]
         if unknown:
             raise ModelError(f'{TIP_LINKS}: unknown bodies {unknown}')

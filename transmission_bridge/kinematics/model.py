@@ -223,10 +223,25 @@ class Model:
         poses = self.body_poses(q)
         return {name: poses[..., i, :, :] for i, name in enumerate(self.body_names)}
 
+    def frame_index(self, frame):
+        """
+        Return the body index of ``frame``, or None for the world frame.
+
+        The world frame answers to 'world' and to :attr:`root_frame` (a URDF's root link, the
+        name TF gives it). Raise :class:`ModelError` for any other name that is not a body.
+        """
+        if frame in (WORLD, self._root_frame):
+            return None
+        if frame not in self._index:
+            raise ModelError(f'unknown frame {frame!r}: neither {WORLD!r}, the root link '
+                             f'{self._root_frame!r}, nor a body of the model')
+        return self._index[frame]
+
     def _pose_of(self, poses, frame):
-        if frame == WORLD:
+        index = self.frame_index(frame)
+        if index is None:
             return np.broadcast_to(np.eye(4), poses.shape[:-3] + (4, 4))
-        return poses[..., self._index_of(frame), :, :]
+        return poses[..., index, :, :]
 
     def _index_of(self, name):
         if name not in self._index:
@@ -234,7 +249,7 @@ class Model:
         return self._index[name]
 
     def relative_transform(self, q, frame_A, frame_B):
-        """Return ``X_AB``: the pose of body B in body A's frame ('world' allowed)."""
+        """Return ``X_AB``: the pose of body B in body A's frame (the world frame allowed)."""
         poses = self.body_poses(q)
         return invert(self._pose_of(poses, frame_A)) @ self._pose_of(poses, frame_B)
 
