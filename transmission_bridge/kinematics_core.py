@@ -87,7 +87,7 @@ class KinematicsCore:
 
     @property
     def base_frame(self):
-        """Return the frame poses are expressed in ('world' or a body name)."""
+        """Return the frame poses are expressed in ('world', the root link's name or a body)."""
         return self._base
 
     def set_model(self, model, base_frame=None):
