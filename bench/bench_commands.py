@@ -80,7 +80,7 @@ def main(argv=None):
                         help='messages per variant, timed in 20 alternating rounds')
     args = parser.parse_args(argv)
     import rclpy
-    from transmission_bridge.bridge_node import TransmissionBridge
+    from transmission_bridge.bridge.node import TransmissionBridge
     from transmission_bridge.transmissions import load_transmissions
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'], domain_id=229)

@@ -54,8 +54,8 @@ TARGETS = {
     'kinematics_tf_off': ('joint_states', 'kinematics/gravity_torques'),
     'chain': ('actuator_states', 'actuator_commands'),
 }
-BRIDGE = ['-m', 'transmission_bridge.bridge_node']
-KINEMATICS = ['-m', 'transmission_bridge.kinematics_node']
+BRIDGE = ['-m', 'transmission_bridge.bridge.node']
+KINEMATICS = ['-m', 'transmission_bridge.robot_state.node']
 RELAY = [str(HERE / 'relay_node.py')]
 
 

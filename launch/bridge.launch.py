@@ -9,7 +9,7 @@ The transmission bridge alone: actuator_states -> joint_states (and trajectories
 
 from launch import LaunchDescription
 
-from transmission_bridge.launch_support import declare_arguments, nodes
+from transmission_bridge.ros.launch_support import declare_arguments, nodes
 
 
 def generate_launch_description():

@@ -12,7 +12,7 @@ motor's holding torque (``feed_forward:=passive`` adds damping compensation, ``n
 
 from launch import LaunchDescription
 
-from transmission_bridge.launch_support import declare_arguments, nodes
+from transmission_bridge.ros.launch_support import declare_arguments, nodes
 
 
 def generate_launch_description():

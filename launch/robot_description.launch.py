@@ -11,7 +11,7 @@ robot_state_publisher publishes, and reconfigure when it changes.
 
 from launch import LaunchDescription
 
-from transmission_bridge.launch_support import declare_arguments, nodes
+from transmission_bridge.ros.launch_support import declare_arguments, nodes
 
 
 def generate_launch_description():

@@ -34,12 +34,12 @@ class LiveRobot:
         common = ['-r', f'__ns:={ns}', '-r', f'/clock:={ns}/clock', '-r',
                   f'/diagnostics:={ns}/diagnostics', '-p', 'use_sim_time:=true']
         # Fed the holding torques, as robot.launch.py feed_forward:=gravity does.
-        self.bridge = NodeProcess('transmission_bridge.bridge_node',
+        self.bridge = NodeProcess('transmission_bridge.bridge.node',
                                   ['-p', f'transmissions_file:={TRANSMISSIONS}',
                                    '-p', 'diagnostics_period:=0.2', '-r',
                                    'joint_commands:=kinematics/gravity_torques', *common],
                                   tmp_path / 'bridge.log')
-        self.kin = NodeProcess('transmission_bridge.kinematics_node',
+        self.kin = NodeProcess('transmission_bridge.robot_state.node',
                                ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
         self.graph = Graph(ns)
         assert self.graph.spin_until(
@@ -374,7 +374,7 @@ def test_exact_path_equals_vectorised_path(tmp_path):
 
 def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(tmp_path):
     """Issue 15: --model also writes /actuator_commands, each motor's holding torque."""
-    from transmission_bridge.bridge_core import BridgeCore
+    from transmission_bridge.bridge.state import BridgeCore
     ts = load_transmissions(TRANSMISSIONS)
     bag = tmp_path / 'in'
     n = write_actuator_bag(bag, ts, seconds=0.5, rate=RATE_HZ)

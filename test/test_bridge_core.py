@@ -6,7 +6,7 @@ import sys
 from conftest import CONFIG
 import numpy as np
 import pytest
-from transmission_bridge.bridge_core import BridgeCore
+from transmission_bridge.bridge.state import BridgeCore
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 
 TS = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
@@ -296,8 +296,8 @@ def test_huge_finite_values_are_taken_without_numpy_warnings():
     # numpy's RuntimeWarning: with -W error it would raise here.
     script = '\n'.join([
         'import numpy as np',
-        'from transmission_bridge.bridge_core import BridgeCore',
-        'from transmission_bridge.named_input import NamedInput',
+        'from transmission_bridge.bridge.state import BridgeCore',
+        'from transmission_bridge.ros.named_input import NamedInput',
         'from transmission_bridge.transmissions import load_transmissions',
         f'ts = load_transmissions({str(CONFIG / "example_robot_transmissions.yaml")!r})',
         'core, n, names = BridgeCore(ts), ts.num_actuators, list(ts.actuator_names)',

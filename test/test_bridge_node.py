@@ -32,7 +32,7 @@ def _started_bridge(tmp_path, **params):
     """Start a bridge on a copy of the example file, ``params`` added; yield its graph."""
     tfile = tmp_path / 'transmissions.yaml'
     shutil.copy(EXAMPLE, tfile)
-    with started_node(tmp_path, 'transmission_bridge.bridge_node', NODE,
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE,
                       {'transmissions_file': str(tfile), 'stale_timeout': 0.3,
                        'diagnostics_period': 0.1, **params},
                       'bridge', 'actuator_states') as graph:
@@ -308,7 +308,7 @@ def test_invalid_config_stops_startup_with_the_key(tmp_path):
     data['transmissions'][3]['actuators'][1]['mechanical_reduction'] = 0.0
     tfile = tmp_path / 'bad.yaml'
     tfile.write_text(yaml.safe_dump(data))
-    proc = NodeProcess('transmission_bridge.bridge_node',
+    proc = NodeProcess('transmission_bridge.bridge.node',
                        ['-p', f'transmissions_file:={tfile}', '-r',
                         f'__ns:={unique_namespace("bad")}'], tmp_path / 'node.log')
     proc.proc.wait(30)
@@ -323,7 +323,7 @@ def test_invalid_config_stops_startup_with_the_key(tmp_path):
 def test_signals_mid_stream_exit_cleanly(tmp_path, sig):
     import signal
     ns = unique_namespace('sig')
-    proc = NodeProcess('transmission_bridge.bridge_node',
+    proc = NodeProcess('transmission_bridge.bridge.node',
                        ['-p', f'transmissions_file:={EXAMPLE}', '-r', f'__ns:={ns}'],
                        tmp_path / 'node.log')
     g = Graph(ns)
@@ -410,7 +410,7 @@ def test_drop_on_overload_false_handles_the_flood_the_budget_drops(tmp_path):
      "parameter 'drop_on_overload' must be a bool (true or false), got 'maybe'"),
 ])
 def test_invalid_node_parameter_stops_startup_with_the_key(tmp_path, param, words):
-    proc = NodeProcess('transmission_bridge.bridge_node',
+    proc = NodeProcess('transmission_bridge.bridge.node',
                        ['-p', f'transmissions_file:={EXAMPLE}', '-p', param,
                         '-r', f'__ns:={unique_namespace("share")}'], tmp_path / 'node.log')
     proc.proc.wait(30)

@@ -14,7 +14,7 @@ import pytest
 from ros_harness import started_node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from transmission_bridge.bridge_core import BridgeCore
+from transmission_bridge.bridge.state import BridgeCore
 from transmission_bridge.transmissions import ConfigError, load_transmissions, parameters
 
 EXAMPLE = CONFIG / 'example_robot_transmissions.yaml'
@@ -146,7 +146,7 @@ JOINTS3 = ['wrist_roll', 'wrist_pitch', 'wrist_yaw']
 @contextlib.contextmanager
 def _bridge(tmp_path, source, **params):
     """Start the bridge node for ``source`` with ``params`` in a params file; yield its graph."""
-    with started_node(tmp_path, 'transmission_bridge.bridge_node', 'transmission_bridge',
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', 'transmission_bridge',
                       {'transmissions_file': str(source), 'diagnostics_period': 0.1, **params},
                       'limits', 'joint_commands') as graph:
         graph.commands = graph.node.create_publisher(JointState, 'joint_commands', 10)

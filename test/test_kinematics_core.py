@@ -5,7 +5,7 @@ import numpy as np
 from transmission_bridge.kinematics import load_model
 from transmission_bridge.kinematics.parameters import (
     apply_parameters, joint_parameter, parameter_values)
-from transmission_bridge.kinematics_core import KinematicsCore
+from transmission_bridge.robot_state.core import KinematicsCore
 
 MODEL = load_model(CONFIG / 'example_arm_model.yaml')
 JOINTS = list(MODEL.joint_names)

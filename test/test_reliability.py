@@ -34,7 +34,7 @@ def _tagged_config(path):
 def test_parameter_batches_are_atomic_while_streaming(tmp_path):
     ts = _tagged_config(tmp_path / 't.yaml')
     ns = unique_namespace('atomic')
-    node = NodeProcess('transmission_bridge.bridge_node',
+    node = NodeProcess('transmission_bridge.bridge.node',
                        ['-p', f'transmissions_file:={tmp_path / "t.yaml"}',
                         '-r', f'__ns:={ns}'], tmp_path / 'node.log')
     g = Graph(ns)
@@ -83,7 +83,7 @@ def test_stale_publisher_recovers_and_two_publishers_are_warned(tmp_path):
     params.write_text(yaml.safe_dump({'/**/transmission_bridge': {'ros__parameters': {
         'transmissions_file': str(tmp_path / 't.yaml'), 'stale_timeout': 0.3,
         'diagnostics_period': 0.1, 'actuator_state_topics': ['left', 'right']}}}))
-    node = NodeProcess('transmission_bridge.bridge_node',
+    node = NodeProcess('transmission_bridge.bridge.node',
                        ['--params-file', str(params), '-r', f'__ns:={ns}',
                         '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
     g = Graph(ns)
@@ -113,9 +113,9 @@ def test_stale_publisher_recovers_and_two_publishers_are_warned(tmp_path):
 
 
 @pytest.mark.parametrize('module,name,args', [
-    ('transmission_bridge.bridge_node', 'transmission_bridge',
+    ('transmission_bridge.bridge.node', 'transmission_bridge',
      ['-p', f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}']),
-    ('transmission_bridge.kinematics_node', 'kinematics',
+    ('transmission_bridge.robot_state.node', 'kinematics',
      ['-p', f'model_file:={CONFIG / "example_arm_model.yaml"}']),
 ])
 def test_ctrl_c_twice_still_exits_cleanly(tmp_path, module, name, args):
@@ -146,7 +146,7 @@ def test_ctrl_c_twice_still_exits_cleanly(tmp_path, module, name, args):
 STUCK_TEARDOWN = """
 import ctypes
 
-from transmission_bridge.kinematics_node import KinematicsNode
+from transmission_bridge.robot_state.node import KinematicsNode
 from transmission_bridge.ros.node_main import exit_with, run_node
 
 

@@ -22,9 +22,9 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 def _start(tmp_path, bridge_args, kin_args):
     ns = unique_namespace('desc')
     common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
-    bridge = NodeProcess('transmission_bridge.bridge_node', [*bridge_args, *common],
+    bridge = NodeProcess('transmission_bridge.bridge.node', [*bridge_args, *common],
                          tmp_path / 'bridge.log')
-    kin = NodeProcess('transmission_bridge.kinematics_node', [*kin_args, *common],
+    kin = NodeProcess('transmission_bridge.robot_state.node', [*kin_args, *common],
                       tmp_path / 'kin.log')
     return ns, bridge, kin
 
@@ -73,15 +73,15 @@ def test_robot_description_parameter_gives_the_yaml_results(tmp_path):
 
 
 @pytest.mark.parametrize('module,args,words', [
-    ('transmission_bridge.bridge_node',
+    ('transmission_bridge.bridge.node',
      ['-p', f'transmissions_file:={YAML_T}', '-p', 'robot_description:=<robot name="x"/>'],
      "give 'transmissions_file' or 'robot_description', not both"),
-    ('transmission_bridge.bridge_node', [], "parameter 'transmissions_file' or "
+    ('transmission_bridge.bridge.node', [], "parameter 'transmissions_file' or "
                                             "'robot_description' is required"),
-    ('transmission_bridge.kinematics_node',
+    ('transmission_bridge.robot_state.node',
      ['-p', f'model_file:={YAML_M}', '-p', 'robot_description:=<robot name="x"/>'],
      "give 'model_file' or 'robot_description', not both"),
-    ('transmission_bridge.kinematics_node', ['-p', 'robot_description:=<robot name="x">'],
+    ('transmission_bridge.robot_state.node', ['-p', 'robot_description:=<robot name="x">'],
      'robot description is not valid XML'),
 ])
 def test_sources_are_exactly_one(tmp_path, module, args, words):

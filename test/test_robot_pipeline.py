@@ -18,10 +18,10 @@ def _chain(tmp_path, tag, bridge_args=()):
     """Start the bridge and the kinematics node in a namespace of their own; return both."""
     ns = unique_namespace(tag)
     common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
-    bridge = NodeProcess('transmission_bridge.bridge_node',
+    bridge = NodeProcess('transmission_bridge.bridge.node',
                          ['-p', f'transmissions_file:={TRANSMISSIONS}', *bridge_args, *common],
                          tmp_path / 'bridge.log')
-    kin = NodeProcess('transmission_bridge.kinematics_node',
+    kin = NodeProcess('transmission_bridge.robot_state.node',
                       ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
     return ns, bridge, kin
 

@@ -61,9 +61,9 @@ while rclpy.ok():
 
 @pytest.mark.ros
 @pytest.mark.parametrize('module,param,name', [
-    ('transmission_bridge.bridge_node',
+    ('transmission_bridge.bridge.node',
      f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}', 'transmission_bridge'),
-    ('transmission_bridge.kinematics_node', f'model_file:={CONFIG / "example_arm_model.yaml"}',
+    ('transmission_bridge.robot_state.node', f'model_file:={CONFIG / "example_arm_model.yaml"}',
      'kinematics'),
 ])
 def test_nodes_listen_on_no_tcp_port(tmp_path, module, param, name):

@@ -9,8 +9,8 @@ for them (each motor's holding torque, as in ``robot.launch.py`` with
 ``feed_forward:=gravity``). The actuator states themselves are
 kept only with ``keep_input=True``. Two paths give those results:
 
-* **exact**: each message goes through :class:`~transmission_bridge.bridge_core.BridgeCore`
-  and :class:`~transmission_bridge.kinematics_core.KinematicsCore`, the very code
+* **exact**: each message goes through :class:`~transmission_bridge.bridge.state.BridgeCore`
+  and :class:`~transmission_bridge.robot_state.core.KinematicsCore`, the very code
   the nodes run;
 * **vectorised** (used when every actuator message has the same names, frame and
   arrays, no infinite value, and stamps never go back): the whole bag is decoded
@@ -30,9 +30,9 @@ import numpy as np
 from . import io
 from .errors import BagError
 from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
-from ..bridge_core import BridgeCore
+from ..bridge.state import BridgeCore
 from ..kinematics import holding_torques
-from ..kinematics_core import KinematicsCore
+from ..robot_state.core import KinematicsCore
 
 
 @dataclasses.dataclass

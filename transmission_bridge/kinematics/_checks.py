@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .errors import ModelError
-from .. import _validate
+from .._shared import checks as _validate
 
 number = functools.partial(_validate.number, error=ModelError)
 finite = functools.partial(_validate.finite, error=ModelError)

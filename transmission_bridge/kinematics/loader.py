@@ -21,7 +21,7 @@ from .prismatic import PrismaticJoint
 from .revolute import RevoluteJoint
 from .screw import ScrewJoint
 from .spatial import dh_parts, origin_transform
-from .. import _sources
+from .._shared import sources as _sources
 
 JOINT_TYPES = {cls.TYPE: cls for cls in (RevoluteJoint, PrismaticJoint, ScrewJoint, FixedJoint)}
 

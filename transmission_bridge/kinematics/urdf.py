@@ -45,7 +45,7 @@ from .prismatic import PrismaticJoint
 from .revolute import RevoluteJoint
 from .screw import ScrewJoint
 from .spatial import origin_transform, rpy_to_rotation
-from .. import _xml
+from .._shared import urdf_xml as _xml
 
 DRAKE_NS = 'http://drake.mit.edu'
 

@@ -29,7 +29,7 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from ..demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
+from .demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
 from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import doubles
 from ..ros.node_main import exit_with, run_node, StartupError

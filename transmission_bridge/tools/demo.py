@@ -38,10 +38,10 @@ def main(argv=None):
     sim = ['-p', 'use_sim_time:=true']
     procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args', *extra, *sim])
              for module, extra in [
-                 ('transmission_bridge.bridge_node', ['-p', f'transmissions_file:={tfile}',
+                 ('transmission_bridge.bridge.node', ['-p', f'transmissions_file:={tfile}',
                                                       '-r', 'joint_commands:=kinematics/'
                                                       'gravity_torques']),
-                 ('transmission_bridge.kinematics_node', ['-p', f'model_file:={model}'])]]
+                 ('transmission_bridge.robot_state.node', ['-p', f'model_file:={model}'])]]
     try:
         ok = _replay_and_listen(bag)
     finally:

@@ -4,7 +4,7 @@ import functools
 import math
 
 from .errors import ConfigError
-from .. import _validate
+from .._shared import checks as _validate
 
 as_number = functools.partial(_validate.number, error=ConfigError)
 finite = functools.partial(_validate.finite, error=ConfigError)

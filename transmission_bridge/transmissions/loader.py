@@ -13,7 +13,7 @@ from . import _checks
 from .errors import ConfigError
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import TransmissionSet
-from .. import _sources
+from .._shared import sources as _sources
 
 _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')

@@ -63,7 +63,7 @@ import dataclasses
 from .errors import ConfigError
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import SkippedTransmission, TransmissionSet
-from .. import _xml
+from .._shared import urdf_xml as _xml
 
 PLUGINS = {
     'SimpleTransmission': 'simple',

@@ -38,9 +38,9 @@ import typing
 
 import numpy as np
 
-from . import named_input
-from .named_input import NamedInput, squares_are_finite, sum_is_finite
-from .transmissions import ConfigError
+from ..ros import named_input
+from ..ros.named_input import NamedInput, squares_are_finite, sum_is_finite
+from ..transmissions import ConfigError
 
 
 @dataclasses.dataclass

@@ -1,7 +1,7 @@
 """
 The ``kinematics`` node: joint states in; gravity and damping torques, poses and energy out.
 
-A thin rclpy shell around :class:`~transmission_bridge.kinematics_core.KinematicsCore`;
+A thin rclpy shell around :class:`~transmission_bridge.robot_state.core.KinematicsCore`;
 topics, parameters and services are listed in doc/nodes.md (tables generated from here).
 Efforts published here are torques a controller **applies**: ``~/gravity_torques``
 holds the pose against gravity (``-tau_g``), ``~/passive_torques`` adds damping
@@ -34,16 +34,16 @@ try:                                    # from the ROS install (here: ../shared/
 except ImportError:                     # pragma: no cover - a bare pip install
     TFMessage = None
 
-from .kinematics import load_model, ModelError
-from .kinematics import parameters as kparams
-from .kinematics_core import KinematicsCore
-from .ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
-from .ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
+from ..kinematics import load_model, ModelError
+from ..kinematics import parameters as kparams
+from .core import KinematicsCore
+from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
+from ..ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
                               stamp_to_ns, transform_msgs)
-from .ros.diagnostics import diagnostics, report_input
-from .ros.node_main import exit_with, run_node, StartupError
-from .ros.parameters import declare, declare_described, descriptor
-from .wire import DoublesTemplate, JointStateLayout, TransformsTemplate
+from ..ros.diagnostics import diagnostics, report_input
+from ..ros.node_main import exit_with, run_node, StartupError
+from ..ros.parameters import declare, declare_described, descriptor
+from ..ros.wire import DoublesTemplate, JointStateLayout, TransformsTemplate
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'

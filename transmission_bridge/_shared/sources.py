@@ -9,7 +9,7 @@ import os
 
 import yaml
 
-from . import _xml
+from . import urdf_xml as _xml
 
 
 def load(source, error, from_urdf, from_mapping):

@@ -22,7 +22,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 import yaml
 
-from .transmissions import ConfigError, load_transmissions
+from ..transmissions import ConfigError, load_transmissions
 
 PACKAGE = 'transmission_bridge'
 BRIDGE = 'transmission_bridge'

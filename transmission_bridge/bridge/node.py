@@ -1,7 +1,7 @@
 """
 The ``transmission_bridge`` node: actuator states in, joint states out, commands back.
 
-A thin rclpy shell around :class:`~transmission_bridge.bridge_core.BridgeCore`;
+A thin rclpy shell around :class:`~transmission_bridge.bridge.state.BridgeCore`;
 topics, parameters and services are listed in doc/nodes.md (tables generated from here).
 """
 
@@ -15,15 +15,15 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .bridge_core import BridgeCore, seconds_to_ns
-from .ros.configurable import ConfigurableNode, positive, RELIABLE_10, STREAM_IN
-from .ros.conversions import doubles, name_values, now_ns_function, stamp_to_ns
-from .ros.diagnostics import diagnostics, report_input
-from .ros.node_main import exit_with, run_node, StartupError
-from .ros.parameters import declare, declare_described, descriptor
-from .transmissions import ConfigError, load_transmissions
-from .transmissions import parameters as tparams
-from .wire import JointStateLayout
+from .state import BridgeCore, seconds_to_ns
+from ..ros.configurable import ConfigurableNode, positive, RELIABLE_10, STREAM_IN
+from ..ros.conversions import doubles, name_values, now_ns_function, stamp_to_ns
+from ..ros.diagnostics import diagnostics, report_input
+from ..ros.node_main import exit_with, run_node, StartupError
+from ..ros.parameters import declare, declare_described, descriptor
+from ..transmissions import ConfigError, load_transmissions
+from ..transmissions import parameters as tparams
+from ..ros.wire import JointStateLayout
 
 TRANSMISSIONS_FILE = 'transmissions_file'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'

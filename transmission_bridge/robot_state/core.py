@@ -5,7 +5,7 @@ Joints a message does not carry keep their last reported value, or the default
 position (and zero velocity) until first reported. Mimic joints a message carries (as
 joint_state_publisher sends them) are ignored, not counted as unknown: the model derives
 their positions from their drivers'. Input checks are
-:class:`~transmission_bridge.named_input.NamedInput`'s; in addition a NaN position
+:class:`~transmission_bridge.ros.named_input.NamedInput`'s; in addition a NaN position
 or velocity leaves that joint's previous value in place (counted as
 ``unknown_values``). A stamp older than the previous one (a looping bag) forgets
 every reported value. Outputs, all for the same configuration::
@@ -27,10 +27,10 @@ import typing
 
 import numpy as np
 
-from . import named_input
-from .kinematics import holding_torques, ModelError
-from .kinematics.spatial import invert, pose_rows
-from .named_input import NamedInput, squares_are_finite
+from ..ros import named_input
+from ..kinematics import holding_torques, ModelError
+from ..kinematics.spatial import invert, pose_rows
+from ..ros.named_input import NamedInput, squares_are_finite
 
 
 _SOURCE = 'joint_states'         # the one input whose stamps are checked

@@ -1,0 +1,1 @@
+"""The bridge node: actuator states to joint states, joint commands to the motors."""

@@ -1,0 +1,1 @@
+"""The kinematics node: joint states to TF, gravity torques, poses and energy."""
