@@ -123,9 +123,9 @@ def main(argv=None):
              ('limits on, every command scaled', bridge('scaled', example, **low), 1.0)]
     compare('joint_commands, example arm (7 joints)', [
         (label, _callback(node, 'joint_commands'), _commands(joints, needed, scale),
-         lambda node=node: node._core.command_counters.published)
+         lambda node=node: node._commands.counters.published)
         for label, node, scale in nodes])
-    if nodes[2][1]._core.command_counters.limited < args.number:
+    if nodes[2][1]._commands.counters.limited < args.number:
         sys.exit('the scaled variant was not limited: the figures would be wrong')
 
     variants = []
@@ -138,7 +138,7 @@ def main(argv=None):
         names = load_transmissions(path).actuator_names
         variants.append((label, _callback(node, 'actuator_states'),
                          _messages(names, needed, 11),
-                         lambda node=node: node._core.counters.published))
+                         lambda node=node: node._states.counters.published))
     compare('actuator_states, 24 actuators', variants)
     report('commands', rows, ['what', 'us_per_message', 'ratio'])
     rclpy.shutdown(context=context)

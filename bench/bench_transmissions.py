@@ -1,6 +1,6 @@
 """Cost of the bridge's per-message work and of whole-bag mapping, against numpy floors.
 
-Per message: BridgeCore.ingest (validate, cache, map, damp) against the floor of
+Per message: ActuatorStates.ingest (validate, cache, map, damp) against the floor of
 turning the message's three arrays into numpy arrays. Batch: TransmissionSet
 actuator_to_joint over N samples against a plain copy of the same array.
 Compiled maps: one (3, n) actuator state mapped by the set's gather maps (what the
@@ -16,7 +16,7 @@ from common import once, per_call, report
 import numpy as np
 from robots import transmissions_24, transmissions_n
 
-from transmission_bridge.bridge.state import BridgeCore
+from transmission_bridge.bridge.state import ActuatorStates
 
 
 def main(argv=None):
@@ -29,7 +29,7 @@ def main(argv=None):
     rng = np.random.default_rng(1)
     names = list(ts.actuator_names)
     pos, vel, eff = (array.array('d', rng.normal(size=ts.num_actuators)) for _ in range(3))
-    core = BridgeCore(ts)
+    core = ActuatorStates(ts)
     core.ingest('bench', names, pos, vel, eff, 0)
     stamp = [0]
 
@@ -59,7 +59,8 @@ def main(argv=None):
         dense = np.stack([robot.actuator_to_joint(kind, eye).T
                           for kind in ('velocity', 'velocity', 'effort')])
         flat = np.append(state.reshape(-1), 1.0)   # how the bridge keeps its values
-        t_gather = per_call(lambda: robot.joint_state_of_flat(flat), 2000)
+        stream = robot.state_map()
+        t_gather = per_call(lambda: stream(flat), 2000)
         t_dense = per_call(lambda: np.matmul(dense, state[:, :, None]), 2000)
         rows.append({'what': f'map one {count}-actuator state (gather map, offsets and '
                      'damping included)',

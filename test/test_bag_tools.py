@@ -374,7 +374,7 @@ def test_exact_path_equals_vectorised_path(tmp_path):
 
 def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(tmp_path):
     """Issue 15: --model also writes /actuator_commands, each motor's holding torque."""
-    from transmission_bridge.bridge.state import BridgeCore
+    from transmission_bridge.bridge.commands import CommandMapper
     ts = load_transmissions(TRANSMISSIONS)
     bag = tmp_path / 'in'
     n = write_actuator_bag(bag, ts, seconds=0.5, rate=RATE_HZ)
@@ -385,7 +385,7 @@ def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(
     gravity = joint_states(tmp_path / 'out', '/kinematics/gravity_torques')
     commands = joint_states(tmp_path / 'out', '/actuator_commands')
     assert sorted(gravity) == sorted(commands) and len(commands) == n
-    core = BridgeCore(ts)                    # what the live bridge does, message by message
+    core = CommandMapper(ts)                 # what the live bridge does, message by message
     rng = np.random.default_rng(15)
     for stamp, [(frame, names, q, _, tau)] in gravity.items():
         [(cframe, cnames, cpos, cvel, ceff)] = commands[stamp]

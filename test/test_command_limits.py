@@ -14,7 +14,7 @@ import pytest
 from ros_harness import started_node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from transmission_bridge.bridge.state import BridgeCore
+from transmission_bridge.bridge.commands import CommandMapper
 from transmission_bridge.transmissions import ConfigError, load_transmissions, parameters
 
 EXAMPLE = CONFIG / 'example_robot_transmissions.yaml'
@@ -25,7 +25,7 @@ def _core(limit=True, **changes):
     ts = load_transmissions(EXAMPLE)
     if changes:
         ts = parameters.apply_parameters(ts, changes)
-    return BridgeCore(ts, limit_commands=limit)
+    return CommandMapper(ts, limit_commands=limit)
 
 
 def test_differential_motor_beyond_its_limit_ends_exactly_there_the_other_scaled_alike():
@@ -41,14 +41,14 @@ def test_differential_motor_beyond_its_limit_ends_exactly_there_the_other_scaled
     assert out.effort[1] == pytest.approx(asked[1] * 0.25 / asked[0], rel=1e-15)
     assert np.cross(np.append(out.effort, 0), np.append(asked, 0))[2] == pytest.approx(
         0, abs=1e-15)                                             # direction kept
-    assert limited.command_counters.limited == 1
-    note = limited.last_command_result.limited[0]
+    assert limited.counters.limited == 1
+    note = limited.last_result.limited[0]
     assert "effort of actuator 'wrist_left_motor' 0.4" in note and 'limit 0.25' in note
     # Within the limit: nothing changes, nothing counted.
     small = limited.map_command(WRIST, [], [], [3.0, 1.0])
     assert small.effort.tolist() == free.map_command(WRIST, [], [], [3.0, 1.0]).effort.tolist()
-    assert limited.command_counters.limited == 1
-    assert limited.last_command_result.limited == ()
+    assert limited.counters.limited == 1
+    assert limited.last_result.limited == ()
 
 
 def test_negative_command_at_a_joint_limit_keeps_its_sign():
@@ -66,7 +66,7 @@ def test_positions_are_clamped_per_joint_before_the_map():
     out = core.map_command(WRIST, [2.5, 0.5], [], [])
     assert out.position.tolist() == free.map_command(WRIST, [2.0, 0.5], [], []).position.tolist()
     assert "position of joint 'wrist_pitch' 2.5 clamped to 2.0" in \
-        core.last_command_result.limited
+        core.last_result.limited
 
 
 def test_velocity_vector_scaled_by_the_joint_that_limits_it():
@@ -92,7 +92,7 @@ def test_damping_compensation_uses_the_limited_velocity():
 def test_limit_commands_off_maps_unchanged():
     core = _core(limit=False, **{'actuators.wrist_left_motor.limits.effort': 0.25})
     assert core.map_command(WRIST, [], [], [30.0, 10.0]).effort[0] == pytest.approx(0.4)
-    assert core.command_counters.limited == 0
+    assert core.counters.limited == 0
 
 
 @pytest.mark.parametrize('point, words', [
@@ -124,7 +124,7 @@ def test_trajectory_at_the_limit_is_accepted():
 
 def test_limits_change_with_parameters_and_bad_ones_are_refused():
     ts = load_transmissions(EXAMPLE)
-    core = BridgeCore(ts)
+    core = CommandMapper(ts)
     assert core.map_command(WRIST, [], [], [30.0, 10.0]).effort[0] == pytest.approx(0.4)
     core.set_transmissions(parameters.apply_parameters(
         ts, {'actuators.wrist_left_motor.limits.effort': 0.25}))

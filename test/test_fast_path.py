@@ -185,10 +185,10 @@ def _run(nodes, stream, handle, change, tally):
 
 @pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'overlapping'])
 def test_bridge_actuator_states_fast_equals_typed(context, split):
-    # One topic naming every actuator goes through the node's bytes-to-bytes relay (the
-    # core's lane step); two topics, each naming some, through ingest_lane. Overlapping:
-    # one topic names every actuator and another the wrist's, which the first must not
-    # take over on the fast path (shared actuators are counted and warned of).
+    # One topic naming every actuator goes through the node's bytes-to-bytes relay; two
+    # topics, each naming some, through relays that write their actuators in place.
+    # Overlapping: one topic names every actuator and another the wrist's, which the first
+    # must not take over on the fast path (shared actuators are counted and warned of).
     rng = np.random.default_rng({'two_topics': 1201, 'one_topic': 1204,
                                  'overlapping': 1205}[split])
     topics = list(TOPICS[:1] if split == 'one_topic' else TOPICS)
@@ -207,20 +207,18 @@ def test_bridge_actuator_states_fast_equals_typed(context, split):
          _actuator_state,
          lambda: Parameter(f'joints.{joints[rng.integers(len(joints))]}.offset',
                            value=float(rng.normal())), tally)
-    assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
-    np.testing.assert_array_equal(fast._core.actuator_positions(),
-                                  typed._core.actuator_positions())
-    assert fast._core.counters.rejected_non_finite > 0 and fast._core.counters.stamp_backwards > 0
+    assert fast._states.counters.as_dict() == typed._states.counters.as_dict()
+    np.testing.assert_array_equal(fast._states.actuator_positions(),
+                                  typed._states.actuator_positions())
+    assert (fast._states.counters.rejected_non_finite > 0
+            and fast._states.counters.stamp_backwards > 0)
     if split == 'overlapping':
-        assert fast._core.counters.shared_actuators > 0
+        assert fast._states.counters.shared_actuators > 0
 
 
 def _actuator_state(node, topic, data):
     """Return what the bridge's subscription callback of ``topic`` publishes for ``data``."""
-    sent = []
-    node._actuator_state_callback(topic, sent.append)(data)
-    assert len(sent) <= 1
-    return sent[0] if sent else None
+    return node.actuator_states(topic, data)
 
 
 def test_bridge_joint_commands_fast_equals_typed(context):
@@ -230,12 +228,13 @@ def test_bridge_joint_commands_fast_equals_typed(context):
     by_topic = {'joint_commands': list(TS.joint_names)}
     tally = {True: 0, False: 0}
     alone = serialize_message(_js(['wrist_pitch'], '', 1, [[0.1], [], []]))  # roll never sent
-    _compare(fast._command(alone), typed._command(alone), tally)
-    _run((fast, typed), _stream(rng, by_topic), lambda node, topic, data: node._command(data),
+    _compare(fast.joint_commands(alone), typed.joint_commands(alone), tally)
+    _run((fast, typed), _stream(rng, by_topic),
+         lambda node, topic, data: node.joint_commands(data),
          lambda: Parameter(f'actuators.{TS.actuator_names[0]}.mechanical_reduction',
                            value=float(rng.uniform(5, 50))), tally)
-    assert fast._core.command_counters.as_dict() == typed._core.command_counters.as_dict()
-    assert fast._core.command_counters.rejected_incomplete > 0
+    assert fast._commands.counters.as_dict() == typed._commands.counters.as_dict()
+    assert fast._commands.counters.rejected_incomplete > 0
 
 
 @pytest.mark.parametrize('base', ['world', 'forearm'])
@@ -253,8 +252,8 @@ def test_kinematics_outputs_fast_equal_typed(context, base):
     def with_resets(stream):
         for k, item in enumerate(stream):
             if k % 300 == 299:
-                fast._reset_core()
-                typed._reset_core()
+                fast._forget_inputs()
+                typed._forget_inputs()
             yield item
 
     def change():
@@ -264,7 +263,7 @@ def test_kinematics_outputs_fast_equal_typed(context, base):
         return Parameter(f'joints.{joints[rng.integers(len(joints))]}.damping',
                          value=float(rng.uniform(0, 2)))
     _run((fast, typed), with_resets(_stream(rng, {'joint_states': names})),
-         lambda node, topic, data: list(node._joint_states(data)), change, tally)
+         lambda node, topic, data: list(node.joint_states(data)), change, tally)
     assert fast._core.counters.as_dict() == typed._core.counters.as_dict()
     if base != 'world':
         assert fast._core.counters.unknown_names > MESSAGES / 2
@@ -279,7 +278,7 @@ def test_publish_every_decimates_and_switches_off_outputs(context):
                                                             [], []])) for k in range(9)]
     for node in (fast, typed):
         sent = [p.topic_name.split('/')[-1] for data in stream
-                for p, _ in node._joint_states(data)]
+                for p, _ in node.joint_states(data)]
         assert sent.count('gravity_torques') == 3           # messages 0, 3, 6
         assert sent.count('potential_energy') == 0
         assert sent.count('passive_torques') == sent.count('body_poses') == 9
@@ -293,7 +292,7 @@ def test_publish_every_decimates_and_switches_off_outputs(context):
         assert node.get_parameter('publish_every.body_poses').value == 1
         assert node.set_parameters([Parameter('publish_every.body_poses', value=0)])[0].successful
         assert 'body_poses' not in [p.topic_name.split('/')[-1]
-                                    for p, _ in node._joint_states(stream[0])]
+                                    for p, _ in node.joint_states(stream[0])]
 
 
 @pytest.mark.parametrize('override, words', [

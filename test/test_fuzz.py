@@ -14,7 +14,8 @@ from conftest import CONFIG
 from hypothesis import given, HealthCheck, settings, strategies as st
 import numpy as np
 import pytest
-from transmission_bridge.bridge.state import BridgeCore
+from transmission_bridge.bridge.commands import CommandMapper
+from transmission_bridge.bridge.state import ActuatorStates
 from transmission_bridge.kinematics import load_model, ModelError
 from transmission_bridge.kinematics import parameters as kparams
 from transmission_bridge.robot_state.core import KinematicsCore
@@ -134,7 +135,7 @@ arrays = st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
 @given(st.lists(st.tuples(st.sampled_from(['a', 'b']), names, arrays, arrays, arrays,
                           st.integers(0, 10)), min_size=1, max_size=8))
 def test_bridge_messages(messages):
-    core = BridgeCore(TS)
+    core = ActuatorStates(TS)
     for source, n, p, v, e, stamp in messages:
         CASES['actuator JointState'] += 1
         before = core.actuator_positions()
@@ -178,7 +179,7 @@ def test_trajectories(joints, points, data):
     n = len(points)
     fields = [points] + [data.draw(st.lists(arrays, min_size=n, max_size=n)) for _ in range(3)]
     try:
-        names, mapped = BridgeCore(TS).map_trajectory(joints, *fields)
+        names, mapped = CommandMapper(TS).map_trajectory(joints, *fields)
     except ConfigError as exc:
         assert str(exc)
     else:

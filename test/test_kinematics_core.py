@@ -1,29 +1,46 @@
-"""KinematicsCore without ROS: the node's per-message step against ingest."""
+"""KinematicsCore without ROS nodes: ingest, and the node's fast path against it."""
 
 from conftest import CONFIG
+from geometry_msgs.msg import PoseArray
 import numpy as np
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
 from transmission_bridge.kinematics import load_model
 from transmission_bridge.kinematics.parameters import (
     apply_parameters, joint_parameter, parameter_values)
 from transmission_bridge.robot_state.core import KinematicsCore
+from transmission_bridge.robot_state.fast import JointStatesRelay
 
 MODEL = load_model(CONFIG / 'example_arm_model.yaml')
 JOINTS = list(MODEL.joint_names)
 
 
-def test_a_lane_step_changes_what_ingest_changes():
-    # One core takes what its lane step takes (the rest through ingest_lane and ingest, as
-    # the node does), one only ingests: every joint plus a name the model lacks, or a
-    # subset; NaN; stamps going back; resets (a clock jump) and model changes (damping) in
+def _relay(core):
+    """Return the node's fast path around ``core``, every output due, publishers named."""
+    publishers = ('gravity', 'passive', 'poses', [], 'energy', None)
+    return JointStatesRelay(core, publishers, [], lambda: (True,) * 6, 'world', [])
+
+
+def _decoded(sent):
+    """Return {output: message} of a relay's ``(publisher, bytes)``."""
+    types = {'gravity': JointState, 'passive': JointState, 'poses': PoseArray,
+             'energy': Float64}
+    return {p: deserialize_message(data, types[p]) for p, data in sent}
+
+
+def test_a_relay_changes_what_ingest_changes():
+    # One core takes what its relay takes (the rest through ingest, then learning, as the
+    # node does), one only ingests: every joint plus a name the model lacks, or a subset;
+    # NaN; stamps going back; resets (a clock jump) and model changes (damping) in
     # between. Outputs, poses, counters and the configuration agree to the bit, and so do
     # the values a model change keeps (those of joints reported since the last reset).
     rng = np.random.default_rng(1208)
     stepped, plain = KinematicsCore(MODEL, 'forearm'), KinematicsCore(MODEL, 'forearm')
+    relay = _relay(stepped)
     n, nb = MODEL.num_positions, len(MODEL.body_names)
-    q_out, v_out = (np.empty(n), np.empty(n)), np.empty(n)
-    holding, passive = np.empty(n), np.empty(n)
     rows = {core: np.empty((nb, 7)) for core in (stepped, plain)}
-    steps, taken, stamp = {}, 0, 10**9
+    taken, stamp = 0, 10**9
     for k in range(600):
         if k % 150 == 140:
             for core in (stepped, plain):
@@ -33,6 +50,7 @@ def test_a_lane_step_changes_what_ingest_changes():
                 joint_parameter(JOINTS[rng.integers(n)], 'damping'): float(rng.uniform(0, 2))})
             for core in (stepped, plain):
                 core.set_model(model)
+            relay = _relay(stepped)             # the node makes its outputs again
             for g, w in zip(stepped.configuration, plain.configuration):
                 assert np.array_equal(g, w)
         names = JOINTS + ['gripper'] if rng.random() < 0.8 else JOINTS[1:]
@@ -43,28 +61,28 @@ def test_a_lane_step_changes_what_ingest_changes():
             (position, velocity)[rng.integers(2)][rng.integers(len(names))] = 1e200
         stamp += int(rng.integers(1, 1000)) - (3000 if rng.random() < 0.04 else 0)
         want = plain.ingest(names, position, velocity, stamp)
-        step = steps.get(tuple(names))
-        if step is not None and step(position, velocity, stamp):
+        msg = JointState(name=names, position=position.tolist(), velocity=velocity.tolist())
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
+        data = serialize_message(msg)
+        sent = relay.take(data)
+        if sent is not None:
             taken += 1
-            # What the step leaves to be asked for, asked for as the node does.
-            stepped.passive_into(holding, q_out[1], v_out, passive)
-            got = (q_out[0], v_out, holding, passive, stepped.energy())
-            assert np.array_equal(q_out[1], q_out[0])
+            out = _decoded(sent)
+            got = (out['gravity'].position, out['passive'].velocity, out['gravity'].effort,
+                   out['passive'].effort, out['energy'].data)
+            assert np.array_equal(out['passive'].position, out['gravity'].position)
+            poses = np.array([[p.position.x, p.position.y, p.position.z, p.orientation.x,
+                               p.orientation.y, p.orientation.z, p.orientation.w]
+                              for p in out['poses'].poses])
         else:
-            lane = stepped.lane(names)
-            got = None if lane is None else stepped.ingest_lane(lane, position, velocity,
-                                                                stamp)
-            if got is None:
-                got = stepped.ingest(names, position, velocity, stamp)
-                lane = stepped.lane(names)
-                steps[tuple(names)] = lane and stepped.lane_step(lane, q_out[0], holding)
+            got = stepped.ingest(names, position, velocity, stamp)
+            relay.learn(data, msg)
+            poses = None if got is None else stepped.pose_rows(rows[stepped])
         assert (got is None) == (want is None)
         if want is not None:
             for g, w in zip(got, want):
                 assert np.array_equal(g, w)
-            for core in (stepped, plain):
-                core.pose_rows(rows[core])
-            assert np.array_equal(rows[stepped], rows[plain])
+            assert np.array_equal(poses, plain.pose_rows(rows[plain]))
         assert stepped.counters == plain.counters
         for g, w in zip(stepped.configuration, plain.configuration):
             assert np.array_equal(g, w)
@@ -92,10 +110,13 @@ def test_a_mimic_joint_in_joint_states_is_ignored_not_unknown():
     assert core.counters.unknown_names == 0 and core.last_new_unknown == ()
     np.testing.assert_array_equal(out.q, [0.3, 0.02])          # the mimic values are not used
     np.testing.assert_array_equal(out.holding, -model.gravity_generalized_forces([0.3, 0.02]))
-    # The lane of the same names takes the next message the same way.
-    lane = core.lane(names)
-    assert lane is not None and lane.num_unknown == 0
-    out = core.ingest_lane(lane, np.array([0.1, 0.03, 5.0, 5.0]), np.empty(0), 2)
-    np.testing.assert_array_equal(out.q, [0.1, 0.03])
+    # The fast path takes the next message of the same names the same way.
+    relay = _relay(core)
+    msg = JointState(name=names, position=[0.3, 0.02, 0.9, 0.9])
+    relay.learn(serialize_message(msg), msg)
+    msg.position, msg.header.stamp.nanosec = [0.1, 0.03, 5.0, 5.0], 2
+    out = _decoded(relay.take(serialize_message(msg)))['gravity']
+    np.testing.assert_array_equal(out.position, [0.1, 0.03])
+    assert core.counters.unknown_names == 0
     core.ingest(names + ['stranger'], [0.1, 0.03, 5.0, 5.0, 1.0], [], stamp_ns=3)
     assert core.counters.unknown_names == 1

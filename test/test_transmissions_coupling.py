@@ -229,5 +229,5 @@ def test_the_bridges_one_state_writer_gives_the_batch_maps_bits(source):
     state = rng.normal(size=(3, ts.num_actuators)) * 10
     flat = np.append(state.reshape(-1), 1.0)
     out = np.empty((3, ts.num_joints))
-    ts.state_writer(out)(flat)
+    ts.state_map().writer(out)(flat)
     np.testing.assert_array_equal(out, ts.joint_state(state))

@@ -9,16 +9,17 @@ for them (each motor's holding torque, as in ``robot.launch.py`` with
 ``feed_forward:=gravity``). The actuator states themselves are
 kept only with ``keep_input=True``. Two paths give those results:
 
-* **exact**: each message goes through :class:`~transmission_bridge.bridge.state.BridgeCore`
-  and :class:`~transmission_bridge.robot_state.core.KinematicsCore`, the very code
-  the nodes run;
+* **exact**: each message goes through the bridge's
+  :class:`~transmission_bridge.bridge.state.ActuatorStates` and
+  :class:`~transmission_bridge.bridge.commands.CommandMapper` and the kinematics node's
+  :class:`~transmission_bridge.robot_state.core.KinematicsCore`, the very code the nodes run;
 * **vectorised** (used when every actuator message has the same names, frame and
   arrays, no infinite value, and stamps never go back): the whole bag is decoded
   into arrays (:mod:`.joint_state_cdr`) and mapped in one call. The transmission
   maps are element-wise, so joint states are bit-identical to the exact path;
   gravity uses the batch kinematics and agrees to 1e-12. The motor holding torques
-  go through :meth:`BridgeCore.map_trajectory` as one many-point trajectory, which is
-  bit-identical to :meth:`BridgeCore.map_command` message by message.
+  go through :meth:`CommandMapper.map_trajectory` as one many-point trajectory, which is
+  bit-identical to :meth:`CommandMapper.map_command` message by message.
 """
 
 import contextlib
@@ -30,7 +31,8 @@ import numpy as np
 from . import io
 from .errors import BagError
 from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
-from ..bridge.state import BridgeCore
+from ..bridge.commands import CommandMapper
+from ..bridge.state import ActuatorStates
 from ..kinematics import holding_torques
 from ..robot_state.core import KinematicsCore
 
@@ -201,7 +203,7 @@ def _vectorised_joint_states(ts, tset, raws):
         return _Outputs(np.full(n, -1), stamps[:0], [], [], [], values[0][:0],
                         non_finite=non_finite)
     present = [a is not None for a in arrays]
-    # The map BridgeCore applies to each message, applied to them all: the same bits.
+    # The map the bridge applies to each message, applied to them all: the same bits.
     state = tset.joint_state(np.stack(values, axis=1))
     pos, vel, eff = (state[:, k, idx] if present[k] else None for k in range(3))
     joint_names = tuple(tset.joint_names[i] for i in idx)
@@ -211,7 +213,7 @@ def _vectorised_joint_states(ts, tset, raws):
 
 
 def _exact_joint_states(ts, tset, topic, raws):
-    core = BridgeCore(tset)
+    core = ActuatorStates(tset)
     row_of = np.full(len(raws), -1)
     stamps, frame_ids, names, arrays, motors = [], [], [], [], []
     non_finite = 0
@@ -286,15 +288,15 @@ def _motor_holding_torques(tset, gravity):
         return _Commands(np.zeros(0, dtype=np.int64), [], [], [])
     known = tset.joint_index
     cols = [k for k, n in enumerate(names) if n in known]
-    first = BridgeCore(tset).map_command(names, Q[0], [], holding[0])
+    first = CommandMapper(tset).map_command(names, Q[0], [], holding[0])
     if first is not None and np.isfinite(Q).all() and np.isfinite(holding).all():
         # Every row has the same names, all finite, and the first is complete (so every
         # transmission touched is covered whole): one many-point trajectory, the same
         # element-wise operations map_command runs per message.
-        out_names, (pos, _, _, eff) = BridgeCore(tset).map_trajectory(
+        out_names, (pos, _, _, eff) = CommandMapper(tset).map_trajectory(
             [names[k] for k in cols], Q[:, cols], [[]] * m, [[]] * m, holding[:, cols])
         return _Commands(np.arange(m), [out_names] * m, pos, eff)
-    core = BridgeCore(tset)
+    core = CommandMapper(tset)
     row_of = np.full(m, -1, dtype=np.int64)
     out_names, positions, efforts = [], [], []
     for k in range(m):

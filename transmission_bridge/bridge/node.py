@@ -1,8 +1,10 @@
 """
 The ``transmission_bridge`` node: actuator states in, joint states out, commands back.
 
-A thin rclpy shell around :class:`~transmission_bridge.bridge.state.BridgeCore`;
-topics, parameters and services are listed in doc/nodes.md (tables generated from here).
+ROS wiring only: parameters, publishers, subscriptions, services. What happens to a message
+is the state side's (:mod:`.state`), the command side's (:mod:`.commands`) and, for a steady
+stream, the fast path's (:mod:`.fast`). Topics, parameters and services are listed in
+doc/nodes.md (tables generated from here).
 """
 
 import math
@@ -13,17 +15,19 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
-from .state import BridgeCore, seconds_to_ns
+from .commands import CommandMapper
+from .fast import CommandCodec, StateRelay
+from .state import ActuatorStates, seconds_to_ns
 from ..ros.configurable import ConfigurableNode, positive, RELIABLE_10, STREAM_IN
-from ..ros.conversions import doubles, name_values, now_ns_function, stamp_to_ns
+from ..ros.conversions import (name_values, now_ns_function, ReusedJointState, stamp_to_ns,
+                               trajectory_msg)
 from ..ros.diagnostics import diagnostics, report_input
 from ..ros.node_main import exit_with, run_node, StartupError
 from ..ros.parameters import declare, declare_described, descriptor
 from ..transmissions import ConfigError, load_transmissions
 from ..transmissions import parameters as tparams
-from ..ros.wire import JointStateLayout
 
 TRANSMISSIONS_FILE = 'transmissions_file'
 ACTUATOR_STATE_TOPICS = 'actuator_state_topics'
@@ -54,7 +58,7 @@ Services (std_srvs/Trigger): ~/calibrate_to_default_pose, ~/reset_calibration, ~
 
 
 class TransmissionBridge(ConfigurableNode):
-    """Maps actuator-space JointState to joint space and joint trajectories back."""
+    """Maps actuator-space JointState to joint space and joint commands back."""
 
     NODE_NAME = 'transmission_bridge'
     HELP = HELP
@@ -65,7 +69,7 @@ class TransmissionBridge(ConfigurableNode):
             TRANSMISSIONS_FILE, 'path of the transmissions YAML or URDF (doc/formats.md); '
             'required unless robot_description is given',
             'URDF with ros2_control <transmission> elements, instead of transmissions_file')
-        self._path = sources.path
+        self._path, self._source = sources.path, sources.label
         topics = declare(self, ACTUATOR_STATE_TOPICS, ['actuator_states'], 'string_array',
                          'topics of sensor_msgs/JointState carrying actuator names',
                          read_only=True)
@@ -80,22 +84,21 @@ class TransmissionBridge(ConfigurableNode):
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
-        self._fast = {}                   # topic -> _FastInput (learned byte layout)
         self._now_ns = now_ns_function(self.get_clock())
-        self._source = sources.label
-        self._core = None
-        self._source_set = None
+        self._states = self._commands = self._source_set = None
+        self._relays = {}                       # topic -> StateRelay
+        self._command_codec = CommandCodec()
+        self._typed_count = {'actuator_states': 0, 'joint_commands': 0}
         if sources.given:
             try:
                 self._source_set = self._load(sources.given)
                 tset = self._declare_transmission_parameters(self._source_set)
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
-            self._core = BridgeCore(tset, self._limit_commands)
+            self._configure(tset)
             self._refuse_unknown_overrides(('joints', 'actuators'))
         self._pending = None
-        self._typed_joint_states = _TypedOutput()
-        self._typed_commands = _TypedOutput()
+        self._typed_joint_states, self._typed_commands = ReusedJointState(), ReusedJointState()
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -105,30 +108,24 @@ class TransmissionBridge(ConfigurableNode):
         self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
         for topic in topics:        # raw: a message the budget drops is never decoded
-            self.create_subscription(JointState, topic,
-                                     budget.wrap(self._actuator_state_callback(topic)),
-                                     STREAM_IN, raw=True)
+            self.create_subscription(JointState, topic, budget.wrap(self._subscriber(
+                self._joint_pub, lambda data, topic=topic: self.actuator_states(topic, data))),
+                STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
-        self.create_subscription(
-            JointState, 'joint_commands',
-            lambda data: self._publish(self._command_pub, self._command(data)),
-            STREAM_IN, raw=True)
+        self.create_subscription(JointState, 'joint_commands',
+                                 self._subscriber(self._command_pub, self.joint_commands),
+                                 STREAM_IN, raw=True)
         self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
         self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
         self.create_service(Trigger, '~/reload', self._reload)
         self.create_timer(period, self._publish_diagnostics)
-        self._follow(sources)
-        if self._core is not None:
+        self._follow(sources, self._states is not None)
+        if self._states is not None:
             self.get_logger().info(
                 f'{len(tset.specs)} transmissions, {tset.num_joints} joints from '
                 f'{self._source}; listening on {", ".join(topics)}')
             self._log_warnings(tset)
-
-    def _log_warnings(self, tset):
-        """Log, once per loaded file, what the loader assumed or skipped."""
-        for warning in tset.warnings:
-            self.get_logger().warning(f'{self._source}: {warning}')
 
     # --- configuration -----------------------------------------------------------
     @staticmethod
@@ -137,17 +134,32 @@ class TransmissionBridge(ConfigurableNode):
         tparams.check_parameter_names(tset)
         return tset
 
+    def _configure(self, tset):
+        """Make ``tset`` the configuration of both sides (created on the first one)."""
+        if self._states is None:
+            self._states = ActuatorStates(tset)
+            self._commands = CommandMapper(tset, self._limit_commands)
+        else:
+            self._states.set_transmissions(tset)
+            self._commands.set_transmissions(tset)
+
+    def _forget_inputs(self):
+        if self._states is not None:
+            self._states.reset()
+
+    def _log_warnings(self, tset):
+        """Log, once per loaded file, what the loader assumed or skipped."""
+        for warning in tset.warnings:
+            self.get_logger().warning(f'{self._source}: {warning}')
+
     def _adopt(self, new):
         """Make ``new`` (a validated set) the configuration; parameters follow it."""
-        old_names = (set(tparams.parameter_values(self._core.transmissions))
-                     if self._core is not None else set())
+        old_names = (set(tparams.parameter_values(self._states.transmissions))
+                     if self._states is not None else set())
         self._replace_parameters(old_names, tparams.parameter_values(new),
                                  tparams.parameter_descriptions(new))
         self._source_set = new
-        if self._core is None:
-            self._core = BridgeCore(new, self._limit_commands)
-        else:
-            self._core.set_transmissions(new)
+        self._configure(new)
 
     def _on_description(self, msg):
         try:
@@ -164,9 +176,8 @@ class TransmissionBridge(ConfigurableNode):
     def _declare_transmission_parameters(self, tset):
         """Declare one parameter per tunable number; overrides apply on top of the file."""
         descriptions = tparams.parameter_descriptions(tset)
-        values = tparams.parameter_values(tset)
         given = {}
-        for name, value in values.items():
+        for name, value in tparams.parameter_values(tset).items():
             param = declare_described(self, name, value, descriptor(float, descriptions[name]))
             if param.value != value:
                 given[name] = param.value
@@ -178,7 +189,7 @@ class TransmissionBridge(ConfigurableNode):
             return SetParametersResult(successful=True)
         changes = {}
         for p in params:
-            if tparams.split_parameter(p.name) and self._core is None:
+            if tparams.split_parameter(p.name) and self._states is None:
                 return SetParametersResult(successful=False, reason='no configuration yet')
             if p.name == STALE_TIMEOUT:
                 if not (p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value)
@@ -188,7 +199,7 @@ class TransmissionBridge(ConfigurableNode):
             elif tparams.split_parameter(p.name):
                 changes[p.name] = p.value
         try:
-            self._pending = (tparams.apply_parameters(self._core.transmissions, changes)
+            self._pending = (tparams.apply_parameters(self._states.transmissions, changes)
                              if changes else None)
         except ConfigError as exc:
             self._pending = None
@@ -204,118 +215,79 @@ class TransmissionBridge(ConfigurableNode):
                 self._stale_ns = seconds_to_ns(p.value)
             elif p.name == LIMIT_COMMANDS:
                 self._limit_commands = p.value
-                if self._core is not None:
-                    self._core.limit_commands = p.value
+                if self._commands is not None:
+                    self._commands.limit_commands = p.value
         if self._pending is not None:
-            self._core.set_transmissions(self._pending)
+            self._configure(self._pending)
             self._pending = None
 
     def _set_offsets(self, offsets):
-        tset = self._core.transmissions
-        params = [Parameter(tparams.joint_parameter(j, 'offset'), Parameter.Type.DOUBLE,
-                            float(o)) for j, o in zip(tset.joint_names, offsets)]
-        result = self.set_parameters_atomically(params)
+        names = self._states.transmissions.joint_names
+        result = self.set_parameters_atomically([
+            Parameter(tparams.joint_parameter(j, 'offset'), Parameter.Type.DOUBLE, float(o))
+            for j, o in zip(names, offsets)])
         return result.successful, result.reason
 
     # --- topics ------------------------------------------------------------------
-    # Each input is handled from its bytes. A message with the layout of the last one from
-    # its topic (same names, frame_id and array lengths: wire.JointStateLayout) is read in
-    # place and answered from a byte template; any other is decoded and answered with a
-    # message object (the typed path), which then learns its layout. Both give the same
-    # output for the same input (test_fast_path.py).
     @staticmethod
-    def _publish(publisher, out):
-        if out is not None:
-            publisher.publish(out)
-
-    def _actuator_state_callback(self, source, publish=None):
-        """
-        Return the subscription callback of ``source``: each message's joint_states, published.
-
-        A message (bytes, or a message object) goes through its topic's relay, the steady
-        stream's bytes in and bytes out, and otherwise through :meth:`_full_path`.
-        ``publish`` (default: the joint_states publisher's) takes what there is to send.
-        """
-        fast, full_path = self._fast, self._full_path
-        publish = self._joint_pub.publish if publish is None else publish
+    def _subscriber(publisher, handle):
+        """Return a subscription callback publishing what ``handle(data)`` returns, if any."""
+        publish = publisher.publish
 
         def callback(data):
-            entry = fast.get(source)
-            out = None if entry is None or entry.relay is None else entry.relay(data)
-            if out is None:
-                out = full_path(source, data)
-                if out is None:
-                    return
-            publish(out)
+            out = handle(data)
+            if out is not None:
+                publish(out)
         return callback
 
-    def _full_path(self, source, data):
-        """Return the joint_states (or None) of a message its topic's relay did not take."""
-        core = self._core
-        if core is None:
+    def actuator_states(self, source, data):
+        """Return the joint_states (bytes or a message) for one message of ``source``, or None."""
+        relay = self._relays.get(source)
+        if relay is not None:
+            out = relay.take(data)
+            if out is not None:
+                return out
+        states = self._states
+        if states is None:
             return None
-        fast = self._fast.get(source)
-        now = self._now_ns()
-        if fast is not None and fast.layout.matches(data):
-            layout = fast.layout
-            stamp = layout.stamp_ns(data)
-            out = None
-            if fast.lane is not None:
-                out = core.ingest_lane(fast.lane, layout.block(data), stamp, now, fast.into)
-            if out is None:
-                out = core.ingest(source, layout.names, *layout.arrays(data), stamp, now)
-                self._report_actuator_state(source, out)
-                fast.set_lane(core.lane(source, layout.names)
-                              if out is not None and layout.stacked else None)
-            return None if out is None else fast.encode(out, layout.stamp_bytes(data))
+        self._typed_count['actuator_states'] += 1
         msg = deserialize_message(data, JointState)
-        stamp = stamp_to_ns(msg.header.stamp)
-        out = core.ingest(source, msg.name, msg.position, msg.velocity, msg.effort, stamp, now)
-        self._report_actuator_state(source, out)
-        if self._fast_path:
-            self._learn(source, data, msg)
-        return None if out is None else self._typed_joint_states.fill(out, msg.header)
-
-    def _learn(self, key, data, msg):
-        """Learn the byte layout of ``data`` (decoded: ``msg``) for input ``key``."""
-        layout = JointStateLayout.learn_message(data, msg)
-        if layout is None:
-            self._fast.pop(key, None)
-        else:           # the lane comes with the first message of the layout taken whole
-            self._fast[key] = _FastInput(layout, None if key == _COMMANDS else self._lane_step)
-
-    def _lane_step(self, lane, state):
-        return self._core.lane_step(lane, state, self._now_ns)
-
-    def _report_actuator_state(self, source, out):
-        result = self._core.last_result
+        out = states.ingest(source, msg.name, msg.position, msg.velocity, msg.effort,
+                            stamp_to_ns(msg.header.stamp), self._now_ns())
+        result = states.last_result
         for name in result.new_shared_actuators:
             self.get_logger().warning(
                 f'actuator {name!r} is reported on more than one topic; the latest wins')
         waiting = out is None and result.reason.startswith('no transmission')  # not an error
         report_input(self.get_logger(), source, 'actuator', result.new_unknown_names,
                      '' if waiting else result.reason)
+        if self._fast_path:
+            if relay is None:
+                relay = self._relays[source] = StateRelay(states, source, self._now_ns)
+            relay.learn(data, msg)
+        return None if out is None else self._typed_joint_states.fill(out, msg.header)
 
-    def _command(self, data):
-        """Return the actuator_commands for one joint_commands message, or None."""
-        core = self._core
-        if core is None:
+    def joint_commands(self, data):
+        """Return the actuator_commands (bytes or a message) for one joint_commands message."""
+        commands, codec = self._commands, self._command_codec
+        if commands is None:
             return None
-        fast = self._fast.get(_COMMANDS)
-        if fast is not None and fast.layout.matches(data):
-            layout = fast.layout
-            out = core.map_command(layout.names, *layout.arrays(data))
+        decoded = codec.decode(data)
+        if decoded is not None:
+            names, arrays, header = decoded
+            out = commands.map_command(names, *arrays)
             self._report_command()
-            return None if out is None else fast.encode(out, layout.stamp_bytes(data))
+            return None if out is None else codec.encode(out, header)
+        self._typed_count['joint_commands'] += 1
         msg = deserialize_message(data, JointState)
-        out = core.map_command(msg.name, msg.position, msg.velocity, msg.effort)
+        out = commands.map_command(msg.name, msg.position, msg.velocity, msg.effort)
         self._report_command()
         if self._fast_path:
-            self._learn(_COMMANDS, data, msg)
+            codec.learn(data, msg)
         return None if out is None else self._typed_commands.fill(out, msg.header)
 
     def _report_command(self):
-        result = self._core.last_command_result
+        result = self._commands.last_result
         report_input(self.get_logger(), 'joint_commands', 'joint', result.new_unknown_names,
                      result.reason)
         if result.limited:
@@ -323,37 +295,28 @@ class TransmissionBridge(ConfigurableNode):
                                       throttle_duration_sec=1.0)
 
     def _on_trajectory(self, msg):
-        points = msg.points
-        if self._core is None:
+        if self._commands is None:
             self.get_logger().error('joint_trajectory rejected: no configuration yet')
             return
+        points = msg.points
         try:
-            names, (pos, vel, acc, eff) = self._core.map_trajectory(
+            names, fields = self._commands.map_trajectory(
                 msg.joint_names, [p.positions for p in points], [p.velocities for p in points],
                 [p.accelerations for p in points], [p.effort for p in points])
         except ConfigError as exc:
             self.get_logger().error(f'joint_trajectory rejected: {exc}')
             return
-        out = JointTrajectory()
-        out.header = msg.header
-        out.joint_names = list(names)
-        for k, p in enumerate(points):
-            q = JointTrajectoryPoint(time_from_start=p.time_from_start)
-            q.positions = doubles(None if pos is None else pos[k])
-            q.velocities = doubles(None if vel is None else vel[k])
-            q.accelerations = doubles(None if acc is None else acc[k])
-            q.effort = doubles(None if eff is None else eff[k])
-            out.points.append(q)
-        self._traj_pub.publish(out)
+        self._traj_pub.publish(trajectory_msg(msg.header, names, fields,
+                                              [p.time_from_start for p in points]))
 
     # --- services ----------------------------------------------------------------
     def _calibrate(self, request, response):
-        if self._core is None:
+        if self._states is None:
             response.success, response.message = False, 'no configuration yet'
             return response
-        tset = self._core.transmissions
+        tset = self._states.transmissions
         try:
-            offsets = tset.calibrated_offsets(self._core.actuator_positions())
+            offsets = tset.calibrated_offsets(self._states.actuator_positions())
         except ConfigError as exc:
             response.success, response.message = False, f'cannot calibrate: {exc}'
             return response
@@ -364,12 +327,12 @@ class TransmissionBridge(ConfigurableNode):
         return response
 
     def _reset_calibration(self, request, response):
-        if self._core is None:
+        if self._states is None:
             response.success, response.message = False, 'no configuration yet'
             return response
-        tset = self._core.transmissions
         try:
-            offsets = [self._source_set.joint(j).offset for j in tset.joint_names]
+            offsets = [self._source_set.joint(j).offset
+                       for j in self._states.transmissions.joint_names]
         except ConfigError as exc:
             response.success, response.message = False, str(exc)
             return response
@@ -398,89 +361,29 @@ class TransmissionBridge(ConfigurableNode):
     def _publish_diagnostics(self):
         now = self.get_clock().now()
         overload = self._overload_warning()
-        if self._core is None:
-            self._diag_pub.publish(diagnostics(
-                now.to_msg(), f'{self.get_name()}: actuator states', self._source, {},
-                warning='waiting for a robot_description'))
+        name = f'{self.get_name()}: actuator states'
+        if self._states is None:
+            self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, {},
+                                               warning='waiting for a robot_description'))
             return
-        stale = self._core.stale_actuators(now.nanoseconds, self._stale_ns)
+        stale = self._states.stale_actuators(now.nanoseconds, self._stale_ns)
         warnings = ([f'stale actuators: {", ".join(stale)}'] if stale else []) + (
             [overload] if overload else [])
+        commands = self._commands.counters.as_dict()
+        trajectories = {k: commands.pop(k) for k in list(commands) if k.startswith('traj')}
+        routes = {'messages_fast': sum(r.taken for r in self._relays.values()),
+                  'messages_typed': self._typed_count['actuator_states'],
+                  'commands_fast': self._command_codec.taken,
+                  'commands_typed': self._typed_count['joint_commands']}
         self._diag_pub.publish(diagnostics(
-            now.to_msg(), f'{self.get_name()}: actuator states', self._source,
-            {**self._core.counters.as_dict(),
-             **{f'commands_{k}': v for k, v in self._core.command_counters.as_dict().items()
-                if not k.startswith('trajectories')}},
+            now.to_msg(), name, self._source,
+            {**self._states.counters.as_dict(), **trajectories,
+             **{f'commands_{k}': v for k, v in commands.items()}},
             warning='; '.join(warnings),
-            extra={'stale_actuators': ','.join(stale),
+            extra={'stale_actuators': ','.join(stale), **routes,
                    'dropped_overload': self._budget.dropped,
                    'not_bridged_joints': ','.join(
-                       j for t in self._core.transmissions.skipped for j in t.joints)}))
-
-
-_COMMANDS = ' joint_commands'     # key of the command input's layout (no topic has a space)
-
-
-class _TypedOutput:
-    """One output's JointState message, reused while the names stay (publish copies it out)."""
-
-    __slots__ = ('_msg', '_names')
-
-    def __init__(self):
-        self._msg = None
-        self._names = None
-
-    def fill(self, out, header):
-        """Return the message carrying ``out`` (JointOutput or ActuatorCommand) and ``header``."""
-        if self._names is not out.names:        # the core's cached tuple: same names
-            self._msg = JointState(name=list(out.names))
-            self._names = out.names
-        msg = self._msg
-        msg.header = header
-        msg.position = doubles(out.position)
-        msg.velocity = doubles(out.velocity)
-        msg.effort = doubles(out.effort)
-        return msg
-
-
-class _FastInput:
-    """One input's learned byte layout, its core lane, and its output templates."""
-
-    __slots__ = ('layout', 'lane', 'into', 'relay', '_names', '_template', '_refit',
-                 '_make_step')
-
-    def __init__(self, layout, make_step=None):
-        self.layout = layout
-        self._names = None
-        self._template = None
-        self._make_step = make_step         # (lane, state) -> the core's step, or None
-        self.set_lane(None)
-
-    def set_lane(self, lane):
-        """Take ``lane`` (or None); its output goes in place once a template fits it."""
-        self.lane = lane
-        self.into = None
-        self.relay = None       # bytes -> bytes for the lane's usual message (or None)
-        self._refit = True
-
-    def encode(self, out, stamp_bytes):
-        """Return ``out`` (JointOutput or ActuatorCommand) as JointState bytes."""
-        arrays = (out.position, out.velocity, out.effort)
-        if self._names is not out.names:        # the core's cached tuple: same layout
-            n = len(out.names)
-            self._template = JointStateLayout(
-                out.names, self.layout.frame_id,
-                [0 if a is None else n for a in arrays]).encoder()
-            self._names = out.names
-            self._refit = True
-        template = self._template
-        if self._refit:         # once per new lane or template, not per message
-            self._refit = False
-            whole = self.lane is not None and self.lane.whole and template.state is not None
-            self.into = (template.state, template.fields) if whole else None
-            step = whole and self._make_step and self._make_step(self.lane, template.state)
-            self.relay = self.layout.relay(step, template) if step else None
-        return template.write(stamp_bytes, arrays)
+                       j for t in self._states.transmissions.skipped for j in t.joints)}))
 
 
 def main(args=None):

@@ -27,20 +27,22 @@ import typing
 
 import numpy as np
 
-from ..ros import named_input
 from ..kinematics import holding_torques, ModelError
 from ..kinematics.spatial import invert, pose_rows
-from ..ros.named_input import NamedInput, squares_are_finite
+from ..ros import named_input
+from ..ros.named_input import NamedInput
 
 
-_SOURCE = 'joint_states'         # the one input whose stamps are checked
+SOURCE = 'joint_states'          # the one input whose stamps are checked
 
 
 @dataclasses.dataclass
 class Counters(named_input.Counters):
-    """The shared counters plus NaN values that left a joint's previous value in place."""
+    """The shared counters, NaN values that left a joint's previous value, trajectories."""
 
     unknown_values: int = 0
+    trajectories_mapped: int = 0
+    trajectories_rejected: int = 0
 
 
 class KinematicsOutput(typing.NamedTuple):
@@ -53,31 +55,28 @@ class KinematicsOutput(typing.NamedTuple):
     potential_energy: float
 
 
-@dataclasses.dataclass(frozen=True)
-class Lane:
-    """What :meth:`KinematicsCore.ingest_lane` needs to take messages of one name list."""
-
-    generation: int
-    rows: object        # message rows of the known names; None: every row
-    cols: object        # their joint indices; slice(None) when all joints in order
-    num_names: int
-    num_unknown: int
-
-
 class KinematicsCore:
-    """Latest joint state, and gravity, damping and poses computed from it."""
+    """
+    Latest joint state, and gravity, damping and poses computed from it.
+
+    The configuration lives in :attr:`q` and :attr:`v` (:attr:`q` is the workspace's own,
+    so evaluating it copies nothing); :attr:`reported` marks the joints reported since the
+    last reset. The node's fast path (:mod:`.fast`) reads and writes these, the counters and
+    :attr:`stamps` exactly as :meth:`ingest` does, while :attr:`generation` (bumped by a new
+    model) is the one it learned with.
+    """
 
     def __init__(self, model, base_frame='world'):
         self.counters = Counters()
         self.last_reason = ''
         self.last_new_unknown = ()
         self._model = None
-        self._q = np.zeros(0)
-        self._v = np.zeros(0)
-        self._reported = np.zeros(0, dtype=bool)
+        self.q = np.zeros(0)
+        self.v = np.zeros(0)
+        self.reported = np.zeros(0, dtype=bool)
         self._input = NamedInput(())
         self.received_any = False
-        self._generation = 0              # lanes made before a model change are not taken
+        self.generation = 0              # bumped by a new model: the fast path relearns
         self.set_model(model, base_frame)
 
     @property
@@ -102,23 +101,24 @@ class KinematicsCore:
             index = {n: i for i, n in enumerate(old.joint_names)}
             for k, name in enumerate(model.joint_names):
                 i = index.get(name)
-                if i is not None and self._reported[i]:
-                    q[k], v[k], reported[k] = self._q[i], self._v[i], True
+                if i is not None and self.reported[i]:
+                    q[k], v[k], reported[k] = self.q[i], self.v[i], True
         self._model, self._base = model, base
         self._damping = model.effective_damping    # per model (mimics folded), not per message
         model.warm_up()             # numba compiles now, not on the first message
-        self._workspace = model.one_configuration()
+        self.workspace = model.one_configuration()
         # The configuration lives in the workspace's q: evaluating it copies nothing.
-        self._workspace.q[:] = q
-        q = self._workspace.q
-        self._marked = None                     # the cols a lane last marked reported
+        self.workspace.q[:] = q
+        q = self.workspace.q
+        self.marked = None                      # the cols the fast path last marked reported
         self._base_index = base_index
-        self._q, self._v, self._reported = q, v, reported
+        self.q, self.v, self.reported = q, v, reported
         self._input = self._input.renamed(model.joint_names, model.mimic_joints)
+        self.stamps = self._input.last_stamps       # source -> last stamp, with the fast path
         moving = [i for i, b in enumerate(model.bodies) if b.joint.num_positions]
         self._moving_bodies = moving
-        self._transforms_into = self._workspace.parent_pose_writer(moving)
-        self._generation += 1
+        self._transforms_into = self.workspace.parent_pose_writer(moving)
+        self.generation += 1
 
     def reset(self):
         """Forget every reported value and stamp: joints go back to their defaults."""
@@ -127,15 +127,15 @@ class KinematicsCore:
 
     def _to_defaults(self):
         """Put the configuration back to the defaults, nothing reported (in place)."""
-        self._q[:] = self._model.default_positions
-        self._v[:] = 0.0
-        self._reported[:] = False
-        self._marked = None
+        self.q[:] = self._model.default_positions
+        self.v[:] = 0.0
+        self.reported[:] = False
+        self.marked = None
 
     @property
     def configuration(self):
         """Return copies of the current ``(q, v)``."""
-        return self._q.copy(), self._v.copy()
+        return self.q.copy(), self.v.copy()
 
     def ingest(self, names, position, velocity, stamp_ns):
         """Take one joint_states message; return a :class:`KinematicsOutput` or ``None``."""
@@ -145,7 +145,7 @@ class KinematicsCore:
         if c.count(checked):
             self.last_reason = checked.reason
             return None
-        if self._input.stamp_went_back(_SOURCE, stamp_ns):
+        if self._input.stamp_went_back(SOURCE, stamp_ns):
             c.stamp_backwards += 1
             self._to_defaults()
         cols = checked.cols
@@ -154,121 +154,45 @@ class KinematicsCore:
             known = ~np.isnan(pos)
             if not known.all():
                 c.unknown_values += int((~known).sum())
-            self._q[cols[known]] = pos[known]
-            self._reported[cols[known]] = True
+            self.q[cols[known]] = pos[known]
+            self.reported[cols[known]] = True
         if vel is not None:
             known = ~np.isnan(vel)
             if not known.all():
                 c.unknown_values += int((~known).sum())
-            self._v[cols[known]] = vel[known]
+            self.v[cols[known]] = vel[known]
         self.received_any = True
         c.published += 1
         return self._evaluate()
 
-    def lane(self, names):
-        """Return a :class:`Lane` for messages named ``names`` (checked already), or None."""
-        steady = self._input.steady_layout(tuple(names))
-        if steady is None:
-            return None
-        rows, cols, num_unknown = steady
-        return Lane(self._generation, rows, cols, len(names), num_unknown)
-
-    def ingest_lane(self, lane, position, velocity, stamp_ns):
+    def known_columns(self, names):
         """
-        Take a message of ``lane``'s names: what :meth:`ingest` would return, or None.
+        Return ``(rows, cols, num_unknown)`` of messages naming ``names``, or None.
 
-        ``position`` and ``velocity`` are float arrays in message order (empty if absent).
-        None means "not taken, nothing changed: call :meth:`ingest`": the model changed
-        since the lane was made, an array's length is not the number of names, the stamp
-        went back, or a value is NaN, infinite or beyond 1e154 in magnitude (see
-        :meth:`_take`). Otherwise the counters, stamps and the configuration change
-        exactly as :meth:`ingest` changes them.
+        For the fast path: ``rows`` the message rows of the model's joints (None: all),
+        ``cols`` their joints (``slice(None)``: all, in order). None unless a message of
+        these names was checked.
         """
-        if not self._take(lane, position, velocity, stamp_ns):
-            return None
-        return self._evaluate()
-
-    def lane_step(self, lane, q_out, holding_out):
-        """
-        Return ``step(position, velocity, stamp_ns)``: :meth:`ingest_lane` writing in place.
-
-        ``step`` takes what :meth:`ingest_lane` takes, changing the counters, stamps and
-        configuration exactly as it does, and returns True; it writes q into ``q_out`` and
-        the holding torques into ``holding_out``, and leaves the rest of the
-        outputs to be asked for: :meth:`passive_into`, :meth:`energy` and
-        :meth:`pose_rows`, so that what a caller publishes first waits for nothing else.
-        Same arithmetic, same bits. Where ingest_lane would not take the message, ``step``
-        changes nothing and returns None. Made for a lane of the current model, else
-        None. The node calls it for every message: what the message needs is bound here.
-        """
-        if lane.generation != self._generation:
-            return None
-        take, workspace, q = self._take, self._workspace, self._q
-        frames, gravity = workspace.frames, workspace.gravity
-
-        # _gravity_into written out: the node calls this for every message, and on a core
-        # shared with other processes each Python call costs about a microsecond.
-        def step(position, velocity, stamp_ns):
-            if not take(lane, position, velocity, stamp_ns):
-                return None
-            frames(q)
-            holding_torques(gravity(), holding_out)
-            q_out[:] = q
-            return True
-        return step
+        return self._input.known_columns(tuple(names))
 
     def passive_into(self, holding, q_out, v_out, passive_out):
         """
-        Write the configuration a lane step took last and its passive torques.
+        Write the configuration the fast path took last and its passive torques.
 
         ``holding``: that step's holding torques. The outputs are what
         :meth:`ingest` returns as ``q``, ``v`` and ``passive``, to the bit.
         """
-        q_out[:] = self._q
-        v_out[:] = self._v
+        q_out[:] = self.q
+        v_out[:] = self.v
         self._passive(holding, passive_out)
 
     def energy(self):
         """Return the potential energy of the configuration evaluated last."""
-        return self._workspace.energy()
-
-    def _take(self, lane, position, velocity, stamp_ns):
-        """
-        Take a lane's message into the configuration (True), or change nothing (False).
-
-        Finite is tested as ``x . x`` (one BLAS call): a value beyond 1e154 in magnitude
-        fails it too, and such a message is left to :meth:`ingest`, which decides.
-        """
-        if lane.generation != self._generation:
-            return False
-        for values in (position, velocity):
-            if len(values) and (len(values) != lane.num_names
-                                or not squares_are_finite(values)):
-                return False
-        stamps = self._input.last_stamps        # goes_back and record_stamp, written out
-        last = stamps.get(_SOURCE)
-        if last is not None and stamp_ns < last:
-            return False
-        stamps[_SOURCE] = stamp_ns
-        c = self.counters
-        c.received += 1
-        c.unknown_names += lane.num_unknown
-        self.last_new_unknown = ()
-        rows, cols = lane.rows, lane.cols
-        if len(position):
-            self._q[cols] = position if rows is None else position[rows]
-            if self._marked is not cols:    # reported stays marked until a reset
-                self._reported[cols] = True
-                self._marked = cols
-        if len(velocity):
-            self._v[cols] = velocity if rows is None else velocity[rows]
-        self.received_any = True
-        c.published += 1
-        return True
+        return self.workspace.energy()
 
     def _evaluate(self):
         """Return the :class:`KinematicsOutput` of the current configuration."""
-        q, v = self._q, self._v
+        q, v = self.q, self.v
         holding, passive = np.empty(len(q)), np.empty(len(q))
         self._gravity_into(holding)
         self._passive(holding, passive)
@@ -276,12 +200,12 @@ class KinematicsCore:
 
     def _gravity_into(self, holding):
         """Evaluate the frames and gravity of the configuration; write the holding torques."""
-        tau_g, _ = self._workspace.frames_gravity_energy(self._q)
+        tau_g, _ = self.workspace.frames_gravity_energy(self.q)
         holding_torques(tau_g, holding)
 
     def _passive(self, holding, out):
         """Write the passive torques ``holding + b v`` of the configuration into ``out``."""
-        np.multiply(self._damping, self._v, out)
+        np.multiply(self._damping, self.v, out)
         out += holding
 
     def pose_rows(self, out):
@@ -292,9 +216,20 @@ class KinematicsCore:
         message); both nodes' paths publish these rows, so they publish the same bits.
         """
         if self._base_index is None:
-            return self._workspace.pose_rows(out)
-        poses = self._workspace.poses()
+            return self.workspace.pose_rows(out)
+        poses = self.workspace.poses()
         return pose_rows(invert(poses[self._base_index]) @ poses, out)
+
+    def output_frame(self, prefix=''):
+        """
+        Return the frame id of the outputs (torques, poses): ``base_frame`` as TF names it.
+
+        ``prefix`` before it, as before every TF frame; 'world' is the model's
+        :attr:`~transmission_bridge.kinematics.Model.root_frame` (a URDF's root link),
+        as in :meth:`transform_frames`, so the outputs' frame is one that TF publishes.
+        """
+        root = self._model.root_frame
+        return prefix + (root if self._base in ('world', root) else self._base)
 
     def transform_frames(self, prefix='', moving=True):
         """

@@ -1,25 +1,24 @@
 """
 The ``kinematics`` node: joint states in; gravity and damping torques, poses and energy out.
 
-A thin rclpy shell around :class:`~transmission_bridge.robot_state.core.KinematicsCore`;
-topics, parameters and services are listed in doc/nodes.md (tables generated from here).
-Efforts published here are torques a controller **applies**: ``~/gravity_torques``
-holds the pose against gravity (``-tau_g``), ``~/passive_torques`` adds damping
-compensation (``-tau_g + b v``).
+ROS wiring only: parameters, publishers, subscriptions, services. What happens to a
+joint_states message is the core's (:mod:`.core`), its outputs' (:mod:`.messages`) and,
+for a steady stream, the fast path's (:mod:`.fast`). Topics, parameters and services are
+listed in doc/nodes.md (tables generated from here). Efforts published here are torques a
+controller **applies**: ``~/gravity_torques`` holds the pose against gravity (``-tau_g``),
+``~/passive_torques`` adds damping compensation (``-tau_g + b v``).
 
 TF as robot_state_publisher publishes it: ``/tf`` with one parent -> child transform per
 movable joint (mimic and screw joints included) stamped with the joint_states stamp,
 ``/tf_static`` (transient local) with the fixed joints, again whenever the model changes;
-link names as frame ids behind ``frame_prefix``. Given a URDF, the node also publishes it
-on ``robot_description`` (transient local). Without tf2_msgs (a bare pip install) the node
-runs with one warning that TF is off.
+link names as frame ids behind ``frame_prefix``. The other outputs are in ``base_frame`` as
+TF names it (the root link for 'world' in a URDF), behind the same prefix. Given a URDF,
+the node also publishes it on ``robot_description`` (transient local). Without tf2_msgs (a
+bare pip install) the node runs with one warning that TF is off.
 """
-
-import dataclasses
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
-import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -29,21 +28,16 @@ from std_msgs.msg import Float64, Header, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-try:                                    # from the ROS install (here: ../shared/wheelhouse)
-    from tf2_msgs.msg import TFMessage
-except ImportError:                     # pragma: no cover - a bare pip install
-    TFMessage = None
-
+from .core import KinematicsCore
+from .fast import JointStatesRelay
+from .messages import TFMessage, TypedOutputs
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
-from .core import KinematicsCore
 from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
-from ..ros.conversions import (doubles, fill_poses, name_values, poses_to_msgs,
-                              stamp_to_ns, transform_msgs)
+from ..ros.conversions import doubles, name_values, stamp_to_ns, transform_msgs
 from ..ros.diagnostics import diagnostics, report_input
 from ..ros.node_main import exit_with, run_node, StartupError
 from ..ros.parameters import declare, declare_described, descriptor
-from ..ros.wire import DoublesTemplate, JointStateLayout, TransformsTemplate
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
@@ -74,9 +68,10 @@ Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) 
 use_robot_description_topic:=true; base_frame, tip_links, frame_prefix, diagnostics_period,
 input_time_share, drop_on_overload, fast_path. Settable at runtime: gravity,
 joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
-(screw joints only), publish_every.<output> (gravity_torques, passive_torques, body_poses,
-tip_poses, potential_energy, tf: 1 every message, N every Nth, 0 off) ('ros2 param describe'
-gives units and ranges).
+(screw joints only), payload.body, payload.mass, payload.com (one payload: set them
+together), publish_every.<output> (gravity_torques, passive_torques, body_poses, tip_poses,
+potential_energy, tf: 1 every message, N every Nth, 0 off) ('ros2 param describe' gives
+units and ranges).
 Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
 ~/reset_damping, ~/go_to_default_pose.
 """
@@ -108,10 +103,8 @@ class KinematicsNode(ConfigurableNode):
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
-        self._fast = None                 # learned joint_states byte layout
-        self._lane = None                 # and the core's lane for its names
-        self._relay = None                # bytes -> outputs for that lane (or None)
-        self._templates = None            # output byte templates, per model
+        self._relay = self._typed = None        # per model: the fast and the typed outputs
+        self._typed_count = 0                   # messages the typed route took
         self._every = [self._declare_every(name) for name in OUTPUTS]
         self._all_due = self._every == _EVERY_INPUT     # every output for every input
         self._count = 0                   # inputs that produced outputs (for publish_every)
@@ -120,7 +113,6 @@ class KinematicsNode(ConfigurableNode):
         self._tip_names = tips
         self._core = None
         self._file_model = None
-        self._tips = []
         if sources.given:
             try:
                 self._file_model = self._checked(load_model(sources.given))
@@ -128,7 +120,6 @@ class KinematicsNode(ConfigurableNode):
                 self._core = KinematicsCore(model, base)
             except ModelError as exc:
                 raise StartupError(str(exc)) from None
-            self._tips = [(t, model.body_names.index(t)) for t in tips]
             self._refuse_unknown_overrides(('joints', PUBLISH_EVERY))
         self._pending = None
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -159,8 +150,8 @@ class KinematicsNode(ConfigurableNode):
                                                   RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
         # Raw: a message dropped by the budget is never decoded (ros/input_budget.py).
-        self.create_subscription(JointState, 'joint_states',
-                                 budget.wrap(self._joint_states_callback()), STREAM_IN, raw=True)
+        self.create_subscription(JointState, 'joint_states', budget.wrap(self._publish_outputs),
+                                 STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
                                  RELIABLE_10)
         self.create_service(Trigger, '~/set_default_pose_from_current', self._set_default)
@@ -168,13 +159,17 @@ class KinematicsNode(ConfigurableNode):
         self.create_service(Trigger, '~/reset_damping', self._reset_damping)
         self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
-        self._follow(sources)
+        self._follow(sources, self._core is not None)
         if self._core is not None:
             self.get_logger().info(
                 f'model {model.name!r}: {len(model.body_names)} bodies, '
-                f'{model.num_positions} joints from {self._source}; outputs in {base!r}; '
-                f'{model.kernels} kernels')
+                f'{model.num_positions} joints from {self._source}; outputs in '
+                f'{self._core.output_frame(self._prefix)!r}; {model.kernels} kernels')
             self._model_loaded(self._file_model)
+
+    def _forget_inputs(self):
+        if self._core is not None:
+            self._core.reset()
 
     def _read_urdf(self, path):
         with open(path, encoding='utf-8') as stream:      # loaded already: it exists
@@ -182,6 +177,7 @@ class KinematicsNode(ConfigurableNode):
 
     def _model_loaded(self, model):
         """Log what the loader assumed (once per model) and publish the fixed joints' TF."""
+        self._outputs_changed()
         for warning in model.warnings:
             self.get_logger().warning(f'{self._source}: {warning}')
         if self._tf_static_pub is None:
@@ -226,7 +222,6 @@ class KinematicsNode(ConfigurableNode):
             self._core = KinematicsCore(model, self._base)
         else:
             self._core.set_model(model)
-        self._tips = [(t, model.body_names.index(t)) for t in self._tip_names]
         self.get_logger().info(f'reconfigured from robot_description: model {model.name!r}, '
                                f'{model.num_positions} joints')
         self._model_loaded(model)
@@ -287,6 +282,7 @@ class KinematicsNode(ConfigurableNode):
             return
         model, self._pending = self._pending, None
         self._core.set_model(model)
+        self._outputs_changed()
         self._sync_coupled(model)
 
     def _sync_coupled(self, model):
@@ -311,55 +307,39 @@ class KinematicsNode(ConfigurableNode):
         return result.successful, result.reason
 
     # --- topics ------------------------------------------------------------------
-    def _joint_states_callback(self):
-        """Return the subscription callback: :meth:`_joint_states`, each output published."""
-        joint_states = self._joint_states
-
-        def callback(data):
-            for publisher, out in joint_states(data):
-                publisher.publish(out)
-        return callback
-
-    def _joint_states(self, data):
-        """
-        Return ``[(publisher, message or bytes)]`` for one joint_states message.
-
-        A message with the layout of the last one (wire.JointStateLayout) is read in place
-        and answered from byte templates; any other is decoded and answered with message
-        objects (the typed path), which then learns its layout. Same outputs either way.
-        """
+    def _outputs_changed(self):
+        """Make the outputs (fast and typed) again for the model in force."""
         core = self._core
-        if core is None:
-            return ()
+        model = core.model
+        publishers = (self._gravity_pub, self._passive_pub, self._poses_pub, self._tip_pubs,
+                      self._energy_pub, self._tf_pub)
+        tips = [model.body_names.index(t) for t in self._tip_names]
+        frame_id, tf_frames = core.output_frame(self._prefix), core.transform_frames(self._prefix)
+        self._relay = JointStatesRelay(core, publishers, tips, self._due, frame_id, tf_frames)
+        self._typed = TypedOutputs(core, publishers, tips, frame_id, tf_frames)
+
+    def _publish_outputs(self, data):
+        """Subscription callback: publish every output of one joint_states message."""
+        for publisher, out in self.joint_states(data):
+            publisher.publish(out)
+
+    def joint_states(self, data):
+        """Return ``[(publisher, message or bytes)]`` for one joint_states message."""
         relay = self._relay
-        if relay is not None:
-            sent = relay(data)              # the steady stream: bytes in, bytes out
-            if sent is not None:
-                return sent
-        fast = self._fast
-        if fast is not None and fast.matches(data):
-            pos, vel, _ = fast.arrays(data)
-            stamp = fast.stamp_ns(data)
-            lane = self._lane
-            out = None if lane is None else core.ingest_lane(lane, pos, vel, stamp)
-            if out is None:
-                out = core.ingest(fast.names, pos, vel, stamp)
-                self._report_joint_states(out)
-                self._lane, self._relay = core.lane(fast.names), None
-            return () if out is None else self._encode(out, fast.stamp_bytes(data))
-        msg = deserialize_message(data, JointState)
-        stamp = stamp_to_ns(msg.header.stamp)
-        out = core.ingest(msg.name, msg.position, msg.velocity, stamp)
-        self._report_joint_states(out)
-        if self._fast_path:
-            self._fast, self._lane = JointStateLayout.learn_message(data, msg), None
-            self._relay = None
-        return () if out is None else self._messages(out, msg.header)
-
-    def _report_joint_states(self, out):
+        if relay is None:                       # no model yet
+            return ()
+        sent = relay.take(data)
+        if sent is not None:
+            return sent
         core = self._core
+        self._typed_count += 1
+        msg = deserialize_message(data, JointState)
+        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp))
         report_input(self.get_logger(), 'joint_states', 'joint', core.last_new_unknown,
                      core.last_reason if out is None else '')
+        if self._fast_path:
+            relay.learn(data, msg)
+        return () if out is None else self._typed.messages(out, msg.header, self._due())
 
     def _due(self):
         """Return which outputs (OUTPUTS order) this input publishes; counts the input."""
@@ -367,117 +347,6 @@ class KinematicsNode(ConfigurableNode):
         if self._all_due:                   # the default: no comprehension per message
             return _ALL_DUE
         return [every > 0 and count % every == 0 for every in self._every]
-
-    def _messages(self, out, header):
-        header.frame_id = self._base
-        gravity, passive, poses, tips, energy, tf = self._due()
-        m = self._outputs_for(self._core.model)
-        sent = []
-        q = doubles(out.q)
-        if gravity:
-            m.gravity.header, m.gravity.position = header, q
-            m.gravity.effort = doubles(out.holding)
-            sent.append((self._gravity_pub, m.gravity))
-        if passive:
-            m.passive.header, m.passive.position = header, q
-            m.passive.velocity, m.passive.effort = doubles(out.v), doubles(out.passive)
-            sent.append((self._passive_pub, m.passive))
-        if poses or (tips and self._tips):
-            fill_poses(m.poses.poses, self._core.pose_rows(np.empty((len(m.poses.poses), 7))))
-        if poses:
-            m.poses.header = header
-            sent.append((self._poses_pub, m.poses))
-        if tips:
-            for (_, i), pub, tip in zip(self._tips, self._tip_pubs, m.tips):
-                tip.header, tip.pose = header, m.poses.poses[i]
-                sent.append((pub, tip))
-        if energy:
-            m.energy.data = out.potential_energy
-            sent.append((self._energy_pub, m.energy))
-        if tf and self._tf_pub is not None and m.tf_frames:
-            rows = self._core.transform_rows(np.empty((len(m.tf_frames), 7)))
-            sent.append((self._tf_pub, TFMessage(transforms=transform_msgs(
-                m.tf_frames, rows, header))))
-        return sent
-
-    def _encode(self, out, stamp_bytes):
-        t = self._templates
-        if t is None or t.model is not self._core.model:
-            t = self._templates = _Templates(self._core.model, self._base, len(self._tips),
-                                             self._core.transform_frames(self._prefix))
-        due = self._due()
-        if due[0]:
-            t.gravity.fill((out.q, None, out.holding))
-        if due[1]:
-            t.passive.fill((out.q, out.v, out.passive))
-        if self._relay is None and self._lane is not None:
-            self._relay = self._make_relay(t)
-        return self._send(t, due, stamp_bytes, out)
-
-    def _make_relay(self, t):
-        """Return bytes -> outputs for the lane's messages (the core writes into ``t``)."""
-        gravity = t.gravity.fields
-        step = self._core.lane_step(self._lane, gravity[0], gravity[2])
-        if step is None:
-            return None
-        send, due, inbox = self._send, self._due, self._fast.inbox()
-        take, (position, velocity, _), stamp = inbox.take, inbox.arrays, inbox.stamp
-
-        def relay(data):
-            stamp_ns = take(data)
-            if stamp_ns is None or step(position, velocity, stamp_ns) is None:
-                return None
-            return send(t, due(), stamp)
-        return relay
-
-    def _send(self, t, due, stamp_bytes, out=None):
-        """
-        Yield the due outputs as ``(publisher, bytes)``: ``t`` holds the torques and q.
-
-        A generator, so that the subscription publishes the torques before anything else
-        is even computed: the torques are what a 1 kHz controller waits for. ``out``: the
-        typed path's :class:`KinematicsOutput`, whose passive torques ``t`` holds already;
-        None after a lane step, whose passive torques and energy are computed here.
-        """
-        gravity, passive, poses, tips, energy, tf = due
-        core = self._core
-        if gravity:
-            t.gravity.set_stamp(stamp_bytes)
-            yield self._gravity_pub, t.gravity.to_bytes()
-        if passive:
-            if out is None:
-                core.passive_into(t.gravity.fields[2], *t.passive.fields)
-            t.passive.set_stamp(stamp_bytes)
-            yield self._passive_pub, t.passive.to_bytes()
-        if poses or (tips and self._tips):
-            core.pose_rows(t.poses.values)
-        if poses:
-            t.poses.set_stamp(stamp_bytes)
-            yield self._poses_pub, t.poses.to_bytes()
-        if tips:
-            for (_, i), pub, tip in zip(self._tips, self._tip_pubs, t.tips):
-                tip.set_stamp(stamp_bytes)
-                tip.values[:] = t.poses.values[i]
-                yield pub, tip.to_bytes()
-        if energy:
-            t.energy.values[0] = core.energy() if out is None else out.potential_energy
-            yield self._energy_pub, t.energy.to_bytes()
-        if tf and self._tf_pub is not None and len(t.tf.values):
-            core.transform_rows(t.tf.values)
-            t.tf.fill()
-            t.tf.set_stamp(stamp_bytes)
-            yield self._tf_pub, t.tf.to_bytes()
-
-    def _outputs_for(self, model):
-        """Output messages, allocated once per model and refilled for every input."""
-        if getattr(self, '_outputs', None) is None or self._outputs.model is not model:
-            names = list(model.joint_names)
-            self._outputs = _Outputs(
-                model, JointState(name=names), JointState(name=names),
-                PoseArray(poses=poses_to_msgs(np.tile(np.eye(4), (len(model.body_names), 1, 1)))),
-                [PoseStamped() for _ in self._tips], Float64(),
-                self._core.transform_frames(self._prefix))
-        return self._outputs
 
     def _on_trajectory(self, msg):
         points = msg.points
@@ -537,7 +406,7 @@ class KinematicsNode(ConfigurableNode):
         model = self._core.model
         msg = JointState(name=list(model.joint_names), position=doubles(model.default_positions))
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.header.frame_id = self._base
+        msg.header.frame_id = self._core.output_frame(self._prefix)
         self._default_pub.publish(msg)
         response.success = True
         response.message = 'published the default pose on ~/default_joint_states'
@@ -547,37 +416,12 @@ class KinematicsNode(ConfigurableNode):
     def _publish_diagnostics(self):
         counters = self._core.counters.as_dict() if self._core else {}
         overload = self._overload_warning()
+        routes = {'messages_fast': self._relay.taken if self._relay else 0,
+                  'messages_typed': self._typed_count}
         self._diag_pub.publish(diagnostics(
             self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._source,
             counters, warning=overload if self._core else 'waiting for a robot_description',
-            extra={'dropped_overload': self._budget.dropped}))
-
-
-@dataclasses.dataclass
-class _Outputs:
-    """The messages the node publishes for each input (reused: publish copies them out)."""
-
-    model: object
-    gravity: JointState
-    passive: JointState
-    poses: PoseArray
-    tips: list
-    energy: Float64
-    tf_frames: list
-
-
-class _Templates:
-    """Output byte templates for one model (wire.py); refilled for every input."""
-
-    def __init__(self, model, base, num_tips, tf_frames):
-        n = model.num_positions
-        self.model = model
-        self.tf = TransformsTemplate(tf_frames)
-        self.gravity = JointStateLayout(model.joint_names, base, (n, 0, n)).encoder()
-        self.passive = JointStateLayout(model.joint_names, base, (n, n, n)).encoder()
-        self.poses = DoublesTemplate.pose_array(base, len(model.body_names))
-        self.tips = [DoublesTemplate.pose_stamped(base) for _ in range(num_tips)]
-        self.energy = DoublesTemplate.float64()
+            extra={'dropped_overload': self._budget.dropped, **routes}))
 
 
 def main(args=None):

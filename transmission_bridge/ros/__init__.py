@@ -1,5 +1,6 @@
 """
-What both nodes share: process entry, parameters, diagnostics, launch support (rclpy), and
-the rclpy-free input checks (named_input) and CDR byte layouts (wire) their cores and fast
-paths use.
+What both nodes share: process entry, parameters, diagnostics and launch support.
+
+Also the rclpy-free pieces their cores and fast paths use: the input checks
+(:mod:`.named_input`) and the CDR byte layouts (:mod:`.wire`).
 """

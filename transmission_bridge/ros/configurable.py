@@ -69,7 +69,6 @@ class ConfigurableNode(Node):
     def __init__(self, name, **kwargs):
         super().__init__(name, **kwargs)
         self._syncing = False
-        self._core = None
         self._budget = None
         self._dropped_reported = 0
 
@@ -107,17 +106,17 @@ class ConfigurableNode(Node):
             self.get_logger().warning(
                 f'ignoring parameters this node does not have: {", ".join(sorted(unknown))}')
 
-    def _follow(self, sources):
-        """Clear the core's caches on backward clock jumps; follow the topic if asked."""
-        self._jump_handler = on_backward_jump(self, self._reset_core)
+    def _follow(self, sources, configured):
+        """Forget inputs on backward clock jumps; follow the robot_description topic if asked."""
+        self._jump_handler = on_backward_jump(self, self._forget_inputs)
         if sources.use_topic:
             self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
-        if self._core is None:
+        if not configured:
             self.get_logger().info('waiting for a robot_description')
 
-    def _reset_core(self):
-        if self._core is not None:
-            self._core.reset()
+    def _forget_inputs(self):
+        """Forget every input value and stamp (the clock jumped back): each node says what."""
+        raise NotImplementedError
 
     def _on_description(self, msg):
         raise NotImplementedError

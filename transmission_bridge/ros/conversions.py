@@ -7,6 +7,8 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, TransformStamped
 import numpy as np
 from rclpy.clock import JumpThreshold, ROSClock
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..kinematics.spatial import pose_rows
 
@@ -98,4 +100,44 @@ def transform_msgs(pairs, rows, header):
         tr, rot = t.transform.translation, t.transform.rotation
         tr.x, tr.y, tr.z, rot.x, rot.y, rot.z, rot.w = row
         out.append(t)
+    return out
+
+
+class ReusedJointState:
+    """One output's JointState message, reused while the names stay (publish copies it out)."""
+
+    __slots__ = ('_msg', '_names')
+
+    def __init__(self):
+        self._msg = None
+        self._names = None
+
+    def fill(self, out, header):
+        """Return the message carrying ``out`` (names, position, velocity, effort), ``header``."""
+        if self._names is not out.names:        # the core's cached tuple: same names
+            self._msg = JointState(name=list(out.names))
+            self._names = out.names
+        msg = self._msg
+        msg.header = header
+        msg.position = doubles(out.position)
+        msg.velocity = doubles(out.velocity)
+        msg.effort = doubles(out.effort)
+        return msg
+
+
+def trajectory_msg(header, names, fields, times_from_start):
+    """
+    Return a JointTrajectory: ``fields`` are (positions, velocities, accelerations, efforts).
+
+    Each field is (points, len(names)) or None (empty in every point).
+    """
+    out = JointTrajectory(header=header, joint_names=list(names))
+    pos, vel, acc, eff = fields
+    for k, time_from_start in enumerate(times_from_start):
+        out.points.append(JointTrajectoryPoint(
+            positions=doubles(None if pos is None else pos[k]),
+            velocities=doubles(None if vel is None else vel[k]),
+            accelerations=doubles(None if acc is None else acc[k]),
+            effort=doubles(None if eff is None else eff[k]),
+            time_from_start=time_from_start))
     return out

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-_MAX_CACHED_LAYOUTS = 64
+_MAX_CACHED_NAME_LISTS = 64
 
 # The two tests below overflow on purpose for huge finite values, and a sum of +inf and
 # -inf is NaN (the caller then looks element by element); numpy's RuntimeWarning about
@@ -62,8 +62,6 @@ class Counters:
     rejected_non_finite: int = 0
     unknown_names: int = 0
     stamp_backwards: int = 0
-    trajectories_mapped: int = 0
-    trajectories_rejected: int = 0
 
     def count(self, checked):
         """Count one message's :class:`Checked` outcome; return True if it was rejected."""
@@ -103,7 +101,7 @@ class NamedInput:
     def __init__(self, known_names, ignored_names=()):
         self._index = {n: i for i, n in enumerate(known_names)}
         self._ignored = frozenset(ignored_names)
-        self._layouts = {}
+        self._columns = {}          # name tuple -> (rows, cols, unknown names)
         self._unknown_seen = set()
         # source -> its last stamp (ns). One dict for the life of the input, shared by
         # renamed() and cleared, never replaced, by forget_stamps(): a per-message caller
@@ -123,12 +121,12 @@ class NamedInput:
                 return Checked('length_mismatch',
                                f'array of length {arr.shape[0]} for {len(names)} names')
             arrays.append(arr)
-        layout = self._layouts.get(names)
-        if layout is None:
+        columns = self._columns.get(names)
+        if columns is None:
             if len(set(names)) != len(names):
                 return Checked('duplicate_names', 'duplicate names')
-            layout = self._make_layout(names)
-        rows, cols, unknown = layout
+            columns = self._columns_of(names)
+        rows, cols, unknown = columns
         for arr in arrays:
             # One sum answers "all finite" for almost every message; only a non-finite sum
             # (an inf, a NaN, or an overflow) needs the element-wise look.
@@ -142,7 +140,7 @@ class NamedInput:
                          for arr in arrays)
         return Checked('', '', cols, selected, new_unknown, len(unknown))
 
-    def _make_layout(self, names):
+    def _columns_of(self, names):
         rows, cols, unknown = [], [], []
         for row, name in enumerate(names):
             col = self._index.get(name)
@@ -154,24 +152,24 @@ class NamedInput:
                 rows.append(row)
                 cols.append(col)
         rows_arr = None if len(rows) == len(names) else np.array(rows, dtype=np.intp)
-        layout = (rows_arr, np.array(cols, dtype=np.intp), tuple(unknown))
-        if len(self._layouts) >= _MAX_CACHED_LAYOUTS:
-            self._layouts.clear()
-        self._layouts[names] = layout
-        return layout
+        columns = (rows_arr, np.array(cols, dtype=np.intp), tuple(unknown))
+        if len(self._columns) >= _MAX_CACHED_NAME_LISTS:
+            self._columns.clear()
+        self._columns[names] = columns
+        return columns
 
-    def steady_layout(self, names):
+    def known_columns(self, names):
         """
         Return ``(rows, where, num_unknown)`` of a name tuple already checked, else None.
 
-        For a steady stream of messages with these names (the cores' lanes): ``rows`` as in
-        :meth:`check`, and ``where`` the known names' columns, ``slice(None)`` when the
-        names are every known name in order, so that writing them needs no index array.
+        For a steady stream of messages with these names (the nodes' fast paths): ``rows``
+        as in :meth:`check`, and ``where`` the known names' columns, ``slice(None)`` when
+        the names are every known name in order, so that writing them needs no index array.
         """
-        layout = self._layouts.get(names)
-        if layout is None:
+        columns = self._columns.get(names)
+        if columns is None:
             return None
-        rows, cols, unknown = layout
+        rows, cols, unknown = columns
         every = len(cols) == len(self._index) and (cols == np.arange(len(cols))).all()
         return rows, slice(None) if every else cols, len(unknown)
 

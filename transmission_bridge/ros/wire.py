@@ -3,10 +3,11 @@ Messages as bytes: fixed CDR layouts for the nodes' per-message hot path.
 
 A sensor_msgs/JointState (or a PoseArray, a Float64...) has a fixed byte layout once its
 strings and sequence lengths are fixed; only the stamp and the doubles change from message
-to message. The nodes learn the layout of an input from a message their typed path has
-decoded, then read the next messages of that layout as numpy views of the received bytes,
-and write their outputs into preallocated byte templates (stamp and doubles in place),
-which ``Publisher.publish`` sends as they are. Anything else takes the typed path.
+to message. The nodes' fast paths (``bridge/fast.py``, ``robot_state/fast.py``) learn the
+layout of an input from a message their typed path has decoded, then read the next
+messages of that layout as numpy views of the received bytes, and write their outputs
+into preallocated byte templates (stamp and doubles in place), which
+``Publisher.publish`` sends as they are. Anything else takes the typed path.
 
 CDR as ROS 2 uses it (XCDR1, little endian): a 4-byte encapsulation header (``00 01``,
 two option bytes), then the fields in order, each aligned to its size counted from the end
@@ -35,7 +36,7 @@ import numpy as np
 FIELDS = ('position', 'velocity', 'effort')
 _HEADER = b'\x00\x01\x00\x00'
 _ENCAPSULATION = _HEADER[:2]        # CDR, little-endian (the options bytes may differ)
-_STAMP = struct.Struct('<iI')
+STAMP = struct.Struct('<iI')         # a builtin_interfaces/Time: sec, nanosec
 _EMPTY = np.empty(0)
 
 
@@ -116,6 +117,16 @@ class Template:
         o = self._stamp_offset
         self.buf[o:o + 8] = stamp_bytes
 
+    def set_header(self, header_bytes):
+        """
+        Copy a whole header (stamp and frame_id, :meth:`JointStateLayout.header_bytes`) in.
+
+        For a template whose frame_id has the same length: what the typed path does when it
+        copies an input's header into its output.
+        """
+        o = self._stamp_offset
+        self.buf[o:o + len(header_bytes)] = header_bytes
+
     def to_bytes(self):
         """Return the message as ``bytes`` (what ``Publisher.publish`` takes)."""
         return bytes(self.buf)
@@ -123,10 +134,13 @@ class Template:
 
 class JointStateLayout:
     """
-    The byte layout of JointState messages with one name list, frame_id and array sizes.
+    The byte layout of JointState messages with one name list, frame_id length and sizes.
 
+    ``frame_id`` is the one written by :meth:`encoder` and :meth:`template_bytes`; a
+    message matches whatever its frame_id says, provided it has the same length.
     ``arrays(data)`` and ``block(data)`` return the arrays of a matching message as views
-    of ``data``; ``encoder()`` a :class:`JointStateTemplate` writing messages of this layout.
+    of ``data``; ``header_bytes(data)`` its header (stamp and frame_id), which an output of
+    the same frame_id length takes as it is (:meth:`Template.set_header`).
     """
 
     def __init__(self, names, frame_id, sizes, length=None):
@@ -135,12 +149,16 @@ class JointStateLayout:
         self.sizes = tuple(int(s) for s in sizes)
         w = CdrWriter()
         self.stamp_offset = w.header(frame_id)
+        self.header_end = len(w.buf)          # the header: stamp, frame_id length, characters
+        self._frame_word = bytes(w.buf[self.stamp_offset + 8:self.stamp_offset + 12])
+        self._frame_at = self.stamp_offset + 8
         w.uint32(len(self.names))
         for name in self.names:
             w.string(name)
-        # The compared bytes: the encapsulation's first two, the strings (from the stamp's
-        # end to the last name's), the three counts. One unpack reads the counts.
-        strings = slice(self.stamp_offset + 8, len(w.buf))
+        # The compared bytes: the encapsulation's first two, the frame_id's length, the
+        # names (their count to the last name's NUL), the three counts. One unpack reads
+        # the counts.
+        strings = slice(self._frame_at, len(w.buf))
         counts_at, offsets = [], []
         for n in self.sizes:
             counts_at.append(w.uint32(n))
@@ -150,13 +168,13 @@ class JointStateLayout:
             f'{b - a - 4}xI' for a, b in zip(counts_at, counts_at[1:])))
         self._counts_at = counts_at[0]
         self._writer = w
-        self.fixed = bytes(w.fixed)         # 0xff where a byte is compared (strings, counts)
+        self.fixed = bytes(w.fixed)         # 0xff where a byte is compared
         self.content_length = len(w.buf)
         self.length = self.content_length if length is None else length
         self._strings = strings
-        self._strings_mask = int.from_bytes(w.fixed[strings], 'little')
+        self._strings_mask = int.from_bytes(self.fixed[strings], 'little')
         self._strings_constant = int.from_bytes(w.buf[strings], 'little') & self._strings_mask
-        # The strings' bytes as last matched, padding included (a sender's padding bytes are
+        # The names' bytes as last matched, padding included (a sender's padding bytes are
         # whatever its buffer held, but usually the same from message to message).
         self._seen_strings = bytes(w.buf[strings])
         n = len(self.names)
@@ -176,7 +194,8 @@ class JointStateLayout:
         layout = cls(names, frame_id, sizes, len(data))
         if len(data) < layout.content_length or not layout.matches(data):
             return None
-        if layout.stamp_ns(data) != stamp_ns:
+        if layout.stamp_ns(data) != stamp_ns or layout.header_bytes(data)[12:-1] != \
+                frame_id.encode():
             return None
         for got, want in zip(layout.arrays(data), arrays):
             if got.tobytes() != np.asarray(want, dtype=np.float64).tobytes():
@@ -194,13 +213,14 @@ class JointStateLayout:
 
     def matches(self, data):
         """
-        Return True if ``data`` has this layout's length, strings and sequence counts.
+        Return True if ``data`` has this layout's length, frame_id length, names and counts.
 
-        The strings are first compared, padding and all, with those of the last message
+        The names are first compared, padding and all, with those of the last message
         that matched (one memory compare); only when that differs are they compared byte by
         byte under the mask of constant bytes, and the new bytes kept for the next message.
         """
         if (len(data) != self.length or not data.startswith(_ENCAPSULATION)
+                or not data.startswith(self._frame_word, self._frame_at)
                 or self._counts.unpack_from(data, self._counts_at) != self.sizes):
             return False
         if data.startswith(self._seen_strings, self._strings.start):
@@ -213,12 +233,16 @@ class JointStateLayout:
 
     def stamp_ns(self, data):
         """Return the header stamp of ``data`` in nanoseconds."""
-        sec, nanosec = _STAMP.unpack_from(data, self.stamp_offset)
+        sec, nanosec = STAMP.unpack_from(data, self.stamp_offset)
         return sec * 1_000_000_000 + nanosec
 
     def stamp_bytes(self, data):
         """Return the 8 stamp bytes of ``data`` (to copy into an output's header)."""
         return data[self.stamp_offset:self.stamp_offset + 8]
+
+    def header_bytes(self, data):
+        """Return the header of ``data``: stamp, frame_id length and characters (with NUL)."""
+        return data[self.stamp_offset:self.header_end]
 
     def block(self, data):
         """
@@ -238,35 +262,6 @@ class JointStateLayout:
         """Return an :class:`Inbox` for messages of this layout."""
         return Inbox(self)
 
-    def relay(self, step, template):
-        """
-        Return a function passing a message of this layout through ``step``, out as bytes.
-
-        For a :attr:`stacked` layout. The function, ``relay(data)``, returns None (calling
-        nothing else) when ``data`` does not match; otherwise it takes ``data`` into an
-        :class:`Inbox` of its own and calls ``step(block, stamp_ns)`` (the inbox's block:
-        the same array every time, its values valid until the next call). If that returns
-        True it returns the bytes of ``template`` (which ``step`` filled in) with the
-        stamp of ``data``; else None.
-        """
-        inbox = self.inbox()
-        matches, inbuf, block, stamp_in = self.matches, inbox.buf, inbox.block, inbox.stamp
-        unpack_stamp, stamp_at = _STAMP.unpack_from, self.stamp_offset
-        at, buf = template._stamp_offset, template.buf
-
-        # Inbox.take written out: the bridge calls this for every message, and on a core
-        # shared with other processes each Python call costs about a microsecond.
-        def relay(data):
-            if not matches(data):
-                return None
-            inbuf[:] = data
-            sec, nanosec = unpack_stamp(inbuf, stamp_at)
-            if not step(block, sec * 1_000_000_000 + nanosec):
-                return None
-            buf[at:at + 8] = stamp_in
-            return bytes(buf)
-        return relay
-
     def template_bytes(self):
         """Return a zero-valued message of this layout (tests and probes)."""
         return bytes(self._writer.buf)
@@ -282,8 +277,9 @@ class Inbox:
 
     ``take(data)`` copies a matching message in (one ``memcpy``) and returns its stamp in
     nanoseconds, or returns None and changes nothing. ``block`` (a :attr:`stacked`
-    layout's, else None), ``arrays`` and ``stamp`` (its 8 bytes) are views of the buffer:
-    the same objects for every message, their values those of the last one taken. Its
+    layout's, else None), ``arrays``, ``stamp`` (its 8 bytes) and ``header`` (stamp and
+    frame_id) are views of the buffer: the same objects for every message, their values
+    those of the last one taken. Its
     doubles are aligned in memory (:func:`message_buffer`); a received ``bytes``'s are not.
     """
 
@@ -293,6 +289,7 @@ class Inbox:
         self.arrays = layout.arrays(self.buf)
         at = layout.stamp_offset
         self.stamp = self.buf[at:at + 8]
+        self.header = self.buf[at:layout.header_end]
         self._matches, self._stamp_ns = layout.matches, layout.stamp_ns
 
     def take(self, data):

@@ -3,14 +3,15 @@ All transmissions of a robot as one vectorised map between actuator and joint ve
 
 The actuator vector is ordered as :attr:`TransmissionSet.actuator_names` and the
 joint vector as :attr:`TransmissionSet.joint_names` (file order, roles kept).
-At construction the set is compiled: every map is linear (plus the joint offsets on
-position), and each joint or actuator value depends only on the values of its own
-transmission (at most two, or N for an N x N coupling), so each map becomes
+At construction the set is compiled (:mod:`.compiled`): each joint or actuator value
+depends only on the values of its own transmission, and the linear members' maps become
 ``out[k] = x[i0[k]] * c0[k] + x[i1[k]] * c1[k] (+ ...)`` with coefficients taken from the
 types' formulas. One call is a handful of numpy operations whatever the number or types
 of transmissions, maps one sample or a whole bag the same way (element-wise, so bit for
 bit), and a NaN (unknown) actuator value never reaches the joints of another
-transmission.
+transmission. A stream of actuator states (the bridge's, a bag's) goes through a
+:meth:`~TransmissionSet.state_map`, which may keep what a member needs from one state to
+the next.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> ts = load_transmissions({'transmissions': [
@@ -27,6 +28,7 @@ import math
 import numpy as np
 
 from .base import last_dimension
+from .compiled import JointStateMap, LinearStateMap, LinearTerms
 from .errors import ConfigError
 from .interfaces import map_kind
 from .limits import CommandLimits
@@ -34,121 +36,6 @@ from .limits import CommandLimits
 
 _KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint offsets
 _CHUNK = 4096                       # states per step of a batched joint_state
-
-
-class _Terms:
-    """
-    A linear map whose every output reads the inputs of its own transmission only.
-
-    ``out[k] = x[i[0, k]] * c[0, k] + x[i[1, k]] * c[1, k] + ...``, summed in that order,
-    with ``K`` terms (the most inputs any output reads: 2 for differentials and four-bars,
-    N for an N x N coupling, never fewer than 2). Built from a dense coefficient matrix
-    ``(n_out, n_in)`` and, per output, the inputs of its transmission (the only entries
-    read). Inputs whose coefficient is zero are left out; a term with nothing to read
-    repeats the output's first input with coefficient 0, so an unknown (NaN) input reaches
-    only the outputs that depend on it.
-    """
-
-    __slots__ = ('index', 'coef')
-
-    def __init__(self, matrix, inputs_of, size=2):
-        n_out = matrix.shape[0]
-        used_of = [[i for i in inputs if matrix[k, i] != 0] or list(inputs[:1])
-                   for k, inputs in enumerate(inputs_of)]
-        size = max([size] + [len(u) for u in used_of])
-        self.index = np.zeros((size, n_out), dtype=np.intp)
-        self.coef = np.zeros((size, n_out))
-        for k, used in enumerate(used_of):
-            self.index[:, k] = used[0]
-            for t, i in enumerate(used):
-                self.index[t, k] = i
-                self.coef[t, k] = matrix[k, i]
-
-    @property
-    def size(self):
-        """Return ``K``, the number of terms per output."""
-        return len(self.index)
-
-    def __call__(self, x):
-        """Apply the map along the last axis of ``x``."""
-        out = x[..., self.index[0]] * self.coef[0]
-        for t in range(1, len(self.index)):
-            out = out + x[..., self.index[t]] * self.coef[t]
-        return out
-
-
-class _StateMap:
-    """
-    The bridge's map of a whole actuator state as one take, one multiply and K adds.
-
-    The input is the actuator (position, velocity, effort) rows flattened, then a 1.0:
-    ``(..., 3 * nA + 1)``. The output is ``(..., 3, nJ)``: joint positions with their
-    offsets, velocities, and efforts before the damping loss. Each output is the sum, in
-    this order, of K + 1 terms ``x[i0] * c0 + x[i1] * c1 + ... + 1.0 * k``, the first K
-    those of :class:`_Terms` (K = 2 unless a coupling is larger); ``k`` is the joint offset
-    on position rows and -0.0 elsewhere, and adding -0.0 changes no value (not even a
-    zero's sign). So every element has the bits of the velocity or effort map (plus the
-    offset), for one state or a batch.
-    """
-
-    __slots__ = ('index', 'coef')
-
-    def __init__(self, motion, effort, offsets, n_act):
-        size = motion.size                          # the effort map's too (built so)
-        shape = (size + 1, 3, len(offsets))         # term, interface, joint
-        self.index = np.full(shape, 3 * n_act, dtype=np.intp)   # default: the 1.0
-        self.coef = np.full(shape, -0.0)
-        for row, m in enumerate((motion, motion, effort)):
-            self.index[:size, row] = m.index + row * n_act
-            self.coef[:size, row] = m.coef
-        self.coef[size, 0] = offsets
-
-    def __call__(self, flat, out=None):
-        """Map ``flat`` (see the class docstring); write into ``out`` if given."""
-        terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
-        terms *= self.coef
-        # The terms summed in order, as :meth:`writer` sums them for one state.
-        out = np.add(terms[..., 0, :, :], terms[..., 1, :, :], out=out)
-        for t in range(2, len(self.index)):
-            out = np.add(out, terms[..., t, :, :], out=out)
-        return out
-
-    def writer(self, out, damping=None):
-        """
-        Return ``write(flat)``: this map of one state into ``out`` (3, nJ), buffers bound once.
-
-        With ``damping`` (b per joint), the efforts lose ``b * v`` as well, in the last sum:
-        its last term is ``-0.0`` on effort rows, and ``(-b) v`` takes its place. The bits
-        are those of :meth:`__call__` followed by ``eff - b * v`` (``x + (-0.0)`` is ``x``,
-        ``x - y`` is ``x + (-y)`` and ``(-b) v`` is ``-(b v)`` in IEEE arithmetic), for
-        finite velocities.
-        """
-        index, coef, terms = self.index, self.coef, np.empty(self.index.shape)
-        first, second, *middle, last = terms
-        velocity, loss = out[1], last[2]
-        minus_b = None if damping is None else -np.asarray(damping, dtype=float)
-        multiply, add = np.multiply, np.add
-
-        # Outputs passed by position (no keyword to parse) and take in 'wrap' mode: the
-        # indices are valid, and in its default mode take first copies into a scratch array.
-        def write(flat):
-            flat.take(index, None, terms, 'wrap')
-            multiply(terms, coef, terms)
-            add(first, second, out)
-            if minus_b is not None:
-                multiply(velocity, minus_b, loss)
-            add(out, last, out)
-
-        def write_wide(flat):               # a coupling of more than two actuators
-            flat.take(index, None, terms, 'wrap')
-            multiply(terms, coef, terms)
-            add(first, second, out)
-            for term in middle:
-                add(out, term, out)
-            if minus_b is not None:
-                multiply(velocity, minus_b, loss)
-            add(out, last, out)
-        return write_wide if middle else write
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,12 +88,11 @@ class TransmissionSet:
         joints_of = [[self._joint_index[j.name] for j in s.joints]
                      for s in specs for _ in s.actuators]
         widest = max([2] + [len(s.actuators) for s in specs])   # two terms at least
-        self._a2j = {kind: _Terms(m, actuators_of, widest) for kind, m in a2j.items()}
-        self._j2a = {kind: _Terms(m, joints_of, widest) for kind, m in j2a.items()}
+        self._a2j = {kind: LinearTerms(m, actuators_of, widest) for kind, m in a2j.items()}
+        self._j2a = {kind: LinearTerms(m, joints_of, widest) for kind, m in j2a.items()}
         # The bridge's whole (position, velocity, effort) state in one pass.
-        self._state_map = _StateMap(self._a2j['velocity'], self._a2j['effort'], self._offsets,
-                                    self.num_actuators)
-        self._damped = bool(self._damping.any())
+        self._linear_state = LinearStateMap(self._a2j['velocity'], self._a2j['effort'],
+                                            self._offsets, self.num_actuators)
 
     # --- description -------------------------------------------------------------
     @property
@@ -305,15 +191,26 @@ class TransmissionSet:
             return self._j2a['velocity'](j - self._offsets)
         return self._j2a[kind](j)
 
+    def state_map(self):
+        """
+        Return a new :class:`~.compiled.JointStateMap`: a stream's actuator states to joints.
+
+        What the bridge keeps for its stream of actuator states (and the offline converter
+        for a bag's): it maps the three actuator rows flattened, then a 1.0, to joint
+        positions with their offsets, velocities, and efforts after the damping loss.
+        """
+        return JointStateMap(self._linear_state, self._damping)
+
     def joint_state(self, values):
         """
         Map actuator states ``(..., 3, nA)`` (position, velocity, effort) to joint states.
 
         Returns ``(..., 3, nJ)``: what the bridge publishes for that state, joint
         positions with their offsets, velocities, and efforts after the damping loss
-        (:meth:`damped_joint_effort`). Each element has the bits of the separate maps,
-        and the same bits for one state or a whole bag: the live bridge and the offline
-        converter call this.
+        (:meth:`damped_joint_effort`). The states are taken in order, as one stream, by a
+        new :meth:`state_map`: each element has the bits of the separate maps, and the
+        same bits for one state or a whole bag. The live bridge and the offline converter
+        call the same map.
         """
         v = np.asarray(values, dtype=float)
         lead = v.shape[:-2]
@@ -322,39 +219,12 @@ class TransmissionSet:
                               f'got {v.shape}')
         rows = v.reshape(-1, 3 * self.num_actuators)
         out = np.empty((len(rows), 3, self.num_joints))
+        stream = self.state_map()
         for start in range(0, len(rows), _CHUNK):   # the terms take 9 doubles per joint
             chunk = rows[start:start + _CHUNK]
             flat = np.concatenate([chunk, np.ones((len(chunk), 1))], axis=1)
-            self.joint_state_of_flat(flat, out[start:start + _CHUNK])
+            stream(flat, out[start:start + _CHUNK])
         return out.reshape(lead + (3, self.num_joints))
-
-    def joint_state_of_flat(self, flat, out=None):
-        """
-        :meth:`joint_state` of ``flat``: the three actuator rows flattened, then a 1.0.
-
-        The bridge keeps its actuator values in that form, so a message costs no copy.
-        ``out`` (``(..., 3, nJ)``, any strides) receives the result if given.
-        """
-        state = self._state_map(flat, out)
-        if self._damped:
-            vel, eff = state[..., 1, :], state[..., 2, :]
-            loss = vel * self._damping
-            if math.isfinite(vel.sum()):    # every velocity known (the usual case): no mask
-                np.subtract(eff, loss, out=eff)
-            else:
-                np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
-        return state
-
-    def state_writer(self, out):
-        """
-        Return ``write(flat)``: :meth:`joint_state_of_flat` of one finite state, into ``out``.
-
-        ``out`` is (3, nJ); ``flat`` must hold no NaN or infinity (the bridge's step
-        checks), so no velocity is unknown. The same bits (:meth:`_StateMap.writer`), with
-        its buffers bound once: the bridge's per-message path, where each Python step
-        costs about as much as a numpy call.
-        """
-        return self._state_map.writer(out, self._damping if self._damped else None)
 
     def _compiled(self, direction, kind):
         """

@@ -1,0 +1,294 @@
+"""
+The bridge's command side, without ROS: joint-space commands mapped to each motor's share.
+
+Streaming commands (:meth:`CommandMapper.map_command`, JointState with joint names) take the
+same checks as actuator states (:class:`~transmission_bridge.ros.named_input.NamedInput`),
+and a NaN is refused too (a motor must not be sent "unknown"). A command for one joint of a
+differential or four-bar needs the other joint: its last commanded value (per interface)
+is used, and with none yet the command is refused with a reason. Trajectories
+(:meth:`CommandMapper.map_trajectory`) must name every joint of each transmission they
+touch. While :attr:`CommandMapper.limit_commands`, streaming commands are kept within the
+joint and actuator limits and trajectories past one are refused whole
+(:mod:`~transmission_bridge.transmissions.limits`). A refused command changes nothing.
+
+>>> from transmission_bridge.transmissions import load_transmissions
+>>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
+...     'type': 'differential', 'actuators': [{'name': 'l'}, {'name': 'r'}],
+...     'joints': [{'name': 'pitch'}, {'name': 'roll'}]}]}))
+>>> commands.map_command(['pitch'], [], [], [2.0]) is None    # roll never commanded
+True
+>>> commands.map_command(['pitch', 'roll'], [], [], [2.0, 0.0]).effort
+array([1., 1.])
+>>> commands.map_command(['roll'], [], [], [2.0]).effort      # pitch: its last, 2.0
+array([2., 0.])
+"""
+
+import dataclasses
+import typing
+
+import numpy as np
+
+from .state import IngestResult
+from ..ros import named_input
+from ..ros.named_input import NamedInput
+from ..transmissions import ConfigError
+
+
+@dataclasses.dataclass
+class CommandCounters(named_input.Counters):
+    """The shared counters for joint commands, and trajectories mapped or refused."""
+
+    rejected_incomplete: int = 0
+    limited: int = 0
+    trajectories_mapped: int = 0
+    trajectories_rejected: int = 0
+
+
+class ActuatorCommand(typing.NamedTuple):
+    """Actuator set-points mapped from one joint command; ``None`` where the input had none."""
+
+    names: tuple
+    position: object
+    velocity: object
+    effort: object
+
+
+class CommandMapper:
+    """Joint commands and trajectories to actuator set-points (see the module docstring)."""
+
+    def __init__(self, tset, limit_commands=True):
+        #: Clamp and scale streaming commands, refuse trajectories past a limit.
+        self.limit_commands = limit_commands
+        self.counters = CommandCounters()
+        self.last_result = IngestResult()
+        self._input = NamedInput(())
+        self._tset = None
+        self._last_command = None
+        self.set_transmissions(tset)
+
+    @property
+    def transmissions(self):
+        """Return the :class:`TransmissionSet` in force."""
+        return self._tset
+
+    def set_transmissions(self, tset):
+        """Switch to ``tset``; the last commanded value of each joint keeps its name."""
+        old, self._tset = self._tset, tset
+        self._input = self._input.renamed(tset.joint_names)
+        # Per joint-name list: the joints and actuators a command covers, its limits.
+        # Computed once per name list and configuration, not per message.
+        self._coverage_cache = {}
+        index = tset.joint_index            # a copy per access: once
+        self._siblings = []                 # per joint: the joints of its transmission
+        for spec in tset.specs:
+            members = [index[j.name] for j in spec.joints]
+            self._siblings.extend([members] * len(spec.joints))
+        values = np.full((3, tset.num_joints), np.nan)
+        if old is not None:
+            old_index = old.joint_index
+            for new_i, name in enumerate(tset.joint_names):
+                old_i = old_index.get(name)
+                if old_i is not None:
+                    values[:, new_i] = self._last_command[:, old_i]
+        self._last_command = values
+
+    # --- streaming commands ------------------------------------------------------
+    def map_command(self, names, position, velocity, effort):
+        """
+        Map one streaming joint command to actuator set-points; ``None`` if refused.
+
+        Same rules as a one-point trajectory (offsets on position only; effort gets the
+        damping loss added back, ``tau + b v``, where the command carries a velocity;
+        with none, no damping term); a partly named differential or four-bar takes the
+        other joint's last commanded value. :attr:`last_result` says why a command was
+        refused, and what unknown names to warn about.
+        """
+        c = self.counters
+        checked = self._input.check(names, (position, velocity, effort))
+        if not checked.rejected and any(a is not None and np.isnan(a).any()
+                                        for a in checked.arrays):
+            checked = named_input.Checked('non_finite', 'NaN in a command')
+        if c.count(checked):
+            return self._refuse(checked.reason)
+        tset = self._tset
+        cols = checked.cols
+        needed, needed_names = self._command_joints(cols)
+        full = self._last_command.copy()
+        rows = []
+        for k, arr in enumerate(checked.arrays):
+            if arr is None:
+                rows.append([])
+                continue
+            full[k, cols] = arr
+            row = full[k, needed]
+            if np.isnan(row).any():
+                missing = [tset.joint_names[i] for i in needed if np.isnan(full[k, i])]
+                c.rejected_incomplete += 1
+                return self._refuse(
+                    f'{_INTERFACES[k]} of joints {missing} never commanded: a differential or '
+                    'four-bar needs both its joints; send them together once')
+            rows.append(row)
+        if not len(needed):
+            c.rejected_incomplete += 1
+            return self._refuse('no known joint in the command')
+        try:
+            out_names, pos, vel, eff, notes = self._map_limited(needed_names, rows)
+        except ConfigError as exc:
+            c.rejected_incomplete += 1
+            return self._refuse(str(exc))
+        self._last_command = full
+        c.published += 1
+        if notes:
+            c.limited += 1
+        self.last_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
+        return ActuatorCommand(out_names, pos, vel, eff)
+
+    def _map_limited(self, joint_names, rows):
+        """
+        Map one command's (position, velocity, effort) rows, limited; and what limiting did.
+
+        Positions are clamped to the joint limits before the map; the velocity, then the
+        effort (with the damping loss ``b v`` of the limited velocity added back), are
+        mapped and scaled as a whole where a joint or an actuator would exceed its limit
+        (:class:`~transmission_bridge.transmissions.limits.CommandLimits`).
+        """
+        tset = self._tset
+        joint_idx, act_idx, out_names = self._coverage(joint_names)
+        limits = self._command_limits(joint_names) if self.limit_commands else None
+        pos, vel, eff = (row if len(row) else None for row in rows)
+        notes = []
+
+        def mapped(kind, values):
+            full = np.full(tset.num_joints, np.nan)
+            full[joint_idx] = values
+            return tset.joint_to_actuator(kind, full)[act_idx]
+        out = [None, None, None]
+        if pos is not None:
+            if limits is not None:
+                pos, said = limits.clamp(pos)
+                notes += said
+            out[0] = mapped('position', pos)
+        if vel is not None:
+            out[1] = mapped('velocity', vel)
+            if limits is not None:
+                vel, out[1], said = limits.scale('velocity', vel, out[1])
+                notes += said
+        if eff is not None:
+            if vel is not None:
+                eff = eff + tset.damping[joint_idx] * vel
+            out[2] = mapped('effort', eff)
+            if limits is not None:
+                _, out[2], said = limits.scale('effort', eff, out[2])
+                notes += said
+        return (out_names, *out, notes)
+
+    def _refuse(self, reason):
+        self.last_result = IngestResult(reason)
+        return None
+
+    def _command_joints(self, cols):
+        """Return indices and names of the joints of the transmissions ``cols`` touch."""
+        key = ('command', cols.tobytes())
+        found = self._coverage_cache.get(key)
+        if found is None:
+            touched = np.zeros(self._tset.num_joints, dtype=bool)
+            for j in cols:
+                touched[self._siblings[j]] = True
+            needed = np.flatnonzero(touched)
+            found = self._cached(key, (needed, tuple(self._tset.joint_names[i]
+                                                     for i in needed)))
+        return found
+
+    def _coverage(self, joint_names):
+        """``TransmissionSet.coverage`` of ``joint_names`` and the actuator names, cached."""
+        key = ('coverage', tuple(joint_names))
+        found = self._coverage_cache.get(key)
+        if found is None:
+            joint_idx, act_idx = self._tset.coverage(joint_names)
+            names = tuple(self._tset.actuator_names[i] for i in act_idx)
+            found = self._cached(key, (joint_idx, act_idx, names))
+        return found
+
+    def _command_limits(self, joint_names):
+        """Return the :class:`CommandLimits` of a command naming ``joint_names`` (cached)."""
+        key = ('limits', tuple(joint_names))
+        found = self._coverage_cache.get(key)
+        if found is None:
+            joint_idx, act_idx, _ = self._coverage(joint_names)
+            found = self._cached(key, self._tset.command_limits(joint_idx, act_idx))
+        return found
+
+    def _cached(self, key, value):
+        if len(self._coverage_cache) >= _MAX_CACHED:
+            self._coverage_cache.clear()
+        self._coverage_cache[key] = value
+        return value
+
+    # --- trajectories ------------------------------------------------------------
+    def map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
+        """
+        Map joint-space trajectory points to actuator space.
+
+        Each of ``positions``, ``velocities``, ``accelerations`` and ``efforts`` is a
+        list with one sequence per point (each empty, or one value per joint).
+        Returns ``(actuator_names, [positions, velocities, accelerations, efforts])``
+        with ``None`` for fields that were empty. Accelerations use the velocity
+        map; efforts add the damping loss back (``tau + b * v`` when velocities
+        are given) before the effort map, so the map inverts the state map.
+        Raises ConfigError with the reason when the trajectory cannot be mapped, or,
+        while :attr:`limit_commands`, when a point is beyond a joint's or an actuator's
+        limit (accelerations are not limited).
+        """
+        try:
+            out = self._map_trajectory(joint_names, positions, velocities, accelerations,
+                                       efforts, self.limit_commands)
+        except ConfigError:
+            self.counters.trajectories_rejected += 1
+            raise
+        self.counters.trajectories_mapped += 1
+        return out
+
+    def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts,
+                        check_limits):
+        tset = self._tset
+        joint_idx, act_idx, names = self._coverage(joint_names)
+        n_points = len(positions)
+        fields = []
+        for label, rows in (('positions', positions), ('velocities', velocities),
+                            ('accelerations', accelerations), ('effort', efforts)):
+            if len(rows) != n_points:
+                raise ConfigError(f'{label}: {len(rows)} entries for {n_points} points')
+            lengths = {len(r) for r in rows}
+            if lengths <= {0}:
+                fields.append(None)
+                continue
+            if lengths != {len(joint_idx)}:
+                raise ConfigError(
+                    f'points[*].{label} must be empty or have {len(joint_idx)} values in every '
+                    f'point, got lengths {sorted(lengths)}')
+            values = np.array([np.asarray(r, dtype=float) for r in rows])
+            if not np.isfinite(values).all():
+                raise ConfigError(f'points[*].{label} contains a non-finite value')
+            full = np.full((n_points, tset.num_joints), np.nan)
+            full[:, joint_idx] = values
+            fields.append(full)
+        pos, vel, acc, eff = fields
+        if eff is not None and vel is not None:
+            eff = eff + tset.damping * vel
+        mapped = [
+            None if pos is None else tset.joint_to_actuator('position', pos)[:, act_idx],
+            None if vel is None else tset.joint_to_actuator('velocity', vel)[:, act_idx],
+            None if acc is None else tset.joint_to_actuator('velocity', acc)[:, act_idx],
+            None if eff is None else tset.joint_to_actuator('effort', eff)[:, act_idx],
+        ]
+        if check_limits:
+            limits = self._command_limits(joint_names)
+            for kind, joints, actuators in (('position', pos, None), ('velocity', vel, mapped[1]),
+                                            ('effort', eff, mapped[3])):
+                if joints is not None:
+                    limits.check_points(kind, joints[:, joint_idx], actuators)
+        return names, mapped
+
+
+_INTERFACES = ('position', 'velocity', 'effort')
+_MAX_CACHED = 64

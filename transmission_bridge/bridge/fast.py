@@ -1,0 +1,240 @@
+"""
+The bridge's fast path: a steady stream's messages taken from their bytes, answered in bytes.
+
+Every message has two routes, and only two. The **typed** route, in the node, decodes it,
+calls the core (:meth:`ActuatorStates.ingest <.state.ActuatorStates.ingest>`,
+:meth:`CommandMapper.map_command <.commands.CommandMapper.map_command>`) and publishes a
+message object: it is the reference, and it handles everything. Afterwards it lets the fast
+path *learn* the message. The **fast** route takes the next messages of the same byte
+layout (:class:`~transmission_bridge.ros.wire.JointStateLayout`: names, frame_id length,
+array sizes; the frame_id's characters may change) without decoding them, and publishes
+bytes written into a template. Both routes give the same bytes for the same input
+(test_fast_path.py, message by message over a hostile stream), and a message the fast
+route does not take leaves everything as it was, for the typed route.
+
+Actuator states (:class:`StateRelay`, one per topic) take the fast route only in the
+steady state, where what ingest would do is short: every value finite, the stamp not
+going back, no other topic having written these actuators last, every transmission
+complete (so the output names every joint), the configuration and the set of reported
+actuators unchanged since the relay learned (:attr:`ActuatorStates.generation`). Within
+those invariants the relay's step changes the counters, stamps, seen times and values
+exactly as ``ingest`` does, and writes the joint state straight into the output bytes.
+Anything else (NaN, a new actuator, a time jump, a new configuration) is the typed route's.
+
+Joint commands (:class:`CommandCodec`) keep the core's full checks on both routes: the
+fast route only replaces decoding and message building with views and a template.
+
+The convention of both fast paths (this one and the kinematics node's): a ``take`` returns
+what to publish, or None when it did not take the message and changed nothing.
+"""
+
+import numpy as np
+
+from .state import ACCEPTED
+from ..ros.named_input import squares_are_finite
+from ..ros.wire import JointStateLayout, STAMP
+
+_NOT_TAKEN = None
+
+
+def _never(data):
+    """Take nothing: the relay of a topic with no learned stream."""
+    return _NOT_TAKEN
+
+
+class StateRelay:
+    """
+    One actuator-state topic's steady stream, bytes in and joint_states bytes out.
+
+    :attr:`take` (``data -> bytes or None``) is the relay for the layout learned last;
+    :meth:`learn` sets it up after the typed route took a message. :attr:`taken` counts the
+    messages it answered.
+    """
+
+    def __init__(self, states, source, now_ns):
+        self._states = states
+        self._source = source
+        self._now_ns = now_ns
+        self.taken = 0
+        self.take = _never
+
+    def learn(self, data, msg):
+        """
+        Set :attr:`take` up for messages like ``msg`` (``data`` decoded), which ingest took.
+
+        No relay (``take`` takes nothing) unless the layout decodes ``data`` back, has all
+        three arrays, every actuator it names was reported and every joint is complete.
+        """
+        self.take = _never
+        states = self._states
+        layout = JointStateLayout.learn_message(data, msg)
+        if layout is None or not layout.stacked:
+            return
+        found = states.known_columns(self._source, layout.names)
+        incomplete, joint_names = states.complete_joints()
+        if found is None or incomplete is not None:
+            return
+        n = len(joint_names)
+        template = JointStateLayout(joint_names, msg.header.frame_id, (n, n, n)).encoder()
+        step = _state_step(states, found, len(layout.names), template.state, self._now_ns)
+        self.take = self._relay(layout, step, template)
+
+    def _relay(self, layout, step, template):
+        """Return ``take``: bytes of ``layout`` through ``step``, out as the template's bytes."""
+        inbox = layout.inbox()
+        matches, inbuf, block, header = layout.matches, inbox.buf, inbox.block, inbox.header
+        unpack_stamp, stamp_at = STAMP.unpack_from, layout.stamp_offset
+        out, start, end = template.buf, layout.stamp_offset, layout.header_end
+        relay = self
+
+        # Each call saved here is one per message; on a core shared with other processes a
+        # Python call costs about a microsecond. The input is copied into the inbox (one
+        # memcpy) so its doubles are aligned: numpy's loops on misaligned bytes are slower.
+        def take(data):
+            if not matches(data):
+                return _NOT_TAKEN
+            inbuf[:] = data
+            sec, nanosec = unpack_stamp(inbuf, stamp_at)
+            if not step(block, sec * 1_000_000_000 + nanosec):
+                return _NOT_TAKEN
+            out[start:end] = header
+            relay.taken += 1
+            return bytes(out)
+        return take
+
+
+def _state_step(states, found, num_names, out, now_ns):
+    """
+    Return ``step(block, stamp_ns) -> bool``: one message into ``states`` and ``out``.
+
+    ``block``: the message's position, velocity and effort rows, ``num_names + 1`` apart
+    (:meth:`JointStateLayout.block`); ``out``: the (3, nJ) joint state to write. False:
+    not taken, nothing changed. Two forms: a message naming every actuator and nothing else
+    is gathered into a spare state buffer that then becomes the state (no scatter); any
+    other writes its actuators' values in place.
+    """
+    sid, rows, cols, num_unknown = found
+    generation = states.generation
+    counters, stamps, source_ids, owner = (states.counters, states.stamps, states.source_ids,
+                                           states.owner)
+    rows = np.arange(num_names) if rows is None else rows
+    gather = np.arange(3)[:, None] * (num_names + 1) + rows     # (3, k) indices into block
+
+    names = states.transmissions.actuator_names
+    lane_names = frozenset(np.array(names, dtype=object)[cols])
+
+    def owned():
+        """
+        Return True if no other source wrote one of these actuators last, or they become ours.
+
+        ``ingest`` lets the latest writer own an actuator and warns once per actuator
+        reported on two topics: once every one of these was warned about, taking them
+        over is all it does, and so does this.
+        """
+        mine = owner[cols]
+        if not ((mine >= 0) & (mine != sid)).any():
+            return True
+        if not states.shared_seen.issuperset(lane_names):
+            return False
+        owner[cols] = sid
+        return True
+
+    if num_unknown == 0 and len(rows) == states.transmissions.num_actuators:
+        # Every actuator, in the message's order: its values gathered in actuator order.
+        order = np.empty((3, len(rows)), dtype=np.intp)
+        order[:, cols] = gather
+        fill = order.reshape(-1)
+        write = states.joint_map.writer(out)
+
+        # What ingest does for such a message, in few Python steps: every actuator's
+        # values gathered into the spare state, which becomes the state if they are
+        # finite: tested as x . x (one BLAS call, cheaper than a sum), which a value
+        # beyond 1e154 in magnitude fails too and the typed route then decides. The
+        # take's indices are valid: 'wrap' mode spares numpy a scratch copy.
+        def step(block, stamp_ns):
+            last = stamps.get(sid)
+            if (states.generation != generation or last is not None and stamp_ns < last
+                    or len(source_ids) > 1 and not owned()):
+                return False
+            spare = states.spare_flat
+            block.take(fill, None, spare[:-1], 'wrap')
+            if not squares_are_finite(spare):
+                return False
+            states.spare_flat, states.flat = states.flat, spare
+            states.spare_values, states.values = states.values, states.spare_values
+            states.seen_all_ns = now_ns()         # every actuator: settled when read
+            stamps[sid] = stamp_ns
+            counters.received += 1
+            states.last_result = ACCEPTED
+            write(spare)
+            counters.published += 1
+            return True
+        return step
+
+    joint_map = states.joint_map
+
+    # Some actuators (another topic has the rest), or names the robot lacks: the message's
+    # values written into the state in place, then the whole state mapped (other topics'
+    # values may hold a NaN, which the general map handles).
+    def step(block, stamp_ns):
+        last = stamps.get(sid)
+        if (states.generation != generation or last is not None and stamp_ns < last
+                or len(source_ids) > 1 and not owned()):
+            return False
+        values = block.take(gather)
+        if not squares_are_finite(values.reshape(-1)):
+            return False
+        states.values[:, cols] = values
+        states.settle_seen()
+        states.last_seen_ns[cols] = now_ns()
+        stamps[sid] = stamp_ns
+        counters.received += 1
+        counters.unknown_names += num_unknown
+        states.last_result = ACCEPTED
+        joint_map(states.flat, out)
+        counters.published += 1
+        return True
+    return step
+
+
+class CommandCodec:
+    """
+    Joint commands of the last learned layout read as views, actuator commands as templates.
+
+    :meth:`decode` returns ``(names, (position, velocity, effort), header)`` of a message
+    of the learned layout, else None; :meth:`encode` writes an
+    :class:`~.commands.ActuatorCommand` with that header into a template of its names.
+    """
+
+    def __init__(self):
+        self._layout = None
+        self._names = None
+        self._template = None
+        self.taken = 0
+
+    def learn(self, data, msg):
+        """Learn the layout of ``data`` (decoded: ``msg``); None if it does not decode back."""
+        self._layout = JointStateLayout.learn_message(data, msg)
+        self._names = None          # the output template follows the header's length
+
+    def decode(self, data):
+        """Return the names, arrays and header bytes of ``data`` if it has the layout."""
+        layout = self._layout
+        if layout is None or not layout.matches(data):
+            return None
+        self.taken += 1
+        return layout.names, layout.arrays(data), layout.header_bytes(data)
+
+    def encode(self, out, header):
+        """Return ``out`` as JointState bytes with ``header`` (stamp and frame_id)."""
+        arrays = (out.position, out.velocity, out.effort)
+        if self._names is not out.names:        # the mapper's cached tuple: same names
+            n = len(out.names)
+            self._template = JointStateLayout(
+                out.names, self._layout.frame_id,
+                [0 if a is None else n for a in arrays]).encoder()
+            self._names = out.names
+        template = self._template
+        template.set_header(header)
+        template.fill(arrays)
+        return template.to_bytes()

@@ -1,0 +1,179 @@
+"""
+The set's maps compiled: linear members as gathers and sums, one state at a time or a bag.
+
+Every linear transmission (simple, differential, four-bar, coupling) maps its own
+actuators to its own joints with constant coefficients, so the whole set's map is
+``out[k] = x[i0[k]] * c0[k] + x[i1[k]] * c1[k] (+ ...)`` (:class:`LinearTerms`), and the
+bridge's whole (position, velocity, effort) state one take, one multiply and K adds
+(:class:`LinearStateMap`). Element-wise, so one sample and a whole bag get the same bits,
+and a NaN (unknown) actuator value never reaches the joints of another transmission.
+
+:class:`JointStateMap` is what a stream of actuator states goes through: the compiled
+linear map, the damping loss, and room for members that are not linear (their own maps,
+written over their joints' columns after the linear ones).
+"""
+
+import math
+
+import numpy as np
+
+
+class LinearTerms:
+    """
+    A linear map whose every output reads the inputs of its own transmission only.
+
+    ``out[k] = x[i[0, k]] * c[0, k] + x[i[1, k]] * c[1, k] + ...``, summed in that order,
+    with ``K`` terms (the most inputs any output reads: 2 for differentials and four-bars,
+    N for an N x N coupling, never fewer than 2). Built from a dense coefficient matrix
+    ``(n_out, n_in)`` and, per output, the inputs of its transmission (the only entries
+    read). Inputs whose coefficient is zero are left out; a term with nothing to read
+    repeats the output's first input with coefficient 0, so an unknown (NaN) input reaches
+    only the outputs that depend on it.
+    """
+
+    __slots__ = ('index', 'coef')
+
+    def __init__(self, matrix, inputs_of, size=2):
+        n_out = matrix.shape[0]
+        used_of = [[i for i in inputs if matrix[k, i] != 0] or list(inputs[:1])
+                   for k, inputs in enumerate(inputs_of)]
+        size = max([size] + [len(u) for u in used_of])
+        self.index = np.zeros((size, n_out), dtype=np.intp)
+        self.coef = np.zeros((size, n_out))
+        for k, used in enumerate(used_of):
+            self.index[:, k] = used[0]
+            for t, i in enumerate(used):
+                self.index[t, k] = i
+                self.coef[t, k] = matrix[k, i]
+
+    @property
+    def size(self):
+        """Return ``K``, the number of terms per output."""
+        return len(self.index)
+
+    def __call__(self, x):
+        """Apply the map along the last axis of ``x``."""
+        out = x[..., self.index[0]] * self.coef[0]
+        for t in range(1, len(self.index)):
+            out = out + x[..., self.index[t]] * self.coef[t]
+        return out
+
+
+class LinearStateMap:
+    """
+    The bridge's map of a whole actuator state as one take, one multiply and K adds.
+
+    The input is the actuator (position, velocity, effort) rows flattened, then a 1.0:
+    ``(..., 3 * nA + 1)``. The output is ``(..., 3, nJ)``: joint positions with their
+    offsets, velocities, and efforts before the damping loss. Each output is the sum, in
+    this order, of K + 1 terms ``x[i0] * c0 + x[i1] * c1 + ... + 1.0 * k``, the first K
+    those of :class:`LinearTerms` (K = 2 unless a coupling is larger); ``k`` is the joint offset
+    on position rows and -0.0 elsewhere, and adding -0.0 changes no value (not even a
+    zero's sign). So every element has the bits of the velocity or effort map (plus the
+    offset), for one state or a batch.
+    """
+
+    __slots__ = ('index', 'coef')
+
+    def __init__(self, motion, effort, offsets, n_act):
+        size = motion.size                          # the effort map's too (built so)
+        shape = (size + 1, 3, len(offsets))         # term, interface, joint
+        self.index = np.full(shape, 3 * n_act, dtype=np.intp)   # default: the 1.0
+        self.coef = np.full(shape, -0.0)
+        for row, m in enumerate((motion, motion, effort)):
+            self.index[:size, row] = m.index + row * n_act
+            self.coef[:size, row] = m.coef
+        self.coef[size, 0] = offsets
+
+    def __call__(self, flat, out=None):
+        """Map ``flat`` (see the class docstring); write into ``out`` if given."""
+        terms = np.take(flat, self.index, axis=-1)  # (..., term, interface, joint)
+        terms *= self.coef
+        # The terms summed in order, as :meth:`writer` sums them for one state.
+        out = np.add(terms[..., 0, :, :], terms[..., 1, :, :], out=out)
+        for t in range(2, len(self.index)):
+            out = np.add(out, terms[..., t, :, :], out=out)
+        return out
+
+    def writer(self, out, damping=None):
+        """
+        Return ``write(flat)``: this map of one state into ``out`` (3, nJ), then True.
+
+        With ``damping`` (b per joint), the efforts lose ``b * v`` as well, in the last sum:
+        its last term is ``-0.0`` on effort rows, and ``(-b) v`` takes its place. The bits
+        are those of :meth:`__call__` followed by ``eff - b * v`` (``x + (-0.0)`` is ``x``,
+        ``x - y`` is ``x + (-y)`` and ``(-b) v`` is ``-(b v)`` in IEEE arithmetic), for
+        finite velocities.
+        """
+        index, coef, terms = self.index, self.coef, np.empty(self.index.shape)
+        first, second, *middle, last = terms
+        velocity, loss = out[1], last[2]
+        minus_b = None if damping is None else -np.asarray(damping, dtype=float)
+        multiply, add = np.multiply, np.add
+
+        # Outputs passed by position (no keyword to parse) and take in 'wrap' mode: the
+        # indices are valid, and in its default mode take first copies into a scratch array.
+        def write(flat):
+            flat.take(index, None, terms, 'wrap')
+            multiply(terms, coef, terms)
+            add(first, second, out)
+            if minus_b is not None:
+                multiply(velocity, minus_b, loss)
+            add(out, last, out)
+            return True
+
+        def write_wide(flat):               # a coupling of more than two actuators
+            flat.take(index, None, terms, 'wrap')
+            multiply(terms, coef, terms)
+            add(first, second, out)
+            for term in middle:
+                add(out, term, out)
+            if minus_b is not None:
+                multiply(velocity, minus_b, loss)
+            add(out, last, out)
+            return True
+        return write_wide if middle else write
+
+
+class JointStateMap:
+    """
+    One stream's actuator states to joint states: what the bridge publishes for each state.
+
+    ``map(flat)`` takes the three actuator rows flattened, then a 1.0
+    (``(..., 3 * nA + 1)``), and returns ``(..., 3, nJ)``: joint positions with their
+    offsets, velocities, and efforts after the damping loss ``b v``. A batch is taken row
+    after row, as a stream would be. :meth:`writer` gives the per-message form with its
+    buffers bound once. Made by :meth:`TransmissionSet.state_map`; a new configuration
+    makes a new one, :meth:`reset` forgets what the stream taught it.
+    """
+
+    def __init__(self, linear, damping):
+        self._linear = linear
+        self._damping = damping
+        self._damped = bool(damping.any())
+
+    def __call__(self, flat, out=None):
+        """Map ``flat`` (see the class docstring); write into ``out`` if given."""
+        state = self._linear(flat, out)
+        if self._damped:
+            vel, eff = state[..., 1, :], state[..., 2, :]
+            loss = vel * self._damping
+            if math.isfinite(vel.sum()):    # every velocity known (the usual case): no mask
+                np.subtract(eff, loss, out=eff)
+            else:
+                np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
+        return state
+
+    def writer(self, out):
+        """
+        Return ``write(flat)``: this map of one finite state into ``out`` (3, nJ), True.
+
+        ``flat`` must hold no NaN or infinity (the bridge's fast path checks), so no
+        velocity is unknown. The same bits as :meth:`__call__`, with buffers bound once:
+        the bridge's per-message path, where each Python step costs about as much as a
+        numpy call.
+        """
+        return self._linear.writer(out, self._damping if self._damped else None)
+
+    def reset(self):
+        """Forget what earlier states taught the map (nothing, for linear members)."""
