@@ -144,7 +144,7 @@ def test_relays_of_two_topics_change_what_ingest_changes():
             arrays[rng.integers(3)][-1] = 1e200
         now[0] = 1000 + 10 * k
         want = plain.ingest(source, names, *arrays, stamps[source], now_ns=now[0])
-        got = node.handle(source, names, arrays, stamps[source])
+        got = node.handle(source, names, arrays, stamps[source], f'seq{k:04d}')
         _agree(got, want)
         assert node.states.last_result == plain.last_result
         if k % 6 == 5:      # not after every message: a relay's seen time outlives others

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from ros_harness import DOMAIN_ID
 from sensor_msgs.msg import JointState
 from transmission_bridge.bag import io
@@ -219,6 +219,34 @@ def test_bridge_actuator_states_fast_equals_typed(context, split):
 def _actuator_state(node, topic, data):
     """Return what the bridge's subscription callback of ``topic`` publishes for ``data``."""
     return node.actuator_states(topic, data)
+
+
+def test_a_frame_id_that_changes_every_message_keeps_to_the_fast_route(context):
+    # A driver that counts its messages in frame_id (or tags each with its source) must not
+    # push every message to the typed route: a frame_id is not part of a layout. Both
+    # nodes copy the input's header into joint_states; the kinematics node ignores it.
+    rng = np.random.default_rng(1209)
+    names = list(TS.actuator_names)
+    bridges = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml')})
+    kinematics = _pair(KinematicsNode, context, {
+        'model_file': str(CONFIG / 'example_arm_model.yaml')})
+    joints = list(kinematics[0]._core.model.joint_names)
+    tally = {True: 0, False: 0}
+    for k in range(200):
+        stamp = 10**9 + k
+        frame = f'seq{k:05d}' if k % 50 else 'driver_a'     # and now and then a source tag
+        arrays = [rng.normal(size=len(names)) for _ in range(3)]
+        data = serialize_message(_js(names, frame, stamp, arrays))
+        outputs = [node.actuator_states('actuator_states', data) for node in bridges]
+        _compare(*outputs, tally)
+        out = outputs[0]
+        out = deserialize_message(out, JointState) if isinstance(out, bytes) else out
+        assert out.header.frame_id == frame
+        data = serialize_message(_js(joints, frame, stamp, [a[:len(joints)] for a in arrays]))
+        _compare(*(list(node.joint_states(data)) for node in kinematics), tally)
+    assert bridges[0]._typed_count['actuator_states'] <= 10
+    assert kinematics[0]._typed_count <= 10
 
 
 def test_bridge_joint_commands_fast_equals_typed(context):

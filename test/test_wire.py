@@ -61,16 +61,50 @@ def test_layout_reads_what_rclpy_wrote_and_writes_what_rosbags_writes(names, fra
         assert written == tight
 
 
-def test_a_changed_name_frame_or_length_does_not_match():
+def test_a_changed_name_frame_length_or_size_does_not_match():
     rng = np.random.default_rng(7)
     msg, _ = _message(rng, ['a', 'bb'], 'base', (2, 2, 2))
     layout = JointStateLayout.learn_message(serialize_message(msg), msg)
     for names, frame, sizes in [(['a', 'bc'], 'base', (2, 2, 2)), (['b', 'a'], 'base', (2, 2, 2)),
-                                (['a', 'bb'], 'basf', (2, 2, 2)),
+                                (['a', 'bb'], 'bas', (2, 2, 2)),
+                                (['a', 'bb'], 'base1', (2, 2, 2)),
                                 (['a', 'bb'], 'base', (2, 2, 0)),
                                 (['a', 'bb'], 'base', (2, 0, 2))]:
         other, _ = _message(rng, names, frame, sizes)
         assert not layout.matches(serialize_message(other)), (names, frame, sizes)
+
+
+def test_a_frame_id_of_the_same_length_matches_and_its_header_is_carried():
+    # A driver's frame_id may count messages or name their source: not part of the layout.
+    rng = np.random.default_rng(9)
+    msg, _ = _message(rng, ['a', 'bb'], 'seq0001', (2, 2, 2))
+    layout = JointStateLayout.learn_message(serialize_message(msg), msg)
+    for frame in ('seq0002', 'seq9999', 'left_a'[:6] + 'x'):
+        other, arrays = _message(rng, ['a', 'bb'], frame, (2, 2, 2))
+        raw = serialize_message(other)
+        assert layout.matches(raw)
+        written = layout.encoder()
+        written.set_header(layout.header_bytes(raw))
+        written.fill(arrays)
+        back = deserialize_message(written.to_bytes(), JointState)
+        assert back.header.frame_id == frame and back.header.stamp == other.header.stamp
+
+
+def test_a_frame_id_that_rclpy_would_not_read_as_its_bytes_does_not_match():
+    # rclpy ends a string at a NUL and reads invalid UTF-8 as U+FFFD: an output that copied
+    # those header bytes would differ from the typed route's, so such messages are its.
+    rng = np.random.default_rng(10)
+    msg, _ = _message(rng, ['a', 'bb'], 'xyz', (2, 2, 2))
+    data = serialize_message(msg)
+    layout = JointStateLayout.learn_message(data, msg)
+    at = layout.stamp_offset + 13                       # the frame_id's second character
+    for byte in (0x00, 0xff, 0x80):
+        bad = bytearray(data)
+        bad[at] = byte
+        assert not layout.matches(bytes(bad)), byte
+    ok = bytearray(data)
+    ok[at] = ord('Q')
+    assert layout.matches(bytes(ok))
 
 
 def test_a_layout_that_does_not_decode_its_message_is_not_learned():
@@ -98,6 +132,9 @@ def test_a_layout_matches_only_bytes_rclpy_reads_as_its_message():
     """
     Flip each byte of a message: a match is never a message rclpy decodes otherwise.
 
+    Except in the frame_id's characters, which a layout does not compare: there a flip is
+    a message of another frame_id, and it matches.
+
     Flips go to a message whose padding already differs from the one learned (so the
     check's shortcut, the strings as last matched, is in play), and to the learned one.
     The stamp's and the values' bytes are another message of the layout: those match.
@@ -108,22 +145,29 @@ def test_a_layout_matches_only_bytes_rclpy_reads_as_its_message():
     data = serialize_message(msg)
     layout = JointStateLayout.learn_message(data, msg)
     want = _fields(data)
+    frame_chars = range(layout.stamp_offset + 12, layout.header_end - 1)
     variant = bytearray(data)
-    for i in range(layout.content_length):      # new padding (and stamp and values)
+    for i in range(layout.content_length):      # new padding (and stamp, values, frame_id)
         if not layout.fixed[i]:
-            variant[i] = int(rng.integers(256))
+            variant[i] = int(rng.integers(32, 127) if i in frame_chars else rng.integers(256))
     values = {i for o, n in zip(layout.offsets, layout.sizes) for i in range(o, o + 8 * n)}
     refused = 0
     for base in (bytes(variant), data):
+        want = _fields(base)                    # the variant's frame_id is its own
         for i in range(layout.content_length):
             assert layout.matches(base)             # the shortcut now holds base's bytes
             flipped = bytearray(base)
             flipped[i] ^= 0x01
             match = layout.matches(bytes(flipped))
-            assert not match or _fields(bytes(flipped)) == want, i
+            got = _fields(bytes(flipped))
+            if i in frame_chars:            # another frame_id of that length: still ours
+                assert match and got[0] == want[0] and got[2] == want[2], i
+                assert got[1].encode() == layout.header_bytes(bytes(flipped))[12:-1]
+                continue
+            assert not match or got == want, i
             assert match or not (4 <= i < 12 or i in values), i
             refused += not match
-    assert refused >= 2 * len(''.join(names) + frame)   # every character, both times
+    assert refused >= 2 * len(''.join(names))   # every character of the names, both times
 
 
 def test_an_inbox_takes_a_matching_message_and_nothing_else():

@@ -1,25 +1,29 @@
 """
-Messages as bytes: fixed CDR layouts for the nodes' per-message hot path.
+Messages as bytes: fixed CDR layouts for the nodes' per-message fast paths.
 
 A sensor_msgs/JointState (or a PoseArray, a Float64...) has a fixed byte layout once its
-strings and sequence lengths are fixed; only the stamp and the doubles change from message
-to message. The nodes' fast paths (``bridge/fast.py``, ``robot_state/fast.py``) learn the
-layout of an input from a message their typed path has decoded, then read the next
-messages of that layout as numpy views of the received bytes, and write their outputs
-into preallocated byte templates (stamp and doubles in place), which
-``Publisher.publish`` sends as they are. Anything else takes the typed path.
+names, the length of its frame_id and its sequence lengths are fixed: only the header (the
+stamp, and the frame_id's characters) and the doubles change from message to message. The
+nodes' fast paths (``bridge/fast.py``, ``robot_state/fast.py``) learn the layout of an input
+from a message their typed path has decoded, then read the next messages of that layout as
+numpy views of the received bytes, and write their outputs into preallocated byte templates
+(header and doubles in place), which ``Publisher.publish`` sends as they are. Anything else
+takes the typed path.
 
 CDR as ROS 2 uses it (XCDR1, little endian): a 4-byte encapsulation header (``00 01``,
 two option bytes), then the fields in order, each aligned to its size counted from the end
 of that header; a string is a ``uint32`` length (with the NUL) and the bytes with the NUL;
 a sequence is a ``uint32`` count and the elements (no alignment when the count is 0).
 
-Which bytes are compared: padding bytes are never compared, because Fast-CDR leaves them
-uninitialised, and the received length may exceed the content (rclpy's serialiser returns
-a buffer a few bytes longer); a message matches a learned layout when its length equals the
-length of the message the layout was learned from and its strings and sequence counts equal
-the layout's. A layout is only used after it has decoded the message it was learned from
-to the same stamp and values, bit for bit (:meth:`JointStateLayout.learn`).
+Which bytes are compared: the frame_id's length and its NUL, the names and the sequence
+counts. Not the frame_id's characters (a driver may put a counter or a source tag there:
+every message then keeps to the fast path, and its header is copied to the output as the
+typed path copies it), as long as they are ASCII and no NUL; and never padding bytes, because Fast-CDR leaves them uninitialised. The received length
+may exceed the content (rclpy's serialiser returns a buffer a few bytes longer); a message
+matches a learned layout when its length equals the length of the message the layout was
+learned from and the compared bytes are equal. A layout is only used after it has decoded
+the message it was learned from to the same stamp and values, bit for bit
+(:meth:`JointStateLayout.learn`).
 
 No rclpy here: the nodes pass bytes in and publish the bytes that come out.
 
@@ -27,6 +31,8 @@ No rclpy here: the nodes pass bytes in and publish the bytes that come out.
 >>> data = layout.template_bytes()
 >>> layout.matches(data), layout.sizes, layout.content_length
 (True, (2, 0, 2), 92)
+>>> layout.matches(JointStateLayout(['a', 'b'], 'arm0', (2, 0, 2)).template_bytes())
+True
 """
 
 import struct
@@ -152,13 +158,14 @@ class JointStateLayout:
         self.header_end = len(w.buf)          # the header: stamp, frame_id length, characters
         self._frame_word = bytes(w.buf[self.stamp_offset + 8:self.stamp_offset + 12])
         self._frame_at = self.stamp_offset + 8
-        w.uint32(len(self.names))
+        names_at = w.uint32(len(self.names))
         for name in self.names:
             w.string(name)
         # The compared bytes: the encapsulation's first two, the frame_id's length, the
         # names (their count to the last name's NUL), the three counts. One unpack reads
         # the counts.
-        strings = slice(self._frame_at, len(w.buf))
+        # The frame_id's NUL onwards; its characters are checked apart (see matches).
+        strings = slice(self.header_end - 1, len(w.buf))
         counts_at, offsets = [], []
         for n in self.sizes:
             counts_at.append(w.uint32(n))
@@ -168,7 +175,11 @@ class JointStateLayout:
             f'{b - a - 4}xI' for a, b in zip(counts_at, counts_at[1:])))
         self._counts_at = counts_at[0]
         self._writer = w
-        self.fixed = bytes(w.fixed)         # 0xff where a byte is compared
+        fixed = bytearray(w.fixed)
+        self._frame_chars = slice(self._frame_at + 4, self.header_end - 1)
+        fixed[self._frame_chars] = bytes(self.header_end - 1 - self._frame_at - 4)
+        self.fixed = bytes(fixed)           # 0xff where a byte is compared
+        self._seen_frame = frame_id.encode()
         self.content_length = len(w.buf)
         self.length = self.content_length if length is None else length
         self._strings = strings
@@ -215,6 +226,7 @@ class JointStateLayout:
         """
         Return True if ``data`` has this layout's length, frame_id length, names and counts.
 
+        The frame_id's characters may be any but a NUL, in ASCII (see the module docstring).
         The names are first compared, padding and all, with those of the last message
         that matched (one memory compare); only when that differs are they compared byte by
         byte under the mask of constant bytes, and the new bytes kept for the next message.
@@ -223,6 +235,13 @@ class JointStateLayout:
                 or not data.startswith(self._frame_word, self._frame_at)
                 or self._counts.unpack_from(data, self._counts_at) != self.sizes):
             return False
+        if not data.startswith(self._seen_frame, self._frame_chars.start):
+            # Another frame_id: taken if ASCII without a NUL, which every decoder reads as
+            # these bytes (rclpy ends a string at a NUL, and reads invalid UTF-8 as U+FFFD).
+            chars = data[self._frame_chars]
+            if not chars.isascii() or 0 in chars:
+                return False
+            self._seen_frame = chars
         if data.startswith(self._seen_strings, self._strings.start):
             return True
         strings = data[self._strings]
