@@ -18,10 +18,11 @@ a sequence is a ``uint32`` count and the elements (no alignment when the count i
 Which bytes are compared: the frame_id's length and its NUL, the names and the sequence
 counts. Not the frame_id's characters (a driver may put a counter or a source tag there:
 every message then keeps to the fast path, and its header is copied to the output as the
-typed path copies it), as long as they are ASCII and no NUL; and never padding bytes, because Fast-CDR leaves them uninitialised. The received length
-may exceed the content (rclpy's serialiser returns a buffer a few bytes longer); a message
-matches a learned layout when its length equals the length of the message the layout was
-learned from and the compared bytes are equal. A layout is only used after it has decoded
+typed path copies it), as long as they are ASCII and no NUL; and never padding bytes,
+because Fast-CDR leaves them uninitialised. The received length may exceed the content
+(rclpy's serialiser returns a buffer a few bytes longer); a message matches a learned
+layout when its length equals the length of the message the layout was learned from and
+the compared bytes are equal. A layout is only used after it has decoded
 the message it was learned from to the same stamp and values, bit for bit
 (:meth:`JointStateLayout.learn`).
 
@@ -158,7 +159,7 @@ class JointStateLayout:
         self.header_end = len(w.buf)          # the header: stamp, frame_id length, characters
         self._frame_word = bytes(w.buf[self.stamp_offset + 8:self.stamp_offset + 12])
         self._frame_at = self.stamp_offset + 8
-        names_at = w.uint32(len(self.names))
+        w.uint32(len(self.names))
         for name in self.names:
             w.string(name)
         # The compared bytes: the encapsulation's first two, the frame_id's length, the
