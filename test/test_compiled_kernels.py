@@ -66,7 +66,7 @@ def _outputs(model):
     out['batch_poses_alone'] = model.body_poses(qs[::2])      # a strided batch
     out['batch_energy_alone'] = model.potential_energy(qs)
     points = rng.uniform(-0.2, 0.2, (len(model.body_names), 3))
-    out['jacobians'] = model._kin.jacobians_one(q, np.arange(len(model.body_names)), points)
+    out['jacobians'] = model._backend.jacobians(q, np.arange(len(model.body_names)), points)
     if model.body_names:                # a lone root link (a quadrotor's base) has none
         out['jacobian_batch'] = model.jacobian(qs[:2], model.body_names[-1], points[-1])
     return out
@@ -138,14 +138,14 @@ def test_without_numba_the_numpy_code_runs_and_says_so():
     code = ('import sys\n'
             'sys.modules["numba"] = None          # import numba now raises ImportError\n'
             'import numpy as np\n'
-            'from transmission_bridge.kinematics import _compiled\n'
+            'from transmission_bridge.kinematics import kernels\n'
             'from kinematics_models import random_model\n'
             'm = random_model(2)\n'
             'try:\n'
             '    m.with_kernels("numba")\n'
             'except ValueError as exc:\n'
             '    print(exc)\n'
-            'print(_compiled.AVAILABLE, m.kernels, m.gravity_generalized_forces('
+            'print(kernels.AVAILABLE, m.kernels, m.gravity_generalized_forces('
             'np.full(m.num_positions, 0.3)).tolist())\n')
     result = _child({}, code)
     assert result.returncode == 0, result.stderr

@@ -1,0 +1,151 @@
+"""
+The numba backend's side of :mod:`..backend`'s interface: the model packed, the loops called.
+
+A model's constants travel as two flat arrays (``ints``, ``floats``: :mod:`.loops`), made
+once per model; each workspace has one ``work`` buffer whose views are the workspace's
+``XT_PB`` and ``XT_WB``, so the shared pose writers of :class:`..backend.Workspace` read what
+the loops wrote.
+"""
+
+import numpy as np
+
+from . import loops
+from .loops import B_COM, B_HT, B_MASS, B_WIDTH, B_ZR, B_ZR0, B_ZT, B_ZT0
+from .loops import C_AXIS, C_MSUB, C_MUL, C_ORIGIN, C_ROT, C_TR, C_TRM, C_WIDTH
+from ..backend import Backend, Workspace
+
+_NO_POSES, _NO_TAU = np.empty((0, 4, 4)), np.empty(0)   # what the loops fill when not asked
+
+
+class NumbaBackend(Backend):
+    """The compiled backend: every call one pass of a loop over the tree."""
+
+    name = 'numba'
+
+    def __init__(self, tree):
+        super().__init__(tree)
+        nb, nc = tree.nb, tree.nc
+        if any(p >= i for i, p in enumerate(tree.parent)):
+            raise ValueError('bodies must come parents first')
+        offset = tree.z_offset if tree.z_offset is not None else np.zeros(3 * nb)
+        B = np.zeros((nb, B_WIDTH))
+        B[:, B_ZR], B[:, B_ZR0] = tree.z_scale[:nb], offset[:nb]
+        B[:, B_ZT], B[:, B_ZT0] = tree.z_scale[2 * nb:], offset[2 * nb:]
+        B[:, B_MASS], B[:, B_COM:B_COM + 3] = tree.mass, tree.com
+        B[:, B_HT:] = tree.HT.reshape(nb, 64)
+        C = np.zeros((nc, C_WIDTH))
+        C[:, C_AXIS:C_AXIS + 3], C[:, C_ORIGIN:C_ORIGIN + 3] = tree.axis_Pq, tree.p_PJq
+        C[:, C_ROT], C[:, C_TR], C[:, C_TRM], C[:, C_MSUB] = (tree.rot_q, tree.tr_q, tree.trM,
+                                                              tree.M_sub)
+        C[:, C_MUL] = [tree.qmul[i] for i in tree.joint_body]
+        body_ints = [(p if p >= 0 else nb, k) for p, k in zip(tree.parent, tree.qidx)]
+        coord_ints = [(i, p, tree.qidx[i]) for i, p in zip(tree.joint_body, tree.joint_parent)]
+        self.ints = np.array([nb, nc, tree.nq] + [v for row in body_ints for v in row]
+                             + [v for row in coord_ints for v in row], dtype=np.intp)
+        self.floats = np.concatenate([B.ravel(), C.ravel(),
+                                      np.asarray(tree.gravity, dtype=float)])
+        self.on_path = np.ascontiguousarray(tree.on_path)
+
+    def new_workspace(self):
+        """Return a new :class:`NumbaWorkspace`."""
+        return NumbaWorkspace(self)
+
+    def _one(self, q, what, out):
+        """Evaluate one configuration in the loops: into ``out``, or new arrays."""
+        ws = self.workspace()
+        ws.q[:] = q                         # float64, contiguous: the loop's one typing
+        want_poses, want_gravity = 'poses' in what, what != ('poses',)
+        if out is None:
+            poses = np.empty((self.tree.nb, 4, 4)) if want_poses else _NO_POSES
+            tau = np.empty(self.tree.nq) if 'gravity' in what else ws.tau
+            energy = loops.one(ws.q, self.ints, self.floats, ws.work, poses, tau, want_poses,
+                               want_gravity)
+            values = {'poses': poses, 'gravity': tau, 'energy': energy}
+            return tuple([values[w] for w in what])
+        dest = dict(zip(what, out))
+        energy = loops.one(ws.q, self.ints, self.floats, ws.work, dest.get('poses', _NO_POSES),
+                           dest.get('gravity', ws.tau), want_poses, want_gravity)
+        if 'energy' in dest:
+            dest['energy'][...] = energy
+        return out
+
+    def _batch(self, q, what, out):
+        """Evaluate a batch (..., nq) in the loops, which write the outputs in place."""
+        tree = self.tree
+        lead = q.shape[:-1]
+        if out is None:
+            out = tuple([np.empty(lead + self.shapes[w]) for w in what])
+        dest = dict(zip(what, out))
+        want_poses = 'poses' in dest
+        want_gravity = 'gravity' in dest or 'energy' in dest
+        n = int(np.prod(lead))
+        flat = np.ascontiguousarray(q.reshape(n, tree.nq), dtype=float)
+        if not flat.flags.writeable:        # numba compiles read-only arrays apart: copy
+            flat = flat.copy()
+        poses = dest['poses'].reshape(n, tree.nb, 4, 4) if want_poses else \
+            np.empty((1, tree.nb, 4, 4))
+        tau = dest['gravity'].reshape(n, tree.nq) if 'gravity' in dest else \
+            np.empty((n if want_gravity else 1, tree.nq))
+        energy = dest['energy'].reshape(n) if 'energy' in dest else \
+            np.empty(n if want_gravity else 1)
+        loops.batch(flat, self.ints, self.floats, _work(tree)[0], poses, tau, energy,
+                    want_poses, want_gravity)
+        return out
+
+
+def _work(tree):
+    """Return a new work buffer and its views ``(work, XT_PB, XT_WB, S, tau_c)``."""
+    nb, nc = tree.nb, tree.nc
+    work = np.zeros(35 * nb + 16 + nc)
+    a, b, c = 16 * nb, 32 * nb + 16, 35 * nb + 16
+    XT_PB, XT_WB = work[:a].reshape(nb, 16), work[a:b].reshape(nb + 1, 4, 4)
+    XT_WB[nb] = np.eye(4)                   # the world: the loops never write it
+    return work, XT_PB, XT_WB, work[b:c].reshape(nb, 3), work[c:]
+
+
+class NumbaWorkspace(Workspace):
+    """Evaluate one configuration at a time: one call of a compiled loop each."""
+
+    def __init__(self, backend):
+        super().__init__(backend.tree)
+        self._backend = backend
+        self.work, self.XT_PB, self.XT_WB, _, _ = _work(backend.tree)
+        self.q = np.zeros(backend.tree.nq)
+        self.tau = np.empty(backend.tree.nq)
+        self._energy = 0.0                      # the last gravity's V
+
+    def frames(self, q):
+        """Return ``XT_WB`` of every body, (nb + 1, 4, 4), world (identity) last."""
+        if q is not self.q:                 # a caller may keep its configuration in q
+            self.q[:] = q
+        b = self._backend
+        loops.one(self.q, b.ints, b.floats, self.work, _NO_POSES, _NO_TAU, False, False)
+        return self.XT_WB
+
+    def gravity(self):
+        """Return ``tau_g`` of the frames (this buffer's)."""
+        b = self._backend
+        self._energy = loops.gravity(b.ints, b.floats, self.work, self.tau)
+        return self.tau
+
+    def energy(self):
+        """Return ``V`` of the frames; valid after :meth:`gravity`."""
+        return self._energy
+
+    def frames_gravity_energy(self, q):
+        """Return ``(tau_g, V)`` of ``q``, its frames left in the buffers: one loop call."""
+        if q is not self.q:
+            self.q[:] = q
+        b = self._backend
+        self._energy = loops.one(self.q, b.ints, b.floats, self.work, _NO_POSES, self.tau,
+                                 False, True)
+        return self.tau, self._energy
+
+    def jacobians(self, bodies, points):
+        """Return the Jacobians [angular; linear] of a point on each body, (n, 6, nq)."""
+        b = self._backend
+        points = np.ascontiguousarray(points, dtype=float).reshape(len(bodies), 3)
+        J = np.empty((len(bodies), 6, self.tree.nq))
+        loops.jacobians(b.ints, b.floats, self.work, b.on_path,
+                        np.asarray(bodies, dtype=np.intp), points, J)
+        return J
