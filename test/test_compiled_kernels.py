@@ -180,6 +180,14 @@ def test_with_kernels_chooses_the_code_and_derived_models_keep_it():
     assert slow.with_gravity((0, 0, -1.62)).kernels == 'numpy'
     assert pickle.loads(pickle.dumps(slow)).kernels == 'numpy'
     assert slow.with_kernels('numba').kernels == 'numba'
+    # Every derived model keeps it: the payload's removal and replacement, both halves of
+    # a removed subtree.
+    body = model.body_names[-1]
+    loaded = slow.with_payload(body, 1.5, (0.1, 0.0, 0.0))
+    assert loaded.without_payload().kernels == 'numpy'
+    assert loaded.with_payload(body, 2.0, (0.0, 0.1, 0.0)).kernels == 'numpy'
+    rest, subtree = slow.remove_body(body)
+    assert (rest.kernels, subtree.kernels) == ('numpy', 'numpy')
     q = random_q(model, np.random.default_rng(6), 4)
     for a, b in zip(model.poses_gravity_and_energy(q), slow.poses_gravity_and_energy(q)):
         np.testing.assert_allclose(a, b, rtol=0, atol=KERNELS_RTOL * 100)

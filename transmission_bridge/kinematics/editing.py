@@ -70,7 +70,7 @@ class EditingMixin:
         rest = [b for b in self._bodies if b.name not in inside]
         sub = [Body(b.name, b.joint, b.inertial, WORLD if b.name == name else b.parent)
                for b in self._bodies if b.name in inside]
-        return self._rebuilt(rest), type(self)(sub, self._name, self._gravity, self._root_frame)
+        return self._rebuilt(rest), self._rebuilt(sub)
 
     def add_subtree(self, parent, subtree):
         """Return a copy with ``subtree``'s 'world' children attached under ``parent``."""

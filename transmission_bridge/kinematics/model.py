@@ -201,13 +201,18 @@ class Model(EvaluationMixin, EditingMixin, PayloadMixin):
             raise ModelError(f'unknown body {name!r}')
         return self._index[name]
 
-    def _rebuilt(self, bodies, gravity=None):
-        """Return a model of ``bodies`` with this one's name, gravity, backend and payload."""
+    def _rebuilt(self, bodies, gravity=None, payload=True):
+        """
+        Return a model of ``bodies`` with this one's name, gravity, backend and payload.
+
+        Every model derived from this one is made here, so that none loses a choice of
+        :meth:`with_kernels`. ``payload`` False: without this one's payload record.
+        """
         model = Model(bodies, self._name, self._gravity if gravity is None else gravity,
                       self._root_frame, self._warnings)
         if model.kernels != self.kernels:   # a choice of with_kernels carries over
             model._backend = make_backend(model._tree, self.kernels)
-        if self._payload is not None and self._payload[0] in model._index:
+        if payload and self._payload is not None and self._payload[0] in model._index:
             model._payload = self._payload      # its body keeps the merged inertial
         return model
 

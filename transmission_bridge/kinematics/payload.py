@@ -57,4 +57,4 @@ class PayloadMixin:
         b = self._bodies[i]
         bodies = list(self._bodies)
         bodies[i] = Body(b.name, b.joint, inertial, b.parent)
-        return type(self)(bodies, self._name, self._gravity, self._root_frame, self._warnings)
+        return self._rebuilt(bodies, payload=False)
