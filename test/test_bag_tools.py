@@ -406,6 +406,36 @@ def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(
                for s in commands)           # the maps really do something on this robot
 
 
+def test_holding_torques_beyond_a_motors_limit_convert_to_what_the_bridge_sends(tmp_path):
+    # The live bridge keeps a streaming command within the limits (scaled as a whole); a
+    # recorded bag whose holding torques exceed a motor's effort limit must convert to
+    # those same limited commands, not stop the conversion.
+    import yaml
+    from transmission_bridge.bridge.commands import CommandMapper
+    spec = yaml.safe_load(TRANSMISSIONS.read_text())
+    elbow = next(t for t in spec['transmissions'] if t['name'] == 'elbow_trans')
+    elbow['actuators'][0]['limits'] = {'effort': 0.05}        # far below what holds the arm
+    limited = tmp_path / 'limited.yaml'
+    limited.write_text(yaml.safe_dump(spec))
+    ts = load_transmissions(limited)
+    bag = tmp_path / 'in'
+    n = write_actuator_bag(bag, load_transmissions(TRANSMISSIONS), seconds=0.3, rate=RATE_HZ)
+    done = tool('convert', bag, tmp_path / 'out', '--transmissions', limited, '--model', MODEL)
+    assert done.returncode == 0, done.stderr
+    gravity = joint_states(tmp_path / 'out', '/kinematics/gravity_torques')
+    commands = joint_states(tmp_path / 'out', '/actuator_commands')
+    assert len(commands) == n
+    core = CommandMapper(ts)                 # what the live bridge does, message by message
+    for stamp, [(frame, names, q, _, tau)] in gravity.items():
+        [(_, cnames, cpos, _, ceff)] = commands[stamp]
+        expected = core.map_command(names, q, [], tau)
+        assert core.last_result.limited            # the bridge had to limit every one
+        assert cnames == expected.names
+        assert np.array_equal(cpos, expected.position)
+        assert np.array_equal(ceff, expected.effort)
+        assert abs(dict(zip(cnames, ceff))['elbow_motor']) <= 0.05
+
+
 def test_other_topics_are_copied_and_input_replaced_by_default(tmp_path):
     from transmission_bridge.bag import io
     ts = load_transmissions(TRANSMISSIONS)

@@ -35,6 +35,7 @@ from ..bridge.commands import CommandMapper
 from ..bridge.state import ActuatorStates
 from ..kinematics import holding_torques
 from ..robot_state.core import KinematicsCore
+from ..transmissions import ConfigError
 
 
 @dataclasses.dataclass
@@ -292,10 +293,15 @@ def _motor_holding_torques(tset, gravity):
     if first is not None and np.isfinite(Q).all() and np.isfinite(holding).all():
         # Every row has the same names, all finite, and the first is complete (so every
         # transmission touched is covered whole): one many-point trajectory, the same
-        # element-wise operations map_command runs per message.
-        out_names, (pos, _, _, eff) = CommandMapper(tset).map_trajectory(
-            [names[k] for k in cols], Q[:, cols], [[]] * m, [[]] * m, holding[:, cols])
-        return _Commands(np.arange(m), [out_names] * m, pos, eff)
+        # element-wise operations map_command runs per message. A point beyond a limit
+        # refuses the trajectory; the bridge limits each command instead, as the loop below.
+        try:
+            out_names, (pos, _, _, eff) = CommandMapper(tset).map_trajectory(
+                [names[k] for k in cols], Q[:, cols], [[]] * m, [[]] * m, holding[:, cols])
+        except ConfigError:
+            pass
+        else:
+            return _Commands(np.arange(m), [out_names] * m, pos, eff)
     core = CommandMapper(tset)
     row_of = np.full(m, -1, dtype=np.int64)
     out_names, positions, efforts = [], [], []
