@@ -205,6 +205,27 @@ def test_pr2_simple_transmission_with_the_reduction_under_transmission():
     assert ts.warnings == ()
 
 
+def test_a_type_given_as_attribute_and_element_is_one_type_when_they_agree():
+    # pybullet's husky and racecar give both forms; agreeing forms are one type, only
+    # disagreeing ones are ambiguous (skipped by name, with both).
+    ts = load_transmissions(_robot("""
+  <transmission name="left" type="SimpleTransmission">
+    <type>transmission_interface/SimpleTransmission</type>
+    <actuator name="m1"><mechanicalReduction>2</mechanicalReduction></actuator>
+    <joint name="a"/>
+  </transmission>
+  <transmission name="right" type="transmission_interface/DifferentialTransmission">
+    <type>transmission_interface/SimpleTransmission</type>
+    <actuator name="m2"/><joint name="b"/>
+  </transmission>"""))
+    assert ts.joint_names == ('a',)
+    assert ts.actuator_to_joint('position', [4.0]).tolist() == [2.0]
+    [skipped] = ts.skipped
+    assert skipped.name == 'right' and skipped.joints == ('b',)
+    assert 'transmission_interface/SimpleTransmission' in skipped.type
+    assert 'transmission_interface/DifferentialTransmission' in skipped.type
+
+
 def test_unknown_types_and_missing_joints_are_skipped_by_name_the_rest_works():
     ts = load_transmissions(_robot("""
   <transmission name="head">

@@ -186,10 +186,17 @@ def _transmission(element, index, notes):
     kinds = [c.text.strip() if c.text else '' for c in element if c.tag in ('plugin', 'type')]
     if element.get('type'):
         kinds.append(element.get('type').strip())
-    kind = _kind(kinds[0]) if len(kinds) == 1 else None
+    # The type may be given more than once (pybullet's URDFs give the attribute and the
+    # element): forms that name the same type are that type, others are ambiguous.
+    resolved = {_kind(k) for k in kinds}
+    kind = resolved.pop() if len(resolved) == 1 else None
     if kind is None:
-        return SkippedTransmission(name, kinds[0] if len(kinds) == 1 else
-                                   f'{len(kinds)} <plugin>/<type> given', _joint_names(element))
+        if len(set(kinds)) > 1:
+            return SkippedTransmission(name, ' and '.join(sorted(set(kinds))),
+                                       _joint_names(element),
+                                       'its <plugin>, <type> and type= name different types')
+        return SkippedTransmission(name, kinds[0] if kinds else '0 <plugin>/<type> given',
+                                   _joint_names(element))
     if kind == 'wrist':
         return _wrist(element, name, where, notes)
     notes.check_children(element, _TRANSMISSION_CHILDREN, 'transmission', name)
