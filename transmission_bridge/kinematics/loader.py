@@ -1,5 +1,5 @@
 """
-Read the robot model YAML of DESIGN.md §4 (bodies form or DH form) into a :class:`Model`.
+Read the robot model YAML (doc/formats.md: bodies form or DH form) into a :class:`Model`.
 
 Every problem raises :class:`ModelError` with the key path that holds it, e.g.
 ``bodies[1].joint: joint 'j2': damping must be >= 0, got -1.0``. Unknown keys are

@@ -212,8 +212,8 @@ class KinematicsCore:
         """
         Write ``x, y, z, qx, qy, qz, qw`` of the last output's poses into ``out`` (nb, 7).
 
-        For the configuration of the last :class:`KinematicsOutput` (call it before the next
-        message); both nodes' paths publish these rows, so they publish the same bits.
+        For the configuration evaluated last (call it before the next message); the node's
+        two routes, typed and fast, both publish these rows, so they publish the same bits.
         """
         if self._base_index is None:
             return self.workspace.pose_rows(out)

@@ -1,4 +1,4 @@
-"""The smooth joint motion of the simulator and the example bags (pure numpy)."""
+"""The smooth joint motion of the simulator and the example bags (numpy only)."""
 
 import math
 

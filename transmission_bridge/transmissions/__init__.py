@@ -1,7 +1,7 @@
 """
 Transmissions between actuator and joint space, as in ros2_control's transmission_interface.
 
-Pure numpy: no ROS import here or below (a test enforces it). See NOTATION.md for
+numpy and PyYAML only: no ROS import here or below (a test enforces it). See NOTATION.md for
 signs and units, and each type's module for its formulas.
 """
 

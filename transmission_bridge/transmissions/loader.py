@@ -1,5 +1,5 @@
 """
-Read the transmissions YAML of DESIGN.md §4 into a :class:`TransmissionSet`.
+Read the transmissions YAML (doc/formats.md) into a :class:`TransmissionSet`.
 
 Every problem raises :class:`ConfigError` with the key path that holds it, for
 example ``transmissions[1].joints[0].mechanical_reduction (joint 'elbow'): must be
@@ -115,7 +115,7 @@ def _entries(items, path, kind, keys, spec_class):
 
 
 def _limits(value, path, kind, name):
-    """Return the spec fields of a ``limits`` mapping (DESIGN.md §7)."""
+    """Return the spec fields of a ``limits`` mapping (doc/formats.md)."""
     keys = JOINT_LIMIT_KEYS if kind == 'joint' else ACTUATOR_LIMIT_KEYS
     _mapping(value, path, tuple(keys))
     return {keys[k][0]: keys[k][1](v, f'{path}.{k} ({kind} {name!r})') for k, v in value.items()}
