@@ -251,6 +251,23 @@ def test_without_tf2_msgs_the_node_runs_with_one_warning(tmp_path):
     assert 'Traceback' not in log
 
 
+def test_outputs_are_in_the_tf_frame_of_base_frame_behind_the_prefix(panda):
+    # With frame_prefix r1/, TF's root is r1/panda_link0: the torques and poses say so too
+    # (base_frame 'world' is the model's world, the URDF's root link), so a tf2 user can
+    # look their frame up.
+    from geometry_msgs.msg import PoseArray
+    model = load_model(panda.path)
+    poses = panda.collect(PoseArray, 'kinematics/body_poses')
+    torques = panda.collect(JointState, 'kinematics/gravity_torques')
+    msg = JointState(name=list(model.joint_names), position=[0.1] * model.num_positions)
+    assert panda.spin_until(lambda: poses and torques and panda.static, timeout=15,
+                            action=lambda: panda.joints.publish(msg)), panda.proc.output()
+    assert poses[-1].header.frame_id == torques[-1].header.frame_id == 'r1/panda_link0'
+    parents = {t.header.frame_id for m in panda.static + panda.tf for t in m.transforms}
+    children = {t.child_frame_id for m in panda.static + panda.tf for t in m.transforms}
+    assert 'r1/panda_link0' in parents - children         # the root of TF's tree
+
+
 def test_base_frame_may_be_the_urdf_root_link_by_its_tf_name(tmp_path):
     """A URDF user names the fixed frame as TF does (the root link), not 'world'."""
     from geometry_msgs.msg import PoseArray
