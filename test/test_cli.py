@@ -179,26 +179,24 @@ def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
     motors = tset.joint_to_actuator('position', q)
     expected = holding_torques(model.gravity_generalized_forces(q))
     echo = _echo_once(shell, launches, '/kinematics/gravity_torques', 'sensor_msgs/msg/JointState')
-    wired = launch == 'robot.launch.py'          # feed_forward:=gravity by default
-    motor_echo = (_echo_once(shell, launches, '/actuator_commands', 'sensor_msgs/msg/JointState')
-                  if wired else None)
+    # Both launch files wire the holding torques to the bridge (feed_forward:=gravity).
+    motor_echo = _echo_once(shell, launches, '/actuator_commands', 'sensor_msgs/msg/JointState')
     names = ', '.join(tset.actuator_names)
     values = ', '.join(repr(float(m)) for m in motors)
     shell.run_until(f'ros2 topic pub --times 5 --rate 5 /actuator_states '
                     f'sensor_msgs/msg/JointState "{{name: [{names}], position: [{values}]}}"',
-                    lambda p: echo.proc.poll() is not None and (
-                        motor_echo is None or motor_echo.proc.poll() is not None), timeout=40)
+                    lambda p: echo.proc.poll() is not None
+                    and motor_echo.proc.poll() is not None, timeout=40)
     assert echo.wait_exit(20) == 0, echo.output()
     msg = _yaml_doc(echo.output())
     assert msg['name'] == ['j1', 'j2', 'j3']
     np.testing.assert_allclose(msg['position'], q, rtol=0, atol=ECHO_ATOL)
     np.testing.assert_allclose(msg['effort'], expected, rtol=0, atol=ECHO_ATOL)
-    if wired:                                    # issue 15: each motor's holding torque
-        assert motor_echo.wait_exit(20) == 0, motor_echo.output()
-        motor = _yaml_doc(motor_echo.output())
-        assert motor['name'] == list(tset.actuator_names)
-        np.testing.assert_allclose(motor['effort'], tset.joint_to_actuator('effort', expected),
-                                   rtol=0, atol=ECHO_ATOL)
+    assert motor_echo.wait_exit(20) == 0, motor_echo.output()     # each motor's holding torque
+    motor = _yaml_doc(motor_echo.output())
+    assert motor['name'] == list(tset.actuator_names)
+    np.testing.assert_allclose(motor['effort'], tset.joint_to_actuator('effort', expected),
+                               rtol=0, atol=ECHO_ATOL)
     _clean_stop(proc)
 
 

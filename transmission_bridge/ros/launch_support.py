@@ -180,8 +180,13 @@ class Arguments:
         return Node(package=PACKAGE, executable=executable, name=executable, output='screen',
                     parameters=parameters, **kwargs)
 
-    def bridge(self, feed_forward=False):
-        """Return the bridge on ``transmissions_file``; with the kinematics node's feed-forward."""
+    def bridge(self, feed_forward=False, source=None):
+        """
+        Return the bridge on ``transmissions_file``; with the kinematics node's feed-forward.
+
+        ``source``: the parameters that say where the robot comes from, instead of
+        ``transmissions_file`` (a URDF as robot_description).
+        """
         remappings = []
         if feed_forward:
             choice = self.get('feed_forward')
@@ -190,8 +195,9 @@ class Arguments:
                                           f'{", ".join(FEED_FORWARD)}, got {choice!r}')
             if FEED_FORWARD[choice]:
                 remappings = [('joint_commands', f'/{KINEMATICS}/{FEED_FORWARD[choice]}')]
-        return self.node(BRIDGE, self.robot_file('transmissions_file', BRIDGE),
-                         remappings=remappings)
+        if source is None:
+            source = self.robot_file('transmissions_file', BRIDGE)
+        return self.node(BRIDGE, source, remappings=remappings)
 
     def kinematics(self):
         """Return the kinematics node on ``model_file`` with ``tip_links``."""
@@ -230,7 +236,7 @@ class Arguments:
         nothing = text is not None and _nothing_to_bridge(text)
         if nothing:
             return [LogInfo(msg=f'{BRIDGE} not started: {nothing}'), kinematics]
-        return [self.node(BRIDGE, source), kinematics]
+        return [self.bridge(feed_forward=True, source=source), kinematics]
 
 
 def _nothing_to_bridge(text):
