@@ -436,6 +436,22 @@ def test_holding_torques_beyond_a_motors_limit_convert_to_what_the_bridge_sends(
         assert abs(dict(zip(cnames, ceff))['elbow_motor']) <= 0.05
 
 
+def test_converted_torques_are_in_the_frame_the_kinematics_node_publishes_them(tmp_path):
+    # The node's outputs (and so the bridge's actuator_commands) are in base_frame as TF
+    # names it: a URDF's root link. The converter writes what the nodes would have.
+    from transmission_bridge.kinematics import load_model
+    urdf = CONFIG / 'example_robot.urdf'
+    root = load_model(urdf).root_frame
+    assert root != 'world'
+    bag = tmp_path / 'in'
+    write_actuator_bag(bag, load_transmissions(urdf), seconds=0.1, rate=RATE_HZ)
+    done = tool('convert', bag, tmp_path / 'out', '--transmissions', urdf, '--model', urdf)
+    assert done.returncode == 0, done.stderr
+    for topic in ('/kinematics/gravity_torques', '/actuator_commands'):
+        frames = {m[0] for rows in joint_states(tmp_path / 'out', topic).values() for m in rows}
+        assert frames == {root}, topic
+
+
 def test_other_topics_are_copied_and_input_replaced_by_default(tmp_path):
     from transmission_bridge.bag import io
     ts = load_transmissions(TRANSMISSIONS)

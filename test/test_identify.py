@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from robot_corpus import robots_dir
 from transmission_bridge.bag import io
-from transmission_bridge.bag.joint_state_cdr import JointStateLayout, MSGTYPE
+from transmission_bridge.bag.joint_state_cdr import JointStateBatchCodec, MSGTYPE
 from transmission_bridge.kinematics import load_model
 
 if robots_dir() is None:
@@ -65,8 +65,8 @@ def _write_bag(path, names, poses, holding, rng, topic='/joint_states', start_s=
     effort = holding(q) + rng.normal(0.0, noise, q.shape)
     store = io.typestore()
     stamps = np.round(np.array(t) * 1e9).astype(np.int64)
-    layout = JointStateLayout(store, list(names), '', [len(names)] * 3)
-    rows = layout.encode(stamps, [q, v, effort])
+    codec = JointStateBatchCodec(store, list(names), '', [len(names)] * 3)
+    rows = codec.encode(stamps, [q, v, effort])
     with io.atomic_writer(path) as writer:
         conn = writer.add_connection(topic, MSGTYPE, typestore=store)
         for stamp, row in zip(stamps.tolist(), rows):
@@ -165,12 +165,12 @@ def test_bad_inputs_end_in_one_line_and_write_nothing(tmp_path, nominal):
     poses = _poses(nominal, rng, 5)
     # Efforts missing: a bag of positions only.
     store = io.typestore()
-    layout = JointStateLayout(store, list(nominal.joint_names), '', [6, 0, 0])
+    codec = JointStateBatchCodec(store, list(nominal.joint_names), '', [6, 0, 0])
     stamps = np.arange(1, 101, dtype=np.int64) * 10_000_000
     with io.atomic_writer(tmp_path / 'no_effort') as writer:
         conn = writer.add_connection('/joint_states', MSGTYPE, typestore=store)
         for stamp, row in zip(stamps.tolist(),
-                              layout.encode(stamps, [np.tile(poses[0], (100, 1)), None, None])):
+                              codec.encode(stamps, [np.tile(poses[0], (100, 1)), None, None])):
             writer.write(conn, stamp, row.tobytes())
     _one_line_and_nothing_written(tool('identify', tmp_path / 'no_effort', '--model', UR5,
                                        '--output', out), out, 'carry no efforts')

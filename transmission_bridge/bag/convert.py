@@ -30,7 +30,7 @@ import numpy as np
 
 from . import io
 from .errors import BagError
-from .joint_state_cdr import build, FIELDS, JointStateLayout, MSGTYPE
+from .joint_state_cdr import build, FIELDS, JointStateBatchCodec, MSGTYPE
 from ..bridge.commands import CommandMapper
 from ..bridge.state import ActuatorStates
 from ..kinematics import holding_torques
@@ -141,8 +141,11 @@ def _convert(in_bag, out_bag, tset, model, topics, storage, progress, keep_input
             _exact_gravity(model, joint)
         commands = _motor_holding_torques(tset, gravity)
     _record_for_plot(result, tset, joint, gravity, commands)
+    # The kinematics node's outputs are in its base frame as TF names it: the model's world
+    # (a URDF's root link), and the bridge copies their header into actuator_commands.
+    frame = model.root_frame if model is not None else ''
     _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, topics, result,
-           progress, keep_input)
+           progress, keep_input, frame)
     return result
 
 
@@ -157,8 +160,8 @@ class _Outputs:
     names: list
     arrays: list          # per output row: (position, velocity, effort) each array or None
     actuator_positions: object     # per output row: the actuator positions used (for plots)
-    layout_arrays: object = None   # vectorised: [position, velocity, effort] (M, n) or None
-    layout_names: tuple = ()
+    batch_arrays: object = None   # vectorised: [position, velocity, effort] (M, n) or None
+    batch_names: tuple = ()
     frame_id: str = ''
     rejected: int = 0
     non_finite: int = 0
@@ -170,16 +173,16 @@ def _vectorised_joint_states(ts, tset, raws):
     if len(set(names)) != len(names):
         return None
     try:
-        layout = JointStateLayout.of_message(ts, first)
+        codec = JointStateBatchCodec.of_message(ts, first)
     except ValueError:
         return None
-    if set(map(len, raws)) != {layout.length}:
+    if set(map(len, raws)) != {codec.length}:
         return None
     data = np.frombuffer(b''.join(raws), dtype=np.uint8)
-    data = data.reshape(len(raws), layout.length)
-    if not layout.matches(data).all():
+    data = data.reshape(len(raws), codec.length)
+    if not codec.matches(data).all():
         return None
-    stamps, arrays = layout.decode(data)
+    stamps, arrays = codec.decode(data)
     if (np.diff(stamps) < 0).any():
         return None
     if any(a is not None and np.isinf(a).any() for a in arrays):
@@ -242,11 +245,11 @@ def _exact_joint_states(ts, tset, topic, raws):
 
 # --- gravity --------------------------------------------------------------------------
 def _vectorised_gravity(model, joint):
-    pos = joint.layout_arrays[0] if joint.layout_arrays else None
+    pos = joint.batch_arrays[0] if joint.batch_arrays else None
     if pos is not None and np.isnan(pos).any():
         return None
     index = {n: i for i, n in enumerate(model.joint_names)}
-    cols = [(k, index[n]) for k, n in enumerate(joint.layout_names) if n in index]
+    cols = [(k, index[n]) for k, n in enumerate(joint.batch_names) if n in index]
     m = len(joint.stamps)
     Q = np.tile(model.default_positions, (m, 1))
     if pos is not None and cols:
@@ -317,17 +320,17 @@ def _motor_holding_torques(tset, gravity):
 
 
 def _row(joint, k):
-    if joint.layout_arrays is not None:
-        return joint.layout_names, [None if a is None else a[k] for a in joint.layout_arrays]
+    if joint.batch_arrays is not None:
+        return joint.batch_names, [None if a is None else a[k] for a in joint.batch_arrays]
     return joint.names[k], joint.arrays[k]
 
 
 # --- output -----------------------------------------------------------------------------
 def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, topics, result,
-           progress, keep_input):
+           progress, keep_input, frame):
     js_rows = _encode_joint_states(ts, joint)
-    grav_rows = _encode_gravity(ts, gravity, joint) if gravity is not None else None
-    cmd_rows = _encode_commands(ts, commands, joint) if commands is not None else None
+    grav_rows = _encode_gravity(ts, gravity, joint, frame) if gravity is not None else None
+    cmd_rows = _encode_commands(ts, commands, joint, frame) if commands is not None else None
     with io.atomic_writer(out_bag, storage) as writer:
         copies = {}
         converted = {entries[i][0].id for i in act_pos}
@@ -363,41 +366,41 @@ def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, top
 
 
 def _encode_joint_states(ts, joint):
-    if joint.layout_arrays is not None:
+    if joint.batch_arrays is not None:
         if not len(joint.stamps):
             return []
-        sizes = [0 if a is None else a.shape[1] for a in joint.layout_arrays]
-        layout = JointStateLayout(ts, joint.layout_names, joint.frame_id, sizes)
-        return [r.tobytes() for r in layout.encode(joint.stamps, [
+        sizes = [0 if a is None else a.shape[1] for a in joint.batch_arrays]
+        codec = JointStateBatchCodec(ts, joint.batch_names, joint.frame_id, sizes)
+        return [r.tobytes() for r in codec.encode(joint.stamps, [
             a if a is not None else np.zeros((len(joint.stamps), 0))
-            for a in joint.layout_arrays])]
+            for a in joint.batch_arrays])]
     return [_serialize(ts, joint.names[k], joint.frame_ids[k], joint.stamps[k],
                        [np.zeros(0) if a is None else a for a in joint.arrays[k]])
             for k in range(len(joint.stamps))]
 
 
-def _encode_position_effort(ts, names, stamps, position, effort):
-    """Encode rows of (position, effort) messages in 'world', as the nodes publish them."""
+def _encode_position_effort(ts, names, stamps, position, effort, frame):
+    """Encode rows of (position, effort) messages in ``frame``, as the nodes publish them."""
     if not len(stamps):
         return []
-    layout = JointStateLayout(ts, names, 'world', [len(names), 0, len(names)])
-    return [r.tobytes() for r in layout.encode(stamps, [position, None, effort])]
+    codec = JointStateBatchCodec(ts, names, frame, [len(names), 0, len(names)])
+    return [r.tobytes() for r in codec.encode(stamps, [position, None, effort])]
 
 
-def _encode_gravity(ts, gravity, joint):
+def _encode_gravity(ts, gravity, joint, frame):
     Q, holding, names = gravity
-    return _encode_position_effort(ts, names, joint.stamps, Q, holding)
+    return _encode_position_effort(ts, names, joint.stamps, Q, holding, frame)
 
 
-def _encode_commands(ts, commands, joint):
+def _encode_commands(ts, commands, joint, frame):
     """Per joint-state row: the actuator_commands bytes, or None where refused."""
     rows = [None] * len(commands.row_of)
     if isinstance(commands.efforts, np.ndarray):
         return _encode_position_effort(ts, commands.names[0] if rows else (), joint.stamps,
-                                       commands.positions, commands.efforts)
+                                       commands.positions, commands.efforts, frame)
     for k, i in enumerate(commands.row_of.tolist()):
         if i >= 0:
-            rows[k] = _serialize(ts, commands.names[i], 'world', joint.stamps[k],
+            rows[k] = _serialize(ts, commands.names[i], frame, joint.stamps[k],
                                  [commands.positions[i], np.zeros(0), commands.efforts[i]])
     return rows
 
@@ -420,9 +423,9 @@ def _record_for_plot(result, tset, joint, gravity, commands):
             -1, len(result.command_names))
     result.actuator_names = tset.actuator_names
     result.actuator_positions = joint.actuator_positions
-    if joint.layout_arrays is not None:
-        result.joint_names = joint.layout_names
-        result.joint_positions = joint.layout_arrays[0]
+    if joint.batch_arrays is not None:
+        result.joint_names = joint.batch_names
+        result.joint_positions = joint.batch_arrays[0]
         return
     if joint.names:
         result.joint_names = joint.names[-1]

@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import io
-from .joint_state_cdr import build, JointStateLayout, MSGTYPE
+from .joint_state_cdr import build, JointStateBatchCodec, MSGTYPE
 from ..tools.demo_motion import joint_motion
 
 
@@ -25,8 +25,8 @@ def write_actuator_bag(path, tset, seconds=3.0, rate=100.0, storage='mcap',
     vel = tset.joint_to_actuator('velocity', v)
     eff = tset.joint_to_actuator('effort', 0.5 * np.sin(q))
     names = list(tset.actuator_names)
-    layout = JointStateLayout(ts, names, frame_id, [len(names)] * 3)
-    rows = layout.encode(stamps, [pos, vel, eff])
+    codec = JointStateBatchCodec(ts, names, frame_id, [len(names)] * 3)
+    rows = codec.encode(stamps, [pos, vel, eff])
     with io.atomic_writer(path, storage) as writer:
         conn = writer.add_connection(topic, MSGTYPE, typestore=ts)
         for stamp, row in zip(stamps.tolist(), rows):

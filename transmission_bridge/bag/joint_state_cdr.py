@@ -19,8 +19,8 @@ FIELDS = wire.FIELDS
 _SEC, _NANOSEC = 0x5EC05EC0 - 2 ** 31, 0x0A050A05
 
 
-class JointStateLayout:
-    """Where the stamp and the three arrays live in messages of one shape."""
+class JointStateBatchCodec:
+    """Many messages of one byte layout at once: where their stamps and arrays live."""
 
     def __init__(self, typestore, names, frame_id, sizes):
         shape = wire.JointStateLayout(names, frame_id, sizes)
@@ -30,6 +30,9 @@ class JointStateLayout:
         self.stamp_offset = shape.stamp_offset
         self.offsets = list(shape.offsets)
         constant = np.frombuffer(shape.fixed, dtype=np.uint8) != 0
+        # The frame_id's characters too: a bag's messages are converted as one batch only
+        # when every one has the same header but for its stamp (each keeps its frame_id).
+        constant[shape.stamp_offset + 12:shape.header_end - 1] = True
         # The compared bytes as contiguous runs [start, end): compared as views, no copies.
         edges = np.flatnonzero(np.diff(np.r_[0, constant.astype(np.int8), 0]))
         self.constant_runs = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
