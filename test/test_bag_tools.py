@@ -440,9 +440,10 @@ def test_converted_torques_are_in_the_frame_the_kinematics_node_publishes_them(t
     # The node's outputs (and so the bridge's actuator_commands) are in base_frame as TF
     # names it: a URDF's root link. The converter writes what the nodes would have.
     from transmission_bridge.kinematics import load_model
-    urdf = CONFIG / 'example_robot.urdf'
+    urdf = tmp_path / 'robot.urdf'            # the example robot, its root link not 'world'
+    urdf.write_text((CONFIG / 'example_robot.urdf').read_text().replace('"world"', '"stand"'))
     root = load_model(urdf).root_frame
-    assert root != 'world'
+    assert root == 'stand'
     bag = tmp_path / 'in'
     write_actuator_bag(bag, load_transmissions(urdf), seconds=0.1, rate=RATE_HZ)
     done = tool('convert', bag, tmp_path / 'out', '--transmissions', urdf, '--model', urdf)
