@@ -145,7 +145,7 @@ class NumpyWorkspace(Workspace):
         self._q_ext = np.zeros(nq + 1)          # q, then the 0 fixed bodies read
         self.q = self._q_ext[:nq]
         # c = (1, sin a, sin²(a/2), tr q) per body; the last 3 nb first hold the arguments.
-        c = self._c = np.empty(4 * nb)
+        c = np.empty(4 * nb)
         c[:nb] = 1.0
         self._args, self._sin, self._half = c[nb:], c[nb:3 * nb], c[2 * nb:3 * nb]
         self._c_rows = c.reshape(4, nb).T[:, None, :]      # (nb, 1, 4): body b's c

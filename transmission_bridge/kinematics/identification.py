@@ -27,15 +27,12 @@ import dataclasses
 import numpy as np
 
 from .errors import ModelError
+from .spatial import skew
 
 # Singular values of the scaled regressor below this fraction of the largest are taken as
 # not identified: the directions noise would decide.
 RANK_RTOL = 1e-6
 PER_BODY = 4                # m, h_x, h_y, h_z
-
-
-def _skew(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 def regressor(model, q, bodies=None):
@@ -49,7 +46,7 @@ def regressor(model, q, bodies=None):
         return np.stack([regressor(model, x, bodies) for x in q])
     names = model.body_names if bodies is None else list(bodies)
     g = np.asarray(model.gravity, dtype=float)
-    g_cross = _skew(g)
+    g_cross = skew(g)
     poses = model.forward_kinematics(q)
     out = np.zeros((model.num_positions, PER_BODY * len(names)))
     for k, (name, jac) in enumerate(zip(names, model.body_jacobians(q, names))):

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _checks
 from .errors import ModelError
+from .spatial import dh_parts, origin_transform, skew
 
 _IDENTITY = np.eye(4)
 _IDENTITY.flags.writeable = False
@@ -176,7 +177,7 @@ class Joint:
     def motion(self, q):
         """Return ``M(q)`` (..., 4, 4): rotation about and translation along the axis."""
         angle = self.rotation_angle(q)
-        k = np.asarray(_skew(self._axis))
+        k = skew(self._axis)
         s, c = np.sin(angle)[..., None, None], np.cos(angle)[..., None, None]
         out = np.zeros(np.shape(angle) + (4, 4))
         out[..., :3, :3] = np.eye(3) + s * k + (1.0 - c) * (k @ k)
@@ -218,7 +219,6 @@ class Joint:
         ``X_JB`` takes what follows the motion. ``kind='xyz_rpy'``: ``value`` is
         ``(xyz, rpy)``, a URDF origin.
         """
-        from .spatial import dh_parts, origin_transform
         if kind == 'matrix':
             return self.replace(origin=value, child_transform=_IDENTITY)
         if kind == 'xyz_rpy':
@@ -249,8 +249,3 @@ class Joint:
 
     def __repr__(self):
         return f'{type(self).__name__}({self._name!r}, axis={list(self._axis)})'
-
-
-def _skew(v):
-    x, y, z = v
-    return ((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0))

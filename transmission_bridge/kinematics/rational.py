@@ -117,11 +117,6 @@ class RationalForwardKinematics:
         self._model = model
         self._revolute = np.array([isinstance(j, RevoluteJoint) for j in model.joints])
 
-    @property
-    def num_variables(self):
-        """Return the number of s variables (one per movable joint, q order)."""
-        return self._model.num_positions
-
     def compute_s_value(self, q, q_star, angles_wrap_to_inf=False):
         """
         Return ``s`` for ``q`` around ``q_star``.

@@ -54,10 +54,6 @@ class ScrewJoint(Joint):
         """Return ``pitch / (2 pi)``, metres per radian."""
         return self._pitch / (2.0 * math.pi)
 
-    def translation_from_rotation(self, theta):
-        """Return the translation (m) for rotation ``theta`` (rad)."""
-        return self.translation(theta)
-
     def rotation_from_translation(self, z):
         """Return the rotation (rad) that produces translation ``z`` (m)."""
         self._need_pitch('a translation')

@@ -90,11 +90,6 @@ def dh_parts(a, alpha, d, theta, convention, joint_type):
     return rx @ tx @ rz, tz
 
 
-def dh_transform(a, alpha, d, theta, convention='standard'):
-    """Return the full DH transform of one row (MATLAB's ``'dh'`` / ``'mdh'``)."""
-    return np.matmul(*dh_parts(a, alpha, d, theta, convention, 'fixed'))
-
-
 def rotation_to_quaternion(R):
     """
     Return unit quaternions ``(x, y, z, w)`` of rotations ``R`` (..., 3, 3), with ``w >= 0``.

@@ -116,7 +116,6 @@ class KinematicsCore:
         self._input = self._input.renamed(model.joint_names, model.mimic_joints)
         self.stamps = self._input.last_stamps       # source -> last stamp, with the fast path
         moving = [i for i, b in enumerate(model.bodies) if b.joint.num_positions]
-        self._moving_bodies = moving
         self._transforms_into = self.workspace.parent_pose_writer(moving)
         self.generation += 1
 

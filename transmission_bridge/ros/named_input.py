@@ -173,15 +173,6 @@ class NamedInput:
         every = len(cols) == len(self._index) and (cols == np.arange(len(cols))).all()
         return rows, slice(None) if every else cols, len(unknown)
 
-    def goes_back(self, source, stamp_ns):
-        """Return True if ``stamp_ns`` is older than ``source``'s last (records nothing)."""
-        last = self.last_stamps.get(source)
-        return last is not None and stamp_ns < last
-
-    def record_stamp(self, source, stamp_ns):
-        """Record ``stamp_ns`` for ``source`` (the caller has checked it does not go back)."""
-        self.last_stamps[source] = stamp_ns
-
     def renamed(self, known_names, ignored_names=()):
         """Return a checker for other known names that keeps the stamps and warnings so far."""
         new = NamedInput(known_names, ignored_names)

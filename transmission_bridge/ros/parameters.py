@@ -103,8 +103,3 @@ def unknown_parameter(name, declared):
         if fields:
             return f'{head}: no {kind} {owner!r} ({group}: {", ".join(sorted(fields))})'
     return f"{head} on this node ('ros2 param list' shows them)"
-
-
-def reason_list(reasons):
-    """Join refusal reasons into one line."""
-    return '; '.join(reasons)

@@ -73,7 +73,6 @@ class TransmissionSet:
         self._joint_index = {n: i for i, n in enumerate(self._joint_names)}
         self._joint_specs = {j.name: j for s in specs for j in s.joints}
         self._actuator_specs = {a.name: a for s in specs for a in s.actuators}
-        self._transmission_of_joint = {j.name: s for s in specs for j in s.joints}
         self._offsets = np.array([j.offset for s in specs for j in s.joints])
         self._defaults = np.array([j.default_position for s in specs for j in s.joints])
         self._damping = np.array([j.damping for s in specs for j in s.joints])
@@ -314,10 +313,6 @@ class TransmissionSet:
     def replace_joint(self, name, **changes):
         """Return a new set with fields of joint ``name`` changed (validated)."""
         return self.replace_fields(joints={name: changes})
-
-    def replace_actuator(self, name, **changes):
-        """Return a new set with fields of actuator ``name`` changed (validated)."""
-        return self.replace_fields(actuators={name: changes})
 
     def replace_fields(self, joints=None, actuators=None, matrices=None):
         """
