@@ -25,7 +25,8 @@ from ..ros.conversions import (name_values, now_ns_function, ReusedJointState, s
                                trajectory_msg)
 from ..ros.diagnostics import diagnostics, report_input
 from ..ros.node_main import exit_with, run_node, StartupError
-from ..ros.parameters import declare, declare_described, descriptor
+from ..ros.parameters import declare
+from ..ros.robot_parameters import RobotParameters
 from ..transmissions import ConfigError, load_transmissions
 from ..transmissions import parameters as tparams
 
@@ -89,15 +90,15 @@ class TransmissionBridge(ConfigurableNode):
         self._relays = {}                       # topic -> StateRelay
         self._command_codec = CommandCodec()
         self._typed_count = {'actuator_states': 0, 'joint_commands': 0}
+        self._robot = RobotParameters(self, tparams, ConfigError)
         if sources.given:
             try:
                 self._source_set = self._load(sources.given)
-                tset = self._declare_transmission_parameters(self._source_set)
+                tset = self._robot.declare(self._source_set)
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
             self._configure(tset)
             self._refuse_unknown_overrides(('joints', 'actuators'))
-        self._pending = None
         self._typed_joint_states, self._typed_commands = ReusedJointState(), ReusedJointState()
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -154,10 +155,7 @@ class TransmissionBridge(ConfigurableNode):
 
     def _adopt(self, new):
         """Make ``new`` (a validated set) the configuration; parameters follow it."""
-        old_names = (set(tparams.parameter_values(self._states.transmissions))
-                     if self._states is not None else set())
-        self._replace_parameters(old_names, tparams.parameter_values(new),
-                                 tparams.parameter_descriptions(new))
+        self._robot.replace(self._states and self._states.transmissions, new)
         self._source_set = new
         self._configure(new)
 
@@ -173,38 +171,17 @@ class TransmissionBridge(ConfigurableNode):
                                f'transmissions, {new.num_joints} joints')
         self._log_warnings(new)
 
-    def _declare_transmission_parameters(self, tset):
-        """Declare one parameter per tunable number; overrides apply on top of the file."""
-        descriptions = tparams.parameter_descriptions(tset)
-        given = {}
-        for name, value in tparams.parameter_values(tset).items():
-            param = declare_described(self, name, value, descriptor(float, descriptions[name]))
-            if param.value != value:
-                given[name] = param.value
-        return tparams.apply_parameters(tset, given) if given else tset
-
     def _validate_parameters(self, params):
         """On-set callback: build the would-be configuration; refuse with the reason."""
         if self._syncing:
             return SetParametersResult(successful=True)
-        changes = {}
         for p in params:
-            if tparams.split_parameter(p.name) and self._states is None:
-                return SetParametersResult(successful=False, reason='no configuration yet')
-            if p.name == STALE_TIMEOUT:
-                if not (p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value)
-                        and p.value > 0):
-                    return SetParametersResult(
-                        successful=False, reason=f'{STALE_TIMEOUT} must be > 0, got {p.value!r}')
-            elif tparams.split_parameter(p.name):
-                changes[p.name] = p.value
-        try:
-            self._pending = (tparams.apply_parameters(self._states.transmissions, changes)
-                             if changes else None)
-        except ConfigError as exc:
-            self._pending = None
-            return SetParametersResult(successful=False, reason=str(exc))
-        return SetParametersResult(successful=True)
+            if p.name == STALE_TIMEOUT and not (
+                    p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value) and p.value > 0):
+                return SetParametersResult(
+                    successful=False, reason=f'{STALE_TIMEOUT} must be > 0, got {p.value!r}')
+        reason = self._robot.validate(params, self._states and self._states.transmissions)
+        return SetParametersResult(successful=not reason, reason=reason)
 
     def _apply_parameters(self, params):
         """Post-set callback: the validated configuration takes effect."""
@@ -217,9 +194,9 @@ class TransmissionBridge(ConfigurableNode):
                 self._limit_commands = p.value
                 if self._commands is not None:
                     self._commands.limit_commands = p.value
-        if self._pending is not None:
-            self._configure(self._pending)
-            self._pending = None
+        new = self._robot.take()
+        if new is not None:
+            self._configure(new)
 
     def _set_offsets(self, offsets):
         names = self._states.transmissions.joint_names

@@ -102,6 +102,20 @@ def split_parameter(name):
     return None
 
 
+def preferred_overrides(given):
+    """
+    Return the overrides of a params file to apply: of two coupled values, the one given.
+
+    A params file dumped from a node holds both a screw joint's ``default_position`` and its
+    ``default_translation``; an override of either wins over the file's other one.
+    """
+    out = dict(given)
+    for name in given:
+        if name.endswith('.' + DEFAULT_TRANSLATION):
+            out.pop(name[:-len(DEFAULT_TRANSLATION)] + DEFAULT_POSITION, None)
+    return out
+
+
 def apply_parameters(model, changes):
     """
     Return a new model with ``changes`` ({parameter name: value}) applied, all or nothing.

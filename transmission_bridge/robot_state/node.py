@@ -37,7 +37,8 @@ from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
 from ..ros.conversions import doubles, name_values, stamp_to_ns, transform_msgs
 from ..ros.diagnostics import diagnostics, report_input
 from ..ros.node_main import exit_with, run_node, StartupError
-from ..ros.parameters import declare, declare_described, descriptor
+from ..ros.parameters import declare
+from ..ros.robot_parameters import RobotParameters
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
@@ -113,15 +114,15 @@ class KinematicsNode(ConfigurableNode):
         self._tip_names = tips
         self._core = None
         self._file_model = None
+        self._robot = RobotParameters(self, kparams, ModelError)
         if sources.given:
             try:
                 self._file_model = self._checked(load_model(sources.given))
-                model = self._declare_model_parameters(self._file_model)
+                model = self._robot.declare(self._file_model)
                 self._core = KinematicsCore(model, base)
             except ModelError as exc:
                 raise StartupError(str(exc)) from None
             self._refuse_unknown_overrides(('joints', PUBLISH_EVERY))
-        self._pending = None
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -214,9 +215,7 @@ class KinematicsNode(ConfigurableNode):
             self.get_logger().error(f'robot_description refused, keeping the previous model: '
                                     f'{exc}')
             return
-        old = set(kparams.parameter_values(self._core.model)) if self._core else set()
-        self._replace_parameters(old, kparams.parameter_values(model),
-                                 kparams.parameter_descriptions(model))
+        self._robot.replace(self._core and self._core.model, model)
         self._file_model = model
         if self._core is None:
             self._core = KinematicsCore(model, self._base)
@@ -226,51 +225,17 @@ class KinematicsNode(ConfigurableNode):
                                f'{model.num_positions} joints')
         self._model_loaded(model)
 
-    def _declare_model_parameters(self, model):
-        descriptions = kparams.parameter_descriptions(model)
-        given = {}
-        for name, value in kparams.parameter_values(model).items():
-            kind = ('double_array' if isinstance(value, list) else
-                    str if isinstance(value, str) else float)
-            declared = declare_described(self, name, value,
-                                         descriptor(kind, descriptions[name])).value
-            if kind == 'double_array':
-                declared = list(declared)      # rclpy returns double arrays as array('d')
-            if declared != value:              # an override from the params file or -p
-                given[name] = declared
-        if not given:
-            return model
-        translations = {k for k in given if k.endswith('.' + kparams.DEFAULT_TRANSLATION)}
-        for name in translations:      # an override of either coupled value wins over the file
-            given.pop(name[:-len(kparams.DEFAULT_TRANSLATION)] + kparams.DEFAULT_POSITION, None)
-        new = kparams.apply_parameters(model, given)
-        self._sync_coupled(new)
-        return new
-
     def _validate_parameters(self, params):
         """On-set callback: build the would-be model; refuse with the reason."""
         if self._syncing:
             return SetParametersResult(successful=True)
-        changes = {}
         for p in params:
             if p.name.startswith(PUBLISH_EVERY + '.') and (
                     p.type_ != Parameter.Type.INTEGER or p.value < 0):
                 return SetParametersResult(
                     successful=False, reason=f'{p.name} must be an integer >= 0, got {p.value!r}')
-            if kparams.split_parameter(p.name) and self._core is None:
-                return SetParametersResult(successful=False, reason='no model yet')
-            if kparams.split_parameter(p.name):
-                value = p.value
-                if p.type_ == Parameter.Type.DOUBLE_ARRAY:
-                    value = list(value)
-                changes[p.name] = value
-        try:
-            self._pending = (kparams.apply_parameters(self._core.model, changes)
-                             if changes else None)
-        except ModelError as exc:
-            self._pending = None
-            return SetParametersResult(successful=False, reason=str(exc))
-        return SetParametersResult(successful=True)
+        reason = self._robot.validate(params, self._core and self._core.model)
+        return SetParametersResult(successful=not reason, reason=reason)
 
     def _apply_parameters(self, params):
         """Post-set callback: the validated model takes effect; coupled values follow."""
@@ -278,27 +243,12 @@ class KinematicsNode(ConfigurableNode):
             if p.name.startswith(PUBLISH_EVERY + '.'):
                 self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
                 self._all_due = self._every == _EVERY_INPUT
-        if self._syncing or self._pending is None:
+        model = None if self._syncing else self._robot.take()
+        if model is None:
             return
-        model, self._pending = self._pending, None
         self._core.set_model(model)
         self._outputs_changed()
-        self._sync_coupled(model)
-
-    def _sync_coupled(self, model):
-        """Make every declared parameter show the model's value (screw rotation/translation)."""
-        stale = []
-        for name, value in kparams.parameter_values(model).items():
-            if self.has_parameter(name):
-                current = self.get_parameter(name).value
-                if (list(current) if isinstance(value, list) else current) != value:
-                    stale.append(Parameter(name, value=value))
-        if stale:
-            self._syncing = True
-            try:
-                self.set_parameters(stale)
-            finally:
-                self._syncing = False
+        self._robot.show(model)                 # a screw's rotation and translation agree
 
     def _set_joint_parameters(self, field, values):
         params = [Parameter(kparams.joint_parameter(j, field), Parameter.Type.DOUBLE, float(v))
