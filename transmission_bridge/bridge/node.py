@@ -14,7 +14,6 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from .commands import CommandMapper
@@ -117,9 +116,9 @@ class TransmissionBridge(ConfigurableNode):
         self.create_subscription(JointState, 'joint_commands',
                                  self._subscriber(self._command_pub, self.joint_commands),
                                  STREAM_IN, raw=True)
-        self.create_service(Trigger, '~/calibrate_to_default_pose', self._calibrate)
-        self.create_service(Trigger, '~/reset_calibration', self._reset_calibration)
-        self.create_service(Trigger, '~/reload', self._reload)
+        self._create_trigger('~/calibrate_to_default_pose', self._calibrate)
+        self._create_trigger('~/reset_calibration', self._reset_calibration)
+        self._create_trigger('~/reload', self._reload)
         self.create_timer(period, self._publish_diagnostics)
         self._follow(sources, self._states is not None)
         if self._states is not None:
@@ -143,6 +142,9 @@ class TransmissionBridge(ConfigurableNode):
         else:
             self._states.set_transmissions(tset)
             self._commands.set_transmissions(tset)
+
+    def _configured(self):
+        return self._states is not None
 
     def _forget_inputs(self):
         if self._states is not None:
@@ -197,13 +199,6 @@ class TransmissionBridge(ConfigurableNode):
         new = self._robot.take()
         if new is not None:
             self._configure(new)
-
-    def _set_offsets(self, offsets):
-        names = self._states.transmissions.joint_names
-        result = self.set_parameters_atomically([
-            Parameter(tparams.joint_parameter(j, 'offset'), Parameter.Type.DOUBLE, float(o))
-            for j, o in zip(names, offsets)])
-        return result.successful, result.reason
 
     # --- topics ------------------------------------------------------------------
     @staticmethod
@@ -287,52 +282,33 @@ class TransmissionBridge(ConfigurableNode):
                                               [p.time_from_start for p in points]))
 
     # --- services ----------------------------------------------------------------
-    def _calibrate(self, request, response):
-        if self._states is None:
-            response.success, response.message = False, 'no configuration yet'
-            return response
+    def _calibrate(self):
         tset = self._states.transmissions
         try:
             offsets = tset.calibrated_offsets(self._states.actuator_positions())
         except ConfigError as exc:
-            response.success, response.message = False, f'cannot calibrate: {exc}'
-            return response
-        ok, reason = self._set_offsets(offsets)
-        response.success = ok
-        response.message = (name_values(tset.joint_names, offsets) if ok
-                            else f'refused: {reason}')
-        return response
+            return False, f'cannot calibrate: {exc}'
+        ok, reason = self._set_joint_values(tset.joint_names, 'offset', offsets)
+        return ok, name_values(tset.joint_names, offsets) if ok else f'refused: {reason}'
 
-    def _reset_calibration(self, request, response):
-        if self._states is None:
-            response.success, response.message = False, 'no configuration yet'
-            return response
+    def _reset_calibration(self):
+        names = self._states.transmissions.joint_names
         try:
-            offsets = [self._source_set.joint(j).offset
-                       for j in self._states.transmissions.joint_names]
+            offsets = [self._source_set.joint(j).offset for j in names]
         except ConfigError as exc:
-            response.success, response.message = False, str(exc)
-            return response
-        ok, reason = self._set_offsets(offsets)
-        response.success = ok
-        response.message = ('offsets restored from ' + self._source) if ok else reason
-        return response
+            return False, str(exc)
+        ok, reason = self._set_joint_values(names, 'offset', offsets)
+        return ok, ('offsets restored from ' + self._source) if ok else reason
 
-    def _reload(self, request, response):
+    def _reload(self):
         if not self._path:
-            response.success = False
-            response.message = f'nothing to reload: configured from {self._source}'
-            return response
+            return False, f'nothing to reload: configured from {self._source}'
         try:
             new = self._load(self._path)
         except ConfigError as exc:
-            response.success = False
-            response.message = f'kept the previous configuration: {exc}'
-            return response
+            return False, f'kept the previous configuration: {exc}'
         self._adopt(new)
-        response.success = True
-        response.message = f'reloaded {len(new.specs)} transmissions from {self._path}'
-        return response
+        return True, f'reloaded {len(new.specs)} transmissions from {self._path}'
 
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):

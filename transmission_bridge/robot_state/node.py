@@ -25,7 +25,6 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Header, String
-from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .core import KinematicsCore
@@ -155,10 +154,12 @@ class KinematicsNode(ConfigurableNode):
                                  STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, '~/trajectory_in', self._on_trajectory,
                                  RELIABLE_10)
-        self.create_service(Trigger, '~/set_default_pose_from_current', self._set_default)
-        self.create_service(Trigger, '~/reset_default_pose', self._reset_default)
-        self.create_service(Trigger, '~/reset_damping', self._reset_damping)
-        self.create_service(Trigger, '~/go_to_default_pose', self._go_to_default)
+        self._create_trigger('~/set_default_pose_from_current', self._set_default)
+        self._create_trigger('~/reset_default_pose', lambda: self._restore(
+            kparams.DEFAULT_POSITION, 'default pose'))
+        self._create_trigger('~/reset_damping', lambda: self._restore(kparams.DAMPING,
+                                                                      'damping'))
+        self._create_trigger('~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
         self._follow(sources, self._core is not None)
         if self._core is not None:
@@ -167,6 +168,9 @@ class KinematicsNode(ConfigurableNode):
                 f'{model.num_positions} joints from {self._source}; outputs in '
                 f'{self._core.output_frame(self._prefix)!r}; {model.kernels} kernels')
             self._model_loaded(self._file_model)
+
+    def _configured(self):
+        return self._core is not None
 
     def _forget_inputs(self):
         if self._core is not None:
@@ -250,12 +254,6 @@ class KinematicsNode(ConfigurableNode):
         self._outputs_changed()
         self._robot.show(model)                 # a screw's rotation and translation agree
 
-    def _set_joint_parameters(self, field, values):
-        params = [Parameter(kparams.joint_parameter(j, field), Parameter.Type.DOUBLE, float(v))
-                  for j, v in zip(self._core.model.joint_names, values)]
-        result = self.set_parameters_atomically(params)
-        return result.successful, result.reason
-
     # --- topics ------------------------------------------------------------------
     def _outputs_changed(self):
         """Make the outputs (fast and typed) again for the model in force."""
@@ -317,50 +315,27 @@ class KinematicsNode(ConfigurableNode):
         self._traj_pub.publish(out)
 
     # --- services ----------------------------------------------------------------
-    def _set_default(self, request, response):
-        if self._core is None:
-            response.success, response.message = False, 'no model yet'
-            return response
-        if not self._core.received_any:
-            response.success = False
-            response.message = 'no joint_states received yet'
-            return response
-        q, _ = self._core.configuration
-        ok, reason = self._set_joint_parameters(kparams.DEFAULT_POSITION, q)
-        response.success = ok
-        response.message = (name_values(self._core.model.joint_names, q) if ok
-                            else f'refused: {reason}')
-        return response
+    def _set_default(self):
+        core = self._core
+        if not core.received_any:
+            return False, 'no joint_states received yet'
+        q, _ = core.configuration
+        ok, reason = self._set_joint_values(core.model.joint_names, kparams.DEFAULT_POSITION, q)
+        return ok, name_values(core.model.joint_names, q) if ok else f'refused: {reason}'
 
-    def _reset_default(self, request, response):
-        return self._restore(response, kparams.DEFAULT_POSITION, 'default_positions',
-                             'default pose')
-
-    def _reset_damping(self, request, response):
-        return self._restore(response, kparams.DAMPING, 'damping', 'damping')
-
-    def _restore(self, response, field, attribute, what):
+    def _restore(self, field, what):
         """Set every joint's ``field`` back to the source model's values."""
-        if self._core is None:
-            response.success, response.message = False, 'no model yet'
-            return response
-        ok, reason = self._set_joint_parameters(field, getattr(self._file_model, attribute))
-        response.success = ok
-        response.message = f'{what} restored from {self._source}' if ok else reason
-        return response
+        values = [getattr(j, field) for j in self._file_model.joints]
+        ok, reason = self._set_joint_values(self._core.model.joint_names, field, values)
+        return ok, f'{what} restored from {self._source}' if ok else reason
 
-    def _go_to_default(self, request, response):
-        if self._core is None:
-            response.success, response.message = False, 'no model yet'
-            return response
+    def _go_to_default(self):
         model = self._core.model
         msg = JointState(name=list(model.joint_names), position=doubles(model.default_positions))
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.header.frame_id = self._core.output_frame(self._prefix)
         self._default_pub.publish(msg)
-        response.success = True
-        response.message = 'published the default pose on ~/default_joint_states'
-        return response
+        return True, 'published the default pose on ~/default_joint_states'
 
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):

@@ -8,8 +8,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-
 from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
 from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
 from .node_main import StartupError
@@ -201,6 +201,31 @@ class ConfigurableNode(Node):
                    f'up (share of time for input now {self._budget.share:.2f})')
         self.get_logger().warning(warning)
         return warning
+
+    def _configured(self):
+        """Return True once the node has a robot (from its file or a robot_description)."""
+        raise NotImplementedError
+
+    def _create_trigger(self, name, action):
+        """
+        Create a std_srvs/Trigger service answered by ``action()``: ``(success, message)``.
+
+        Refused with 'no configuration yet' while the node has no robot.
+        """
+        def callback(request, response):
+            if not self._configured():
+                response.success, response.message = False, 'no configuration yet'
+            else:
+                response.success, response.message = action()
+            return response
+        return self.create_service(Trigger, name, callback)
+
+    def _set_joint_values(self, names, field, values):
+        """Set ``joints.<name>.<field>`` of every joint at once; return (success, reason)."""
+        result = self.set_parameters_atomically([
+            Parameter(f'joints.{name}.{field}', Parameter.Type.DOUBLE, float(value))
+            for name, value in zip(names, values)])
+        return result.successful, result.reason
 
     def _replace_parameters(self, old_names, values, descriptions):
         """Make the declared per-robot parameters exactly ``values`` (a new configuration)."""
