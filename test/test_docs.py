@@ -252,6 +252,21 @@ def test_package_xml_names_the_docs_builder():
     assert (DOC / 'conf.py').is_file() and (DOC / 'index.rst').is_file()
 
 
+def test_one_version_in_package_xml_setup_py_the_package_and_the_changelog():
+    """ROS keeps the version in package.xml and setup.py alike, each release in CHANGELOG.rst."""
+    import transmission_bridge
+    version = ET.parse(REPO / 'package.xml').getroot().findtext('version')
+    assert re.search(rf"version='{re.escape(version)}'", (REPO / 'setup.py').read_text())
+    assert transmission_bridge.__version__ == version
+    log = (REPO / 'CHANGELOG.rst').read_text()
+    # catkin_generate_changelog's format: a title, then one section per version, newest first.
+    assert log.startswith('^' * 41 + '\nChangelog for package transmission_bridge\n')
+    releases = re.findall(r'^(\d+\.\d+\.\d+) \((\d{4}-\d\d-\d\d)\)\n-+$', log, re.M)
+    assert releases and releases[0][0] == version, releases
+    versions = [tuple(map(int, v.split('.'))) for v, _ in releases]
+    assert versions == sorted(versions, reverse=True) and len(set(versions)) == len(versions)
+
+
 def test_every_yaml_example_in_the_docs_loads():
     """The YAML a reader copies from the pages is valid for the libraries."""
     from transmission_bridge.kinematics import load_model
