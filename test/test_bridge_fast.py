@@ -44,7 +44,7 @@ class _Node:
         """Return (names, position, velocity, effort) of the output, or None."""
         msg = _message(names, arrays, stamp_ns, frame_id)
         data = serialize_message(msg)
-        relay = self.relays.setdefault(source, StateRelay(self.states, source, self.clock))
+        relay = self.relays.setdefault(source, StateRelay(source, self.clock))
         out = relay.take(data)
         if out is not None:
             self.taken += 1
@@ -54,7 +54,7 @@ class _Node:
                 decoded.position, decoded.velocity, decoded.effort)))
         got = self.states.ingest(source, msg.name, msg.position, msg.velocity, msg.effort,
                                  stamp_ns, self.clock())
-        relay.learn(data, msg)
+        relay.learn(self.states, data, msg)
         return got
 
 
@@ -176,8 +176,8 @@ def test_huge_finite_values_are_taken_without_numpy_warnings():
         'states, n, names = ActuatorStates(ts), ts.num_actuators, list(ts.actuator_names)',
         'msg = JointState(name=names, position=[0.0] * n, velocity=[0.0] * n, effort=[0.0] * n)',
         'states.ingest("a", names, [0.0] * n, [0.0] * n, [0.0] * n, 0, now_ns=1)',
-        'relay = StateRelay(states, "a", lambda: 2)',
-        'relay.learn(serialize_message(msg), msg)',
+        'relay = StateRelay("a", lambda: 2)',
+        'relay.learn(states, serialize_message(msg), msg)',
         'msg.position[0] = 1e200',
         'msg.header.stamp.nanosec = 2',
         'print(relay.take(serialize_message(msg)) is None,',

@@ -47,26 +47,22 @@ class StateRelay:
     One actuator-state topic's steady stream, bytes in and joint_states bytes out.
 
     :attr:`take` (``data -> bytes or None``) is the relay for the layout learned last;
-    :meth:`learn` sets it up after the typed route took a message. :attr:`taken` counts the
-    messages it answered.
+    :meth:`learn` sets it up after the typed route took a message.
     """
 
-    def __init__(self, states, source, now_ns):
-        self._states = states
+    def __init__(self, source, now_ns):
         self._source = source
         self._now_ns = now_ns
-        self.taken = 0
         self.take = _never
 
-    def learn(self, data, msg):
+    def learn(self, states, data, msg):
         """
-        Set :attr:`take` up for messages like ``msg`` (``data`` decoded), which ingest took.
+        Set :attr:`take` up for messages like ``msg`` (``data`` decoded), which ``states`` took.
 
         No relay (``take`` takes nothing) unless the layout decodes ``data`` back, has all
         three arrays, every actuator it names was reported and every joint is complete.
         """
         self.take = _never
-        states = self._states
         layout = JointStateLayout.learn_message(data, msg)
         if layout is None or not layout.stacked:
             return
@@ -85,7 +81,6 @@ class StateRelay:
         matches, inbuf, block, header = layout.matches, inbox.buf, inbox.block, inbox.header
         unpack_stamp, stamp_at = STAMP.unpack_from, layout.stamp_offset
         out, start, end = template.buf, layout.stamp_offset, layout.header_end
-        relay = self
 
         # Each call saved here is one per message; on a core shared with other processes a
         # Python call costs about a microsecond. The input is copied into the inbox (one
@@ -98,7 +93,6 @@ class StateRelay:
             if not step(block, sec * 1_000_000_000 + nanosec):
                 return _NOT_TAKEN
             out[start:end] = header
-            relay.taken += 1
             return bytes(out)
         return take
 
@@ -210,7 +204,6 @@ class CommandCodec:
         self._layout = None
         self._names = None
         self._template = None
-        self.taken = 0
 
     def learn(self, data, msg):
         """Learn the layout of ``data`` (decoded: ``msg``); None if it does not decode back."""
@@ -222,7 +215,6 @@ class CommandCodec:
         layout = self._layout
         if layout is None or not layout.matches(data):
             return None
-        self.taken += 1
         return layout.names, layout.arrays(data), layout.header_bytes(data)
 
     def encode(self, out, header):

@@ -108,9 +108,9 @@ class TransmissionBridge(ConfigurableNode):
         self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
         for topic in topics:        # raw: a message the budget drops is never decoded
-            self.create_subscription(JointState, topic, budget.wrap(self._subscriber(
-                self._joint_pub, lambda data, topic=topic: self.actuator_states(topic, data))),
-                STREAM_IN, raw=True)
+            self._relays[topic] = StateRelay(topic, self._now_ns)
+            self.create_subscription(JointState, topic, budget.wrap(self._state_callback(topic)),
+                                     STREAM_IN, raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                  RELIABLE_10)
         self.create_subscription(JointState, 'joint_commands',
@@ -212,13 +212,27 @@ class TransmissionBridge(ConfigurableNode):
                 publish(out)
         return callback
 
+    def _state_callback(self, source):
+        """Return the subscription callback of ``source``: its fast route, else its typed one."""
+        relay, typed, publish = self._relays[source], self._typed_state, self._joint_pub.publish
+
+        def callback(data):
+            out = relay.take(data)
+            if out is None:
+                out = typed(source, relay, data)
+                if out is None:
+                    return
+            publish(out)
+        return callback
+
     def actuator_states(self, source, data):
         """Return the joint_states (bytes or a message) for one message of ``source``, or None."""
-        relay = self._relays.get(source)
-        if relay is not None:
-            out = relay.take(data)
-            if out is not None:
-                return out
+        relay = self._relays[source]
+        out = relay.take(data)
+        return out if out is not None else self._typed_state(source, relay, data)
+
+    def _typed_state(self, source, relay, data):
+        """Return the joint_states message of ``data`` taken by the typed route, or None."""
         states = self._states
         if states is None:
             return None
@@ -234,9 +248,7 @@ class TransmissionBridge(ConfigurableNode):
         report_input(self.get_logger(), source, 'actuator', result.new_unknown_names,
                      '' if waiting else result.reason)
         if self._fast_path:
-            if relay is None:
-                relay = self._relays[source] = StateRelay(states, source, self._now_ns)
-            relay.learn(data, msg)
+            relay.learn(states, data, msg)
         return None if out is None else self._typed_joint_states.fill(out, msg.header)
 
     def joint_commands(self, data):
@@ -324,10 +336,11 @@ class TransmissionBridge(ConfigurableNode):
             [overload] if overload else [])
         commands = self._commands.counters.as_dict()
         trajectories = {k: commands.pop(k) for k in list(commands) if k.startswith('traj')}
-        routes = {'messages_fast': sum(r.taken for r in self._relays.values()),
-                  'messages_typed': self._typed_count['actuator_states'],
-                  'commands_fast': self._command_codec.taken,
-                  'commands_typed': self._typed_count['joint_commands']}
+        typed = self._typed_count       # the fast route's: every message taken but these
+        routes = {'messages_fast': self._states.counters.received - typed['actuator_states'],
+                  'messages_typed': typed['actuator_states'],
+                  'commands_fast': self._commands.counters.received - typed['joint_commands'],
+                  'commands_typed': typed['joint_commands']}
         self._diag_pub.publish(diagnostics(
             now.to_msg(), name, self._source,
             {**self._states.counters.as_dict(), **trajectories,

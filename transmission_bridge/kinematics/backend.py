@@ -107,8 +107,8 @@ class Backend:
         results instead of new arrays and is returned: a caller that evaluates batch after
         batch reuses its buffers and no fresh pages are zeroed.
         """
-        lead = q.shape[:-1]
         if out is not None:
+            lead = q.shape[:-1]
             out = _checks.out_arrays(out, q, [(w, lead + self.shapes[w]) for w in what])
         if q.ndim == 1:
             return self._one(q, what, out)

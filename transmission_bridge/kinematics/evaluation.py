@@ -149,7 +149,7 @@ class EvaluationMixin:
         ``out``: an array of that shape to write into and return instead of a new one
         (float64, C-contiguous): see :meth:`poses_and_gravity`.
         """
-        return self._backend.evaluate(self._q(q), ('gravity',), _single_out(out))[0]
+        return self._backend.evaluate(self._q(q), _GRAVITY, None if out is None else (out,))[0]
 
     def potential_energy(self, q):
         """Return the gravitational potential energy (J), zero at the world origin's height."""
@@ -179,6 +179,9 @@ def holding_torques(tau_g, out=None):
     [0.0, -2.5, 1.0]
     """
     return np.subtract(0.0, np.asarray(tau_g, dtype=float), out=out)
+
+
+_GRAVITY = ('gravity',)
 
 
 def _single_out(out):

@@ -49,7 +49,6 @@ class JointStatesRelay:
     ``publishers``: the node's (gravity, passive, poses, tips (list), energy, tf (or None)),
     ``tips``: the tip bodies' indices, ``due()``: which outputs this input publishes
     (publish_every), ``frame_id`` and ``tf_frames``: the outputs' frame and TF pairs.
-    :attr:`taken` counts the messages it answered.
     """
 
     def __init__(self, core, publishers, tips, due, frame_id, tf_frames):
@@ -60,7 +59,6 @@ class JointStatesRelay:
         self._frame_id = frame_id
         self._tf_frames = tf_frames
         self._templates = None
-        self.taken = 0
         self.take = _never
 
     def learn(self, data, msg):
@@ -81,13 +79,12 @@ class JointStatesRelay:
                      t.gravity.fields[2])
         inbox = layout.inbox()
         receive, (position, velocity, _), stamp = inbox.take, inbox.arrays, inbox.stamp
-        send, due, relay = self._send, self._due, self
+        send, due = self._send, self._due
 
         def take(data):
             stamp_ns = receive(data)
             if stamp_ns is None or not step(position, velocity, stamp_ns):
                 return None
-            relay.taken += 1
             return send(t, due(), stamp)
         self.take = take
 

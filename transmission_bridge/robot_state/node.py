@@ -341,7 +341,8 @@ class KinematicsNode(ConfigurableNode):
     def _publish_diagnostics(self):
         counters = self._core.counters.as_dict() if self._core else {}
         overload = self._overload_warning()
-        routes = {'messages_fast': self._relay.taken if self._relay else 0,
+        received = self._core.counters.received if self._core else 0
+        routes = {'messages_fast': received - self._typed_count,       # all taken but those
                   'messages_typed': self._typed_count}
         self._diag_pub.publish(diagnostics(
             self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._source,

@@ -15,6 +15,7 @@ from .loops import C_AXIS, C_MSUB, C_MUL, C_ORIGIN, C_ROT, C_TR, C_TRM, C_WIDTH
 from ..backend import Backend, Workspace
 
 _NO_POSES, _NO_TAU = np.empty((0, 4, 4)), np.empty(0)   # what the loops fill when not asked
+_GRAVITY = ('gravity',)
 
 
 class NumbaBackend(Backend):
@@ -45,6 +46,7 @@ class NumbaBackend(Backend):
         self.floats = np.concatenate([B.ravel(), C.ravel(),
                                       np.asarray(tree.gravity, dtype=float)])
         self.on_path = np.ascontiguousarray(tree.on_path)
+        self._nb, self._nq = nb, tree.nq
 
     def new_workspace(self):
         """Return a new :class:`NumbaWorkspace`."""
@@ -54,10 +56,14 @@ class NumbaBackend(Backend):
         """Evaluate one configuration in the loops: into ``out``, or new arrays."""
         ws = self.workspace()
         ws.q[:] = q                         # float64, contiguous: the loop's one typing
+        if out is None and what == _GRAVITY:        # the usual call, in the fewest steps
+            tau = np.empty(self._nq)
+            loops.one(ws.q, self.ints, self.floats, ws.work, _NO_POSES, tau, False, True)
+            return (tau,)
         want_poses, want_gravity = 'poses' in what, what != ('poses',)
         if out is None:
-            poses = np.empty((self.tree.nb, 4, 4)) if want_poses else _NO_POSES
-            tau = np.empty(self.tree.nq) if 'gravity' in what else ws.tau
+            poses = np.empty((self._nb, 4, 4)) if want_poses else _NO_POSES
+            tau = np.empty(self._nq) if 'gravity' in what else ws.tau
             energy = loops.one(ws.q, self.ints, self.floats, ws.work, poses, tau, want_poses,
                                want_gravity)
             values = {'poses': poses, 'gravity': tau, 'energy': energy}
