@@ -35,13 +35,11 @@ from ..transmissions import ConfigError
 
 
 @dataclasses.dataclass
-class CommandCounters(named_input.Counters):
-    """The shared counters for joint commands, and trajectories mapped or refused."""
+class CommandCounters(named_input.TrajectoryCounters):
+    """The shared counters for joint commands and trajectories, refusals of incomplete ones."""
 
     rejected_incomplete: int = 0
     limited: int = 0
-    trajectories_mapped: int = 0
-    trajectories_rejected: int = 0
 
 
 class ActuatorCommand(typing.NamedTuple):

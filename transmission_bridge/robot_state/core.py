@@ -37,12 +37,10 @@ SOURCE = 'joint_states'          # the one input whose stamps are checked
 
 
 @dataclasses.dataclass
-class Counters(named_input.Counters):
-    """The shared counters, NaN values that left a joint's previous value, trajectories."""
+class Counters(named_input.TrajectoryCounters):
+    """The shared counters, trajectories, NaN values that left a joint's previous value."""
 
     unknown_values: int = 0
-    trajectories_mapped: int = 0
-    trajectories_rejected: int = 0
 
 
 class KinematicsOutput(typing.NamedTuple):

@@ -78,6 +78,14 @@ class Counters:
         return dataclasses.asdict(self)
 
 
+@dataclasses.dataclass
+class TrajectoryCounters(Counters):
+    """The shared counters plus trajectories mapped and refused (both nodes take them)."""
+
+    trajectories_mapped: int = 0
+    trajectories_rejected: int = 0
+
+
 @dataclasses.dataclass(frozen=True)
 class Checked:
     """A checked message: known rows/columns, one array per field (None if empty)."""
