@@ -23,7 +23,7 @@ from ..ros.configurable import ConfigurableNode, positive, RELIABLE_10, STREAM_I
 from ..ros.conversions import (name_values, now_ns_function, ReusedJointState, stamp_to_ns,
                                trajectory_msg)
 from ..ros.diagnostics import diagnostics, report_input
-from ..ros.node_main import exit_with, run_node, StartupError
+from ..ros.node_main import exit_with, run_node
 from ..ros.parameters import declare
 from ..ros.robot_parameters import RobotParameters
 from ..transmissions import ConfigError, load_transmissions
@@ -62,6 +62,7 @@ class TransmissionBridge(ConfigurableNode):
 
     NODE_NAME = 'transmission_bridge'
     HELP = HELP
+    CONFIG_ERROR = ConfigError
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
@@ -85,18 +86,13 @@ class TransmissionBridge(ConfigurableNode):
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
         self._now_ns = now_ns_function(self.get_clock())
-        self._states = self._commands = self._source_set = None
+        self._states = self._commands = None
         self._relays = {}                       # topic -> StateRelay
         self._command_codec = CommandCodec()
         self._typed_count = {'actuator_states': 0, 'joint_commands': 0}
         self._robot = RobotParameters(self, tparams, ConfigError)
         if sources.given:
-            try:
-                self._source_set = self._load(sources.given)
-                tset = self._robot.declare(self._source_set)
-            except ConfigError as exc:
-                raise StartupError(str(exc)) from None
-            self._configure(tset)
+            tset = self._start_with(sources.given)
             self._refuse_unknown_overrides(('joints', 'actuators'))
         self._typed_joint_states, self._typed_commands = ReusedJointState(), ReusedJointState()
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -122,17 +118,22 @@ class TransmissionBridge(ConfigurableNode):
         self.create_timer(period, self._publish_diagnostics)
         self._follow(sources, self._states is not None)
         if self._states is not None:
-            self.get_logger().info(
-                f'{len(tset.specs)} transmissions, {tset.num_joints} joints from '
-                f'{self._source}; listening on {", ".join(topics)}')
-            self._log_warnings(tset)
+            self.get_logger().info(f'{self._describe(tset)} from {self._source}; listening on '
+                                   f'{", ".join(topics)}')
+            self._loaded(tset)
 
     # --- configuration -----------------------------------------------------------
-    @staticmethod
-    def _load(source):
+    def _load(self, source):
         tset = load_transmissions(source)
         tparams.check_parameter_names(tset)
         return tset
+
+    def _config(self):
+        return self._states and self._states.transmissions
+
+    @staticmethod
+    def _describe(tset):
+        return f'{len(tset.specs)} transmissions, {tset.num_joints} joints'
 
     def _configure(self, tset):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -149,29 +150,6 @@ class TransmissionBridge(ConfigurableNode):
     def _forget_inputs(self):
         if self._states is not None:
             self._states.reset()
-
-    def _log_warnings(self, tset):
-        """Log, once per loaded file, what the loader assumed or skipped."""
-        for warning in tset.warnings:
-            self.get_logger().warning(f'{self._source}: {warning}')
-
-    def _adopt(self, new):
-        """Make ``new`` (a validated set) the configuration; parameters follow it."""
-        self._robot.replace(self._states and self._states.transmissions, new)
-        self._source_set = new
-        self._configure(new)
-
-    def _on_description(self, msg):
-        try:
-            new = self._load(msg.data)
-        except ConfigError as exc:
-            self.get_logger().error(f'robot_description refused, keeping the previous '
-                                    f'configuration: {exc}')
-            return
-        self._adopt(new)
-        self.get_logger().info(f'reconfigured from robot_description: {len(new.specs)} '
-                               f'transmissions, {new.num_joints} joints')
-        self._log_warnings(new)
 
     def _validate_parameters(self, params):
         """On-set callback: build the would-be configuration; refuse with the reason."""
@@ -306,7 +284,7 @@ class TransmissionBridge(ConfigurableNode):
     def _reset_calibration(self):
         names = self._states.transmissions.joint_names
         try:
-            offsets = [self._source_set.joint(j).offset for j in names]
+            offsets = [self._source_config.joint(j).offset for j in names]
         except ConfigError as exc:
             return False, str(exc)
         ok, reason = self._set_joint_values(names, 'offset', offsets)
@@ -319,7 +297,7 @@ class TransmissionBridge(ConfigurableNode):
             new = self._load(self._path)
         except ConfigError as exc:
             return False, f'kept the previous configuration: {exc}'
-        self._adopt(new)
+        self._adopt(new, self._path)
         return True, f'reloaded {len(new.specs)} transmissions from {self._path}'
 
     # --- diagnostics -------------------------------------------------------------

@@ -82,6 +82,7 @@ class KinematicsNode(ConfigurableNode):
 
     NODE_NAME = 'kinematics'
     HELP = HELP
+    CONFIG_ERROR = ModelError
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
@@ -112,15 +113,10 @@ class KinematicsNode(ConfigurableNode):
         self._base = base
         self._tip_names = tips
         self._core = None
-        self._file_model = None
         self._robot = RobotParameters(self, kparams, ModelError)
+        self._outputs_to = None                 # made below, before any output is
         if sources.given:
-            try:
-                self._file_model = self._checked(load_model(sources.given))
-                model = self._robot.declare(self._file_model)
-                self._core = KinematicsCore(model, base)
-            except ModelError as exc:
-                raise StartupError(str(exc)) from None
+            model = self._start_with(sources.given)
             self._refuse_unknown_overrides(('joints', PUBLISH_EVERY))
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -161,13 +157,15 @@ class KinematicsNode(ConfigurableNode):
                                                                       'damping'))
         self._create_trigger('~/go_to_default_pose', self._go_to_default)
         self.create_timer(period, self._publish_diagnostics)
+        self._outputs_to = (self._gravity_pub, self._passive_pub, self._poses_pub,
+                            self._tip_pubs, self._energy_pub, self._tf_pub)
         self._follow(sources, self._core is not None)
         if self._core is not None:
+            self._outputs_changed()
             self.get_logger().info(
-                f'model {model.name!r}: {len(model.body_names)} bodies, '
-                f'{model.num_positions} joints from {self._source}; outputs in '
+                f'{self._describe(model)} from {self._source}; outputs in '
                 f'{self._core.output_frame(self._prefix)!r}; {model.kernels} kernels')
-            self._model_loaded(self._file_model)
+            self._loaded(self._source_config)
 
     def _configured(self):
         return self._core is not None
@@ -180,11 +178,29 @@ class KinematicsNode(ConfigurableNode):
         with open(path, encoding='utf-8') as stream:      # loaded already: it exists
             return stream.read()
 
-    def _model_loaded(self, model):
+    # --- configuration -----------------------------------------------------------
+    def _load(self, source):
+        return self._checked(load_model(source))
+
+    def _config(self):
+        return self._core and self._core.model
+
+    @staticmethod
+    def _describe(model):
+        return (f'model {model.name!r}: {len(model.body_names)} bodies, '
+                f'{model.num_positions} joints')
+
+    def _configure(self, model):
+        if self._core is None:
+            self._core = KinematicsCore(model, self._base)
+        else:
+            self._core.set_model(model)
+        if self._outputs_to is not None:        # (at start-up: once they exist)
+            self._outputs_changed()
+
+    def _loaded(self, model):
         """Log what the loader assumed (once per model) and publish the fixed joints' TF."""
-        self._outputs_changed()
-        for warning in model.warnings:
-            self.get_logger().warning(f'{self._source}: {warning}')
+        super()._loaded(model)
         if self._tf_static_pub is None:
             return
         pairs = self._core.transform_frames(self._prefix, moving=False)
@@ -192,7 +208,6 @@ class KinematicsNode(ConfigurableNode):
         self._tf_static_pub.publish(TFMessage(transforms=transform_msgs(
             pairs, self._core.static_transform_rows(), header)))
 
-    # --- configuration -----------------------------------------------------------
     def _declare_every(self, output):
         name = f'{PUBLISH_EVERY}.{output}'
         value = declare(self, name, 1, int, f'publish ~/{output} for every Nth input '
@@ -211,23 +226,6 @@ class KinematicsNode(ConfigurableNode):
         if unknown:
             raise ModelError(f'{TIP_LINKS}: unknown bodies {unknown}')
         return model
-
-    def _on_description(self, msg):
-        try:
-            model = self._checked(load_model(msg.data))
-        except ModelError as exc:
-            self.get_logger().error(f'robot_description refused, keeping the previous model: '
-                                    f'{exc}')
-            return
-        self._robot.replace(self._core and self._core.model, model)
-        self._file_model = model
-        if self._core is None:
-            self._core = KinematicsCore(model, self._base)
-        else:
-            self._core.set_model(model)
-        self.get_logger().info(f'reconfigured from robot_description: model {model.name!r}, '
-                               f'{model.num_positions} joints')
-        self._model_loaded(model)
 
     def _validate_parameters(self, params):
         """On-set callback: build the would-be model; refuse with the reason."""
@@ -250,8 +248,7 @@ class KinematicsNode(ConfigurableNode):
         model = None if self._syncing else self._robot.take()
         if model is None:
             return
-        self._core.set_model(model)
-        self._outputs_changed()
+        self._configure(model)
         self._robot.show(model)                 # a screw's rotation and translation agree
 
     # --- topics ------------------------------------------------------------------
@@ -259,8 +256,7 @@ class KinematicsNode(ConfigurableNode):
         """Make the outputs (fast and typed) again for the model in force."""
         core = self._core
         model = core.model
-        publishers = (self._gravity_pub, self._passive_pub, self._poses_pub, self._tip_pubs,
-                      self._energy_pub, self._tf_pub)
+        publishers = self._outputs_to
         tips = [model.body_names.index(t) for t in self._tip_names]
         frame_id, tf_frames = core.output_frame(self._prefix), core.transform_frames(self._prefix)
         self._relay = JointStatesRelay(core, publishers, tips, self._due, frame_id, tf_frames)
@@ -325,7 +321,7 @@ class KinematicsNode(ConfigurableNode):
 
     def _restore(self, field, what):
         """Set every joint's ``field`` back to the source model's values."""
-        values = [getattr(j, field) for j in self._file_model.joints]
+        values = [getattr(j, field) for j in self._source_config.joints]
         ok, reason = self._set_joint_values(self._core.model.joint_names, field, values)
         return ok, f'{what} restored from {self._source}' if ok else reason
 

@@ -64,13 +64,25 @@ class Sources:
 
 
 class ConfigurableNode(Node):
-    """A node configured from a file, ``robot_description``, or the ``robot_description`` topic."""
+    """
+    A node configured from a file, ``robot_description``, or the ``robot_description`` topic.
+
+    A subclass says how to load a configuration (:meth:`_load`, raising its library's
+    :attr:`CONFIG_ERROR`), how to make one the core's (:meth:`_configure`), which is in
+    force (:meth:`_config`), and how to summarise one for the log (:meth:`_describe`); its
+    per-robot parameters are :attr:`_robot` (:class:`~.robot_parameters.RobotParameters`).
+    """
+
+    CONFIG_ERROR = ValueError
 
     def __init__(self, name, **kwargs):
         super().__init__(name, **kwargs)
         self._syncing = False
         self._budget = None
         self._dropped_reported = 0
+        self._robot = None
+        self._source = ''
+        self._source_config = None      # the configuration as loaded, before any parameter
 
     def set_parameters_atomically(self, parameter_list):
         """
@@ -118,8 +130,54 @@ class ConfigurableNode(Node):
         """Forget every input value and stamp (the clock jumped back): each node says what."""
         raise NotImplementedError
 
-    def _on_description(self, msg):
+    def _load(self, source):
+        """Return the configuration ``source`` (a path or URDF text) describes, checked."""
         raise NotImplementedError
+
+    def _configure(self, config):
+        """Make ``config`` the one in force (creating the core on the first)."""
+        raise NotImplementedError
+
+    def _config(self):
+        """Return the configuration in force, or None."""
+        raise NotImplementedError
+
+    def _describe(self, config):
+        """Return a few words on ``config`` for the log."""
+        raise NotImplementedError
+
+    def _loaded(self, config):
+        """Log, once per loaded configuration, what the loader assumed or skipped."""
+        for warning in config.warnings:
+            self.get_logger().warning(f'{self._source}: {warning}')
+
+    def _start_with(self, given):
+        """Load ``given`` at start-up, declare its parameters and configure; return the config."""
+        try:
+            self._source_config = self._load(given)
+            config = self._robot.declare(self._source_config)
+            self._configure(config)
+        except self.CONFIG_ERROR as exc:
+            raise StartupError(str(exc)) from None
+        return config
+
+    def _adopt(self, new, origin):
+        """Make ``new`` (loaded from ``origin``) the configuration; parameters follow it."""
+        self._robot.replace(self._config(), new)
+        self._source_config = new
+        self._configure(new)
+        self.get_logger().info(f'reconfigured from {origin}: {self._describe(new)}')
+        self._loaded(new)
+
+    def _on_description(self, msg):
+        """Take a robot_description message: a valid one reconfigures the node."""
+        try:
+            new = self._load(msg.data)
+        except self.CONFIG_ERROR as exc:
+            self.get_logger().error(f'robot_description refused, keeping the previous '
+                                    f'configuration: {exc}')
+            return
+        self._adopt(new, 'robot_description')
 
     def _declare_sources(self, file_param, file_help, description_help):
         """Declare the three source parameters; exactly one source (or the topic) or fail."""
