@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from transmission_bridge.bag import io  # noqa: E402
-from transmission_bridge.bag.joint_state_cdr import JointStateLayout, MSGTYPE  # noqa: E402
+from transmission_bridge.bag.joint_state_cdr import JointStateBatchCodec, MSGTYPE  # noqa: E402
 from transmission_bridge.kinematics import load_model  # noqa: E402
 
 RATE, HOLD, MOVE = 100.0, 0.5, 0.3
@@ -57,10 +57,10 @@ def main():
     stamps = 1_700_000_000_000_000_000 + np.round(np.arange(len(q)) / RATE * 1e9).astype(
         np.int64)
     names = list(model.joint_names)
-    layout = JointStateLayout(store, names, '', [len(names)] * 3)
+    codec = JointStateBatchCodec(store, names, '', [len(names)] * 3)
     with io.atomic_writer(args.out) as writer:
         connection = writer.add_connection('/joint_states', MSGTYPE, typestore=store)
-        for stamp, row in zip(stamps.tolist(), layout.encode(stamps, [q, v, effort])):
+        for stamp, row in zip(stamps.tolist(), codec.encode(stamps, [q, v, effort])):
             writer.write(connection, stamp, row.tobytes())
     print(f'wrote {args.out}: {args.poses} poses, {len(q)} joint_states')
 
