@@ -9,9 +9,9 @@ import pytest
 
 PKG = pathlib.Path(__file__).resolve().parent.parent / 'transmission_bridge'
 ALLOWED = {'numpy', 'yaml'} | set(sys.stdlib_module_names)
-# The one optional compiled dependency, in the one folder that may import it (with a fallback:
-# test_compiled_kernels runs the library without it).
-OPTIONAL = {'kernels': {'numba'}}
+# The one optional compiled dependency, where it may be imported (with a fallback: the tests
+# run the libraries without it): the kinematics kernels' folder and the linkage loops.
+OPTIONAL = {'kernels': {'numba'}, 'linkage_loops.py': {'numba'}}
 
 
 def _imports(path):
@@ -30,7 +30,8 @@ def test_library_imports_only_numpy_yaml_stdlib_and_optional_numba(library):
     if library == 'transmissions':
         assert files, 'no sources found: the check would pass vacuously'
     for path in files:
-        allowed = ALLOWED | {'transmission_bridge'} | OPTIONAL.get(path.parent.name, set())
+        allowed = (ALLOWED | {'transmission_bridge'} | OPTIONAL.get(path.parent.name, set())
+                   | OPTIONAL.get(path.name, set()))
         foreign = {m for m in _imports(path) if m not in allowed}
         assert not foreign, f'{path.name} imports {sorted(foreign)}'
 

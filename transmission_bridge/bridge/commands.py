@@ -11,6 +11,11 @@ touch. While :attr:`CommandMapper.limit_commands`, streaming commands are kept w
 joint and actuator limits and trajectories past one are refused whole
 (:mod:`~transmission_bridge.transmissions.limits`). A refused command changes nothing.
 
+A linkage's maps depend on its joints' positions: a command's velocities and efforts are
+mapped at the positions it carries, or, without them, at the positions last measured
+(``measured``, the state side's); with neither the command is refused with the reason, and
+so is one the rods cannot reach. A trajectory's points must carry positions.
+
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
 ...     'type': 'differential', 'actuators': [{'name': 'l'}, {'name': 'r'}],
@@ -54,9 +59,12 @@ class ActuatorCommand(typing.NamedTuple):
 class CommandMapper:
     """Joint commands and trajectories to actuator set-points (see the module docstring)."""
 
-    def __init__(self, tset, limit_commands=True):
+    def __init__(self, tset, limit_commands=True, measured=None):
         #: Clamp and scale streaming commands, refuse trajectories past a limit.
         self.limit_commands = limit_commands
+        #: Where a command to a linkage carries no positions: ``measured()``, the joint
+        #: positions last measured (NaN where none), or None.
+        self.measured = measured
         self.counters = CommandCounters()
         self.last_result = IngestResult()
         self._input = NamedInput(())
@@ -155,16 +163,23 @@ class CommandMapper:
         limits = self._command_limits(joint_names) if self.limit_commands else None
         pos, vel, eff = (row if len(row) else None for row in rows)
         notes = []
+        at = None                       # a linkage's configuration: where to map
 
         def mapped(kind, values):
             full = np.full(tset.num_joints, np.nan)
             full[joint_idx] = values
-            return tset.joint_to_actuator(kind, full)[act_idx]
+            out = tset.joint_to_actuator(kind, full, positions=at)[act_idx]
+            if not tset.linear and np.isnan(out).any():
+                raise ConfigError(self._unreachable(joint_names))
+            return out
         out = [None, None, None]
         if pos is not None:
             if limits is not None:
                 pos, said = limits.clamp(pos)
                 notes += said
+        if not tset.linear and (vel is not None or eff is not None):
+            at = self._positions(joint_idx, pos)
+        if pos is not None:
             out[0] = mapped('position', pos)
         if vel is not None:
             out[1] = mapped('velocity', vel)
@@ -179,6 +194,30 @@ class CommandMapper:
                 _, out[2], said = limits.scale('effort', eff, out[2])
                 notes += said
         return (out_names, *out, notes)
+
+    def _positions(self, joint_idx, commanded):
+        """Return the joint positions to map a linkage's command at: commanded, else measured."""
+        tset = self._tset
+        if commanded is not None:
+            full = np.full(tset.num_joints, np.nan)
+            full[joint_idx] = commanded
+            return full
+        full = self.measured() if self.measured is not None else None
+        linkage = np.intersect1d(tset.linkage_joints, joint_idx)
+        if full is None or np.isnan(full[linkage]).any():
+            names = [tset.joint_names[i] for i in linkage]
+            raise ConfigError(
+                f'joints {names} move through a linkage, whose velocities and efforts map at '
+                'its positions: none in the command and none measured yet (command the '
+                'positions too, or wait for actuator_states)')
+        return full
+
+    def _unreachable(self, joint_names):
+        """Say why a linkage's command did not map: its rods cannot reach, or it is singular."""
+        names = [n for n in joint_names if self._tset.joint_index[n] in set(
+            self._tset.linkage_joints.tolist())]
+        return (f"joints {names}: the linkage's rods cannot reach this configuration, or it "
+                'is singular there (a dead point)')
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
@@ -273,12 +312,28 @@ class CommandMapper:
         pos, vel, acc, eff = fields
         if eff is not None and vel is not None:
             eff = eff + tset.damping * vel
+        linkage = not tset.linear and bool(np.intersect1d(tset.linkage_joints, joint_idx).size)
+        if linkage and pos is None and not (vel is None and acc is None and eff is None):
+            raise ConfigError(f'joints {list(joint_names)}: a linkage maps velocities and '
+                              'efforts at its positions: give positions in every point')
+        if linkage and acc is not None and vel is None:
+            raise ConfigError('a linkage maps accelerations with the velocities: give both')
         mapped = [
             None if pos is None else tset.joint_to_actuator('position', pos)[:, act_idx],
-            None if vel is None else tset.joint_to_actuator('velocity', vel)[:, act_idx],
-            None if acc is None else tset.joint_to_actuator('velocity', acc)[:, act_idx],
-            None if eff is None else tset.joint_to_actuator('effort', eff)[:, act_idx],
+            None if vel is None else tset.joint_to_actuator('velocity', vel,
+                                                            positions=pos)[:, act_idx],
+            None if acc is None else (
+                tset.joint_accelerations_to_actuator(acc, pos, vel) if linkage
+                else tset.joint_to_actuator('velocity', acc))[:, act_idx],
+            None if eff is None else tset.joint_to_actuator('effort', eff,
+                                                            positions=pos)[:, act_idx],
         ]
+        if linkage:
+            for field in mapped:
+                bad = np.argwhere(np.isnan(field)) if field is not None else ()
+                if len(bad):
+                    raise ConfigError(f'point {int(bad[0][0])}: '
+                                      + self._unreachable(joint_names))
         if check_limits:
             limits = self._command_limits(joint_names)
             for kind, joints, actuators in (('position', pos, None), ('velocity', vel, mapped[1]),

@@ -15,8 +15,9 @@ route does not take leaves everything as it was, for the typed route.
 Actuator states (:class:`StateRelay`, one per topic) take the fast route only in the
 steady state, where what ingest would do is short: every value finite, the stamp not
 going back, no other topic having written these actuators last, every transmission
-complete (so the output names every joint), the configuration and the set of reported
-actuators unchanged since the relay learned (:attr:`ActuatorStates.generation`). Within
+complete (so the output names every joint), no linkage refusing the state, the
+configuration and the set of reported actuators unchanged since the relay learned
+(:attr:`ActuatorStates.generation`). Within
 those invariants the relay's step changes the counters, stamps, seen times and values
 exactly as ``ingest`` does, and writes the joint state straight into the output bytes.
 Anything else (NaN, a new actuator, a time jump, a new configuration) is the typed route's.
@@ -60,7 +61,8 @@ class StateRelay:
         Set :attr:`take` up for messages like ``msg`` (``data`` decoded), which ``states`` took.
 
         No relay (``take`` takes nothing) unless the layout decodes ``data`` back, has all
-        three arrays, every actuator it names was reported and every joint is complete.
+        three arrays, every actuator it names was reported, every joint is complete and no
+        linkage refused the last state.
         """
         self.take = _never
         layout = JointStateLayout.learn_message(data, msg)
@@ -68,7 +70,7 @@ class StateRelay:
             return
         found = states.known_columns(self._source, layout.names)
         incomplete, joint_names = states.complete_joints()
-        if found is None or incomplete is not None:
+        if found is None or incomplete is not None or states.refused:
             return
         n = len(joint_names)
         template = JointStateLayout(joint_names, msg.header.frame_id, (n, n, n)).encoder()
@@ -142,9 +144,10 @@ def _state_step(states, found, num_names, out, now_ns):
 
         # What ingest does for such a message, in few Python steps: every actuator's
         # values gathered into the spare state, which becomes the state if they are
-        # finite: tested as x . x (one BLAS call, cheaper than a sum), which a value
-        # beyond 1e154 in magnitude fails too and the typed route then decides. The
-        # take's indices are valid: 'wrap' mode spares numpy a scratch copy.
+        # finite (tested as x . x: one BLAS call, cheaper than a sum, which a value beyond
+        # 1e154 in magnitude fails too and the typed route then decides) and no linkage
+        # refuses it (the joint state is written first: a refused one changed nothing).
+        # The take's indices are valid: 'wrap' mode spares numpy a scratch copy.
         def step(block, stamp_ns):
             last = stamps.get(sid)
             if (states.generation != generation or last is not None and stamp_ns < last
@@ -152,7 +155,7 @@ def _state_step(states, found, num_names, out, now_ns):
                 return False
             spare = states.spare_flat
             block.take(fill, None, spare[:-1], 'wrap')
-            if not squares_are_finite(spare):
+            if not squares_are_finite(spare) or not write(spare):
                 return False
             states.spare_flat, states.flat = states.flat, spare
             states.spare_values, states.values = states.values, states.spare_values
@@ -160,7 +163,6 @@ def _state_step(states, found, num_names, out, now_ns):
             stamps[sid] = stamp_ns
             counters.received += 1
             states.last_result = ACCEPTED
-            write(spare)
             counters.published += 1
             return True
         return step
@@ -168,8 +170,9 @@ def _state_step(states, found, num_names, out, now_ns):
     joint_map = states.joint_map
 
     # Some actuators (another topic has the rest), or names the robot lacks: the message's
-    # values written into the state in place, then the whole state mapped (other topics'
-    # values may hold a NaN, which the general map handles).
+    # values written into a copy of the state, the whole of it mapped (other topics' values
+    # may hold a NaN, which the general map handles), and the copy made the state unless a
+    # linkage refused it.
     def step(block, stamp_ns):
         last = stamps.get(sid)
         if (states.generation != generation or last is not None and stamp_ns < last
@@ -178,14 +181,20 @@ def _state_step(states, found, num_names, out, now_ns):
         values = block.take(gather)
         if not squares_are_finite(values.reshape(-1)):
             return False
-        states.values[:, cols] = values
+        spare, spare_values = states.spare_flat, states.spare_values
+        spare[:] = states.flat
+        spare_values[:, cols] = values
+        joint_map(spare, out)
+        if joint_map.refused:
+            return False
+        states.spare_flat, states.flat = states.flat, spare
+        states.spare_values, states.values = states.values, spare_values
         states.settle_seen()
         states.last_seen_ns[cols] = now_ns()
         stamps[sid] = stamp_ns
         counters.received += 1
         counters.unknown_names += num_unknown
         states.last_result = ACCEPTED
-        joint_map(states.flat, out)
         counters.published += 1
         return True
     return step

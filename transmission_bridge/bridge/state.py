@@ -37,13 +37,15 @@ import numpy as np
 
 from ..ros import named_input
 from ..ros.named_input import NamedInput
+from ..transmissions.linkage import STATUS_TEXT
 
 
 @dataclasses.dataclass
 class StateCounters(named_input.Counters):
-    """The shared counters plus actuators reported on more than one topic."""
+    """The shared counters, actuators reported on two topics, linkage states refused."""
 
     shared_actuators: int = 0
+    refused_linkage_states: int = 0
 
 
 class JointOutput(typing.NamedTuple):
@@ -100,6 +102,9 @@ class ActuatorStates:
         # was settled); settle_seen() writes it in before last_seen_ns is read.
         self.seen_all_ns = -1
         self.owner = np.full(n, -1, dtype=np.intp)       # source id of the last writer
+        #: The linkages the last state refused: {their joints (a tuple): why}; kept until
+        #: they are computed again.
+        self.refused = {}
         self._all_reported = False
         self.set_transmissions(tset)
 
@@ -136,6 +141,7 @@ class ActuatorStates:
         #: The joint-state map of this stream (it keeps what a non-linear member needs
         #: from one state to the next).
         self.joint_map = tset.state_map()
+        self.refused = {}
         self._complete = None
         # Transmission membership of each joint, as actuator index arrays.
         index = tset.actuator_index
@@ -243,12 +249,38 @@ class ActuatorStates:
             return self._refuse('no transmission has all its actuators reported yet')
         # All three interfaces in one pass (the velocity and effort of the last message
         # that had them where this one has none: damping needs the velocity).
+        joint_map = self.joint_map
         pos, vel, eff = (row if p else None for row, p in
-                         zip(self.joint_map(self.flat), present))
+                         zip(joint_map(self.flat), present))
+        self._note_refusals(joint_map)
+        if joint_map.refused:
+            idx, names = self._without_refused(idx, joint_map)
+            if not names:
+                return self._refuse('every transmission with all its actuators reported was '
+                                    'refused (a linkage state: see refused on /diagnostics)')
         if idx is not None:
             pos, vel, eff = (None if x is None else x[idx] for x in (pos, vel, eff))
         self.counters.published += 1
         return JointOutput(names, pos, vel, eff)
+
+    def _note_refusals(self, joint_map):
+        """Count the linkage states ``joint_map`` refused; remember which, and why."""
+        self.counters.refused_linkage_states += len(joint_map.refused)
+        members = joint_map.members if joint_map.refused or self.refused else ()
+        computed = {tuple(members[m]) for m in range(len(members))} - {
+            tuple(members[m]) for m, _ in joint_map.refused}
+        for joints in computed:
+            self.refused.pop(joints, None)
+        for m, status in joint_map.refused:
+            self.refused[tuple(members[m])] = STATUS_TEXT.get(status, f'status {status}')
+
+    def _without_refused(self, idx, joint_map):
+        """Return ``complete_joints()`` without the joints of the linkages just refused."""
+        drop = {self._tset.joint_index[j] for m, _ in joint_map.refused
+                for j in joint_map.members[m]}
+        keep = [i for i in (range(self._tset.num_joints) if idx is None else idx)
+                if i not in drop]
+        return np.array(keep, dtype=np.intp), tuple(self._tset.joint_names[i] for i in keep)
 
     # --- state -------------------------------------------------------------------
     def reset(self):
@@ -262,6 +294,7 @@ class ActuatorStates:
         self.owner[:] = -1
         self._input.forget_stamps()
         self.joint_map.reset()
+        self.refused = {}
         self._complete = None
 
     def actuator_positions(self):

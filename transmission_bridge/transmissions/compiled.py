@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from .linkage_loops import J_OFFSET, J_WIDTH, L_HEADER, L_WIDTH, set_state, set_state_rows
+
 
 class LinearTerms:
     """
@@ -73,9 +75,10 @@ class LinearStateMap:
     offset), for one state or a batch.
     """
 
-    __slots__ = ('index', 'coef')
+    __slots__ = ('index', 'coef', 'n_act')
 
     def __init__(self, motion, effort, offsets, n_act):
+        self.n_act = n_act
         size = motion.size                          # the effort map's too (built so)
         shape = (size + 1, 3, len(offsets))         # term, interface, joint
         self.index = np.full(shape, 3 * n_act, dtype=np.intp)   # default: the 1.0
@@ -145,12 +148,30 @@ class JointStateMap:
     after row, as a stream would be. :meth:`writer` gives the per-message form with its
     buffers bound once. Made by :meth:`TransmissionSet.state_map`; a new configuration
     makes a new one, :meth:`reset` forgets what the stream taught it.
+
+    The linear members are the compiled map; the linkages (``linkages``: their packed
+    layout and numbers, :func:`.linkage.pack`, and each one's joint names) then write their
+    own joints, each solved from its last solution. A linkage state refused (its solve did
+    not converge, left a joint's limits or met a singularity) is NaN in its joints; after
+    each state, :attr:`refused` holds ``(linkage index, status)`` of those refused, and
+    :attr:`refusals` counts the refused rows of batches.
     """
 
-    def __init__(self, linear, damping):
+    def __init__(self, linear, damping, linkages=None):
         self._linear = linear
         self._damping = damping
         self._damped = bool(damping.any())
+        self._n_act = linear.n_act
+        self.refusals = 0
+        self.refused = ()
+        self._linkages = None
+        if linkages is not None:
+            layout, floats, members = linkages
+            self.members = members
+            self._linkages = (layout, floats)
+            self._warm = np.zeros(sum(len(m) for m in members))
+            self._status = np.zeros(len(members), dtype=np.int64)
+            self._solved = np.zeros(len(members), dtype=bool)
 
     def __call__(self, flat, out=None):
         """Map ``flat`` (see the class docstring); write into ``out`` if given."""
@@ -162,18 +183,77 @@ class JointStateMap:
                 np.subtract(eff, loss, out=eff)
             else:
                 np.subtract(eff, loss, out=eff, where=np.isfinite(vel))
+        if self._linkages is None:
+            return state
+        layout, floats = self._linkages
+        if state.ndim == 2:
+            set_state(flat, self._n_act, state, layout, floats, self._warm, self._status)
+            self._settle()
+            return state
+        rows = flat.reshape(-1, flat.shape[-1])
+        shaped = state.reshape(-1, 3, state.shape[-1])
+        status = np.zeros((len(rows), len(self.members)), dtype=np.int64)
+        self.refusals += set_state_rows(rows, self._n_act, shaped, layout, floats, self._warm,
+                                        status)
+        if len(rows):
+            self._status[:] = status[-1]
+            self._settle()
         return state
+
+    def _settle(self):
+        """Note which linkages were solved and which refused by the last state."""
+        self.refused = tuple((int(m), int(self._status[m]))
+                             for m in np.flatnonzero(self._status > 0))
+        self._solved |= self._status == 0
 
     def writer(self, out):
         """
-        Return ``write(flat)``: this map of one finite state into ``out`` (3, nJ), True.
+        Return ``write(flat)``: this map of one finite state into ``out`` (3, nJ): True.
 
         ``flat`` must hold no NaN or infinity (the bridge's fast path checks), so no
         velocity is unknown. The same bits as :meth:`__call__`, with buffers bound once:
         the bridge's per-message path, where each Python step costs about as much as a
-        numpy call.
+        numpy call. False where a linkage refused the state: then ``out`` holds NaN in its
+        joints and the stream's solutions are as they were.
         """
-        return self._linear.writer(out, self._damping if self._damped else None)
+        linear = self._linear.writer(out, self._damping if self._damped else None)
+        if self._linkages is None:
+            return linear
+        n_act, layout, floats, warm, status = (self._n_act, *self._linkages, self._warm,
+                                               self._status)
+
+        def write(flat):
+            linear(flat)
+            if set_state(flat, n_act, out, layout, floats, warm, status):
+                return False
+            return True
+        return write
+
+    def linkage_positions(self, num_joints, joint_index):
+        """
+        Return the linkages' joint positions last solved, (nJ,): NaN elsewhere, or unsolved.
+
+        What a command needs where it carries no positions (a linkage's velocity and effort
+        maps depend on the configuration); ``joint_index`` maps joint names to columns.
+        """
+        out = np.full(num_joints, np.nan)
+        if self._linkages is None:
+            return out
+        layout, floats = self._linkages
+        at = 0
+        for m, names in enumerate(self.members):
+            n = len(names)
+            if self._solved[m]:
+                g = layout[L_HEADER + L_WIDTH * m + 2]
+                for i, name in enumerate(names):
+                    offset = floats[g + i * J_WIDTH + J_OFFSET]
+                    out[joint_index[name]] = self._warm[at + i] + offset
+            at += n
+        return out
 
     def reset(self):
-        """Forget what earlier states taught the map (nothing, for linear members)."""
+        """Forget what earlier states taught the map: a linkage starts from its zero pose."""
+        if self._linkages is not None:
+            self._warm[:] = 0.0
+            self._solved[:] = False
+            self.refused = ()

@@ -11,6 +11,7 @@ import collections.abc
 
 from . import _checks
 from .errors import ConfigError
+from .linkage import LinkageActuator, LinkageGeometry, LinkageJoint
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import TransmissionSet
 from .._shared import sources as _sources
@@ -34,6 +35,10 @@ JOINT_LIMIT_KEYS = {
     'effort': ('effort_limit', _checks.magnitude_limit),
 }
 ACTUATOR_LIMIT_KEYS = {k: JOINT_LIMIT_KEYS[k] for k in ('velocity', 'effort')}
+# A linkage's geometry, per joint and per actuator (doc/formats.md, "Linkage").
+LINKAGE_JOINT_KEYS = ('type', 'axis', 'origin')
+LINKAGE_ACTUATOR_KEYS = ('kind', 'axis', 'direction', 'origin', 'crank', 'attachment',
+                         'rod_length')
 
 
 def load_transmissions(source):
@@ -84,23 +89,73 @@ def _transmission(value, path):
     kind = value['type']
     if not isinstance(kind, str):
         raise ConfigError(f'{where}.type must be a string, got {kind!r}')
-    actuators = _entries(value['actuators'], f'{path}.actuators', 'actuator', _ACTUATOR_KEYS,
-                         ActuatorSpec)
-    joints = _entries(value['joints'], f'{path}.joints', 'joint', _JOINT_KEYS, JointSpec)
+    linkage = kind == 'linkage'
+    actuators, actuator_geometry = _entries(
+        value['actuators'], f'{path}.actuators', 'actuator', _ACTUATOR_KEYS, ActuatorSpec,
+        LINKAGE_ACTUATOR_KEYS if linkage else ())
+    joints, joint_geometry = _entries(value['joints'], f'{path}.joints', 'joint', _JOINT_KEYS,
+                                      JointSpec, LINKAGE_JOINT_KEYS if linkage else ())
+    geometry = (_linkage_geometry(joint_geometry, actuator_geometry, path) if linkage
+                else None)
     try:
-        return TransmissionSpec(name, kind, actuators, joints, value.get('matrix'))
+        return TransmissionSpec(name, kind, actuators, joints, value.get('matrix'), geometry)
     except ConfigError as exc:
         raise ConfigError(f'{path}: {exc}') from None
 
 
-def _entries(items, path, kind, keys, spec_class):
+def _linkage_geometry(joints, actuators, path):
+    """Build a linkage's geometry from its entries' geometry keys; errors name the entry."""
+    built = []
+    for items, where, make in ((joints, 'joints', _linkage_joint),
+                               (actuators, 'actuators', _linkage_actuator)):
+        parts = []
+        for i, (name, given) in enumerate(items):
+            try:
+                parts.append(make(given))
+            except ConfigError as exc:
+                raise ConfigError(f'{path}.{where}[{i}] ({name!r}): {exc}') from None
+        built.append(parts)
+    try:
+        return LinkageGeometry(*built)
+    except ConfigError as exc:
+        message = str(exc)
+        for k, (name, _) in enumerate(actuators):       # name the actuator, not its index
+            message = message.replace(f'actuators[{k}]', f'actuator {name!r}')
+        raise ConfigError(f'{path}: {message}') from None
+
+
+def _linkage_joint(given):
+    return LinkageJoint(given.get('type', 'revolute'), given.get('axis', (0.0, 0.0, 1.0)),
+                        given.get('origin', (0.0, 0.0, 0.0)))
+
+
+def _linkage_actuator(given):
+    if 'kind' not in given:
+        raise ConfigError("missing key 'kind' (rotary, slider or cylinder)")
+    if 'axis' in given and 'direction' in given:
+        raise ConfigError('give axis (rotary) or direction (slider), not both')
+    axis = given.get('direction', given.get('axis'))
+    if given['kind'] == 'slider' and 'axis' in given:
+        raise ConfigError("a slider takes 'direction', not 'axis'")
+    if given['kind'] == 'rotary' and 'direction' in given:
+        raise ConfigError("a rotary actuator takes 'axis', not 'direction'")
+    for key in ('origin', 'attachment'):
+        if key not in given:
+            raise ConfigError(f'missing key {key!r}')
+    return LinkageActuator(given['kind'], given['origin'], given['attachment'], axis,
+                           given.get('crank'), given.get('rod_length'))
+
+
+def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
+    """Return the specs of ``items`` and, per item, ``(name, {geometry key: value})``."""
     if not isinstance(items, list):
         raise ConfigError(f'{path} must be a list, got {items!r}')
-    specs = []
+    specs, geometry = [], []
     for i, item in enumerate(items):
         where = f'{path}[{i}]'
-        _mapping(item, where, tuple(keys))
+        _mapping(item, where, tuple(keys) + tuple(geometry_keys))
         name = _required_name(item, where)
+        geometry.append((name, {k: item[k] for k in geometry_keys if k in item}))
         fields = {}
         for key, check in keys.items():
             if key == 'limits' and key in item:
@@ -111,7 +166,7 @@ def _entries(items, path, kind, keys, spec_class):
             specs.append(spec_class(name, **fields))
         except ConfigError as exc:
             raise ConfigError(f'{where}: {exc}') from None
-    return tuple(specs)
+    return tuple(specs), geometry
 
 
 def _limits(value, path, kind, name):

@@ -20,12 +20,13 @@ from .coupling import coupling_matrix, CouplingTransmission
 from .differential import DifferentialTransmission
 from .errors import ConfigError
 from .four_bar import FourBarLinkageTransmission
+from .linkage import LinkageGeometry, LinkageTransmission
 from .simple import SimpleTransmission
 
 TRANSMISSION_TYPES = {
     cls.TYPE: cls
     for cls in (SimpleTransmission, DifferentialTransmission, FourBarLinkageTransmission,
-                CouplingTransmission)
+                CouplingTransmission, LinkageTransmission)
 }
 INF = math.inf
 
@@ -110,6 +111,8 @@ class TransmissionSpec:
 
     ``matrix`` (rows = joints, columns = actuators) is given for ``type: coupling`` and
     only for it; its joints and actuators keep mechanical reduction 1 (the matrix has it).
+    ``geometry`` (a :class:`~.linkage.LinkageGeometry`) is given for ``type: linkage`` and
+    only for it; its joints keep mechanical reduction 1 (the rods are their ratio).
     """
 
     name: str
@@ -117,6 +120,7 @@ class TransmissionSpec:
     actuators: tuple
     joints: tuple
     matrix: tuple = None
+    geometry: LinkageGeometry = None
 
     def __post_init__(self):
         _checks.name(self.name, 'transmission name')
@@ -127,12 +131,18 @@ class TransmissionSpec:
                 f'{", ".join(TRANSMISSION_TYPES)}')
         object.__setattr__(self, 'actuators', tuple(self.actuators))
         object.__setattr__(self, 'joints', tuple(self.joints))
-        sizes = (cls.NUM_ACTUATORS, cls.NUM_JOINTS)
         if cls is CouplingTransmission:
             sizes = self._check_coupling()
         elif self.matrix is not None:
             raise ConfigError(f'transmission {self.name!r}: matrix is only for type coupling, '
                               f'not {self.type!r}')
+        if cls is LinkageTransmission:
+            sizes = self._check_linkage()
+        elif self.geometry is not None:
+            raise ConfigError(f'transmission {self.name!r}: a geometry is only for type '
+                              f'linkage, not {self.type!r}')
+        elif cls is not CouplingTransmission:
+            sizes = (cls.NUM_ACTUATORS, cls.NUM_JOINTS)
         for items, kind, size in ((self.actuators, 'actuators', sizes[0]),
                                   (self.joints, 'joints', sizes[1])):
             if len(items) != size:
@@ -165,6 +175,26 @@ class TransmissionSpec:
                     'matrix')
         return len(matrix), len(matrix)
 
+    def _check_linkage(self):
+        """Validate a linkage's members against its geometry; return its counts."""
+        where = f'transmission {self.name!r}'
+        if not isinstance(self.geometry, LinkageGeometry):
+            raise ConfigError(f"{where}: type 'linkage' needs its geometry (joints' axes and "
+                              "origins, actuators' kinds and points)")
+        for joint in self.joints:
+            if getattr(joint, 'mechanical_reduction', 1.0) != 1.0:
+                raise ConfigError(
+                    f'{where}: joint {joint.name!r} has mechanical_reduction '
+                    f"{joint.mechanical_reduction!r}; a linkage's joints take none (the rods "
+                    "and the actuators' reductions are its ratio)")
+        n = len(self.geometry.joints)
+        return n, n
+
+    @property
+    def is_linear(self):
+        """Return True for the types whose maps are constant matrices (all but linkage)."""
+        return self.type != LinkageTransmission.TYPE
+
     @property
     def transmission_class(self):
         """Return the :class:`Transmission` subclass for ``type``."""
@@ -179,4 +209,9 @@ class TransmissionSpec:
             return SimpleTransmission(ar[0], off[0], joint_reduction=jr[0])
         if self.type == CouplingTransmission.TYPE:
             return CouplingTransmission(self.matrix, off)
+        if self.type == LinkageTransmission.TYPE:
+            return LinkageTransmission(self.geometry, ar, off,
+                                       [j.lower_limit for j in self.joints],
+                                       [j.upper_limit for j in self.joints],
+                                       [j.damping for j in self.joints])
         return self.transmission_class(ar, jr, off)

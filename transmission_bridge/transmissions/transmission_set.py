@@ -27,11 +27,13 @@ import math
 
 import numpy as np
 
+from . import linkage_loops
 from .base import last_dimension
 from .compiled import JointStateMap, LinearStateMap, LinearTerms
 from .errors import ConfigError
-from .interfaces import map_kind
+from .interfaces import map_kind, POSITION, VELOCITY
 from .limits import CommandLimits
+from .linkage import pack
 
 
 _KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint offsets
@@ -86,12 +88,21 @@ class TransmissionSet:
                         for s in specs for _ in s.joints]
         joints_of = [[self._joint_index[j.name] for j in s.joints]
                      for s in specs for _ in s.actuators]
-        widest = max([2] + [len(s.actuators) for s in specs])   # two terms at least
+        widest = max([2] + [len(s.actuators) for s in specs if s.is_linear])   # two at least
         self._a2j = {kind: LinearTerms(m, actuators_of, widest) for kind, m in a2j.items()}
         self._j2a = {kind: LinearTerms(m, joints_of, widest) for kind, m in j2a.items()}
         # The bridge's whole (position, velocity, effort) state in one pass.
         self._linear_state = LinearStateMap(self._a2j['velocity'], self._a2j['effort'],
                                             self._offsets, self.num_actuators)
+        # The members that are not linear (linkages) map their own joints after the rest,
+        # all of them in one call of the compiled loops (linkage_loops.set_state).
+        linkages = [(t, [self._joint_index[j.name] for j in s.joints],
+                     [self._actuator_index[a.name] for a in s.actuators])
+                    for s, t in zip(specs, self._transmissions) if not s.is_linear]
+        self._linkages = pack(linkages) if linkages else None
+        self._linkage_joints = np.array(sorted(j for _, js, _ in linkages for j in js),
+                                        dtype=np.intp)
+        self._linkage_members = [[self._joint_names[j] for j in js] for _, js, _ in linkages]
 
     # --- description -------------------------------------------------------------
     @property
@@ -174,31 +185,136 @@ class TransmissionSet:
             raise ConfigError(f'unknown actuator {name!r}') from None
 
     # --- the maps ----------------------------------------------------------------
-    def actuator_to_joint(self, interface, values):
-        """Map ``(..., num_actuators)`` actuator values to ``(..., num_joints)`` joint values."""
+    @property
+    def linear(self):
+        """Return True when no member is a linkage: no map then needs the positions."""
+        return self._linkages is None
+
+    @property
+    def linkage_joints(self):
+        """Return the joint indices of the linkages (set order; empty when linear)."""
+        return self._linkage_joints
+
+    def actuator_to_joint(self, interface, values, positions=None):
+        """
+        Map ``(..., num_actuators)`` actuator values to ``(..., num_joints)`` joint values.
+
+        A set with linkages (:attr:`linear` False) needs the actuator ``positions`` (same
+        shape) to map velocities and efforts, and takes a batch of positions as one stream
+        (:meth:`state_map`); a joint it cannot compute (a refused state) is NaN.
+        """
         kind = map_kind(interface)
         a = last_dimension(values, self.num_actuators, 'actuator')
-        if kind == 'position':
-            return self._a2j['velocity'](a) + self._offsets
-        return self._a2j[kind](a)
+        if self._linkages is None:
+            if kind == POSITION:
+                return self._a2j['velocity'](a) + self._offsets
+            return self._a2j[kind](a)
+        if kind != POSITION and positions is None:
+            raise ConfigError(f'a set with linkages maps {interface} only at given actuator '
+                              'positions')
+        states = np.zeros(a.shape[:-1] + (3, self.num_actuators))
+        states[..., 0, :] = a if kind == POSITION else positions
+        if kind != POSITION:
+            states[..., 1 if kind == VELOCITY else 2, :] = a
+        out = self.state_map(damped=False)(_flat(states))
+        return out[..., {'position': 0, 'velocity': 1, 'effort': 2}[kind], :]
 
-    def joint_to_actuator(self, interface, values):
-        """Map ``(..., num_joints)`` joint values to ``(..., num_actuators)`` actuator values."""
+    def joint_to_actuator(self, interface, values, positions=None):
+        """
+        Map ``(..., num_joints)`` joint values to ``(..., num_actuators)`` actuator values.
+
+        A set with linkages needs the joint ``positions`` (published, same shape) to map
+        velocities and efforts; an actuator it cannot reach is NaN.
+        """
         kind = map_kind(interface)
         j = last_dimension(values, self.num_joints, 'joint')
-        if kind == 'position':
-            return self._j2a['velocity'](j - self._offsets)
-        return self._j2a[kind](j)
+        if kind == POSITION:
+            out = self._j2a['velocity'](j - self._offsets)
+        else:
+            out = self._j2a[kind](j)
+        if self._linkages is None:
+            return out
+        if kind != POSITION and positions is None:
+            raise ConfigError(f'a set with linkages maps {interface} only at given joint '
+                              'positions')
+        q = j if kind == POSITION else np.broadcast_to(
+            np.asarray(positions, dtype=float), j.shape)
+        field = {'position': 0, 'velocity': 1, 'effort': 3}[kind]
+        given = {field: j} if kind != POSITION else {}
+        mapped = self._linkage_commands(q, given)
+        rows = out.reshape(-1, self.num_actuators)
+        linked = self._linkages_actuators()
+        rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
+        return out
 
-    def state_map(self):
+    def joint_accelerations_to_actuator(self, accelerations, positions, velocities):
+        """
+        Map joint accelerations ``(..., nJ)`` at ``positions`` and ``velocities``: ``a_a``.
+
+        The linear members' velocity map; a linkage's ``J_x a_j + J_x-dot v_j`` (its map
+        depends on the configuration, so its rate adds a term).
+        """
+        acc = last_dimension(accelerations, self.num_joints, 'joint')
+        out = self._j2a['velocity'](acc)
+        if self._linkages is None:
+            return out
+        q = np.broadcast_to(np.asarray(positions, dtype=float), acc.shape)
+        v = np.broadcast_to(np.asarray(velocities, dtype=float), acc.shape)
+        mapped = self._linkage_commands(q, {1: v, 2: acc})
+        rows = out.reshape(-1, self.num_actuators)
+        linked = self._linkages_actuators()
+        rows[:, linked] = mapped[2].reshape(-1, self.num_actuators)[:, linked]
+        return out
+
+    def _linkages_actuators(self):
+        layout = self._linkages[0]
+        found = []
+        for m in range(layout[0]):
+            h = linkage_loops.L_HEADER + linkage_loops.L_WIDTH * m
+            n, at = layout[h], layout[h + 3]
+            found.extend(layout[at + n:at + 2 * n].tolist())
+        return np.array(found, dtype=np.intp)
+
+    def _linkage_commands(self, q, given):
+        """Map the linkages' joint set-points ``{field: (..., nJ)}`` at ``q``: 4 arrays."""
+        rows = q.reshape(-1, self.num_joints)
+        fields = [np.ascontiguousarray(given[f].reshape(-1, self.num_joints), dtype=float)
+                  if f in given else np.zeros_like(rows) for f in (1, 2, 3)]
+        has = np.array([True, 1 in given or 2 in given, 2 in given, 3 in given])
+        out = np.full((4, len(rows), self.num_actuators), np.nan)
+        status = np.empty((len(rows), self._linkages[0][0]), dtype=np.int64)
+        linkage_loops.set_command_rows(np.ascontiguousarray(rows, dtype=float), *fields, has,
+                                       *self._linkages, *out, status)
+        return out
+
+    def state_map(self, damped=True):
         """
         Return a new :class:`~.compiled.JointStateMap`: a stream's actuator states to joints.
 
         What the bridge keeps for its stream of actuator states (and the offline converter
         for a bag's): it maps the three actuator rows flattened, then a 1.0, to joint
-        positions with their offsets, velocities, and efforts after the damping loss.
+        positions with their offsets, velocities, and efforts after the damping loss
+        (``damped`` False: before it), and keeps what a linkage needs from one state to the
+        next (its last solution).
         """
-        return JointStateMap(self._linear_state, self._damping)
+        damping = self._damping if damped else np.zeros(self.num_joints)
+        linkages = None
+        if self._linkages is not None:
+            layout, floats = self._linkages
+            if not damped:
+                floats = self._undamped_linkages()
+            linkages = (layout, floats, self._linkage_members)
+        return JointStateMap(self._linear_state, damping, linkages)
+
+    def _undamped_linkages(self):
+        layout, floats = self._linkages
+        floats = floats.copy()
+        for m in range(layout[0]):
+            h = linkage_loops.L_HEADER + linkage_loops.L_WIDTH * m
+            n, g_at = layout[h], layout[h + 2]
+            start = g_at + n * (linkage_loops.J_WIDTH + linkage_loops.A_WIDTH)
+            floats[start:start + n] = 0.0
+        return floats
 
     def joint_state(self, values):
         """
@@ -207,9 +323,10 @@ class TransmissionSet:
         Returns ``(..., 3, nJ)``: what the bridge publishes for that state, joint
         positions with their offsets, velocities, and efforts after the damping loss
         (:meth:`damped_joint_effort`). The states are taken in order, as one stream, by a
-        new :meth:`state_map`: each element has the bits of the separate maps, and the
-        same bits for one state or a whole bag. The live bridge and the offline converter
-        call the same map.
+        new :meth:`state_map` (a linkage's first from the zero pose): each element has the
+        bits of the separate maps, and the same bits for one state or a whole bag. The live
+        bridge and the offline converter call the same map. A linkage state refused is NaN
+        in its joints.
         """
         v = np.asarray(values, dtype=float)
         lead = v.shape[:-2]
@@ -230,7 +347,8 @@ class TransmissionSet:
         Return the dense matrix of one map of the whole set (rows = outputs).
 
         Each block is its transmission's own map applied to the unit vectors: the types'
-        formulas, evaluated once, so the compiled map has their coefficients.
+        formulas, evaluated once, so the compiled map has their coefficients. A linkage's
+        block stays zero: it maps its joints itself (:class:`.compiled.JointStateMap`).
         """
         if direction == 'a2j':
             out = np.zeros((self.num_joints, self.num_actuators))
@@ -239,6 +357,8 @@ class TransmissionSet:
             out = np.zeros((self.num_actuators, self.num_joints))
             rows, cols = self._actuator_index, self._joint_index
         for spec, t in zip(self._specs, self._transmissions):
+            if not spec.is_linear:
+                continue
             outputs, inputs = ((spec.joints, spec.actuators) if direction == 'a2j'
                                else (spec.actuators, spec.joints))
             unit = np.eye(len(inputs))
@@ -373,6 +493,14 @@ class TransmissionSet:
 
     def __repr__(self):
         return f'TransmissionSet({[s.name for s in self._specs]})'
+
+
+def _flat(states):
+    """Return actuator states (..., 3, nA) as the maps read them: flattened, then a 1.0."""
+    lead = states.shape[:-2]
+    flat = np.ones(lead + (states.shape[-2] * states.shape[-1] + 1,))
+    flat[..., :-1] = states.reshape(lead + (-1,))
+    return flat
 
 
 def _unique(names, kind):
