@@ -260,8 +260,10 @@ def test_outputs_are_in_the_tf_frame_of_base_frame_behind_the_prefix(panda):
     poses = panda.collect(PoseArray, 'kinematics/body_poses')
     torques = panda.collect(JointState, 'kinematics/gravity_torques')
     msg = JointState(name=list(model.joint_names), position=[0.1] * model.num_positions)
-    assert panda.spin_until(lambda: poses and torques and panda.static, timeout=15,
-                            action=lambda: panda.joints.publish(msg)), panda.proc.output()
+    # /tf_static (latched) can arrive before the first /tf: wait for both.
+    assert panda.spin_until(lambda: poses and torques and panda.static and panda.tf,
+                            timeout=15, action=lambda: panda.joints.publish(msg)), \
+        panda.proc.output()
     assert poses[-1].header.frame_id == torques[-1].header.frame_id == 'r1/panda_link0'
     parents = {t.header.frame_id for m in panda.static + panda.tf for t in m.transforms}
     children = {t.child_frame_id for m in panda.static + panda.tf for t in m.transforms}
