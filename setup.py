@@ -9,7 +9,7 @@ package_name = 'transmission_bridge'
 
 setup(
     name=package_name,
-    version='0.4.0',
+    version='0.5.0',
     packages=find_packages(exclude=['test', 'test.*', 'bench']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),

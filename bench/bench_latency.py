@@ -24,8 +24,11 @@ neither is the bottleneck at high rates.
 reports losses and p50 at each given rate (3 s each) for relays and nodes. ``--no-drop``
 starts the nodes with ``drop_on_overload:=false``: no input budget, as a relay.
 ``--model FILE`` runs the kinematics targets on another robot (a humanoid's URDF, say),
-``--actuators N`` the bridge on an N-actuator robot, and ``--results NAME`` writes the
-table to results/NAME.json instead of latency.json.
+``--actuators N`` the bridge on an N-actuator robot, ``--transmissions FILE`` the bridge on a
+robot's transmissions (YAML or URDF; its actuators sent at the default pose's positions, so a
+linkage solves a reachable state: the legged robot of config/ with its knee and ankle
+linkages, say), and ``--results NAME`` writes the table to results/NAME.json instead of
+latency.json.
 """
 
 import argparse
@@ -59,13 +62,21 @@ KINEMATICS = ['-m', 'transmission_bridge.robot_state.node']
 RELAY = [str(HERE / 'relay_node.py')]
 
 
-def _setup(work, model_file=None, actuators=24):
-    """Write the bench robot's files; return {target: (processes, relays, input names)}."""
+def _setup(work, model_file=None, actuators=24, transmissions=None):
+    """
+    Write the bench robot's files; return {target: (processes, relays, input names, ...)}.
+
+    The bridge's entry adds the positions to send (None: random values).
+    """
     from robots import transmissions_24, transmissions_n, write_transmissions
     from transmission_bridge.kinematics import load_model
-    ts = transmissions_24() if actuators == 24 else transmissions_n(actuators)
-    tfile = write_transmissions(ts, work / f'bench{actuators}.yaml')
     from transmission_bridge.transmissions import load_transmissions
+    if transmissions is not None:
+        ts, tfile = load_transmissions(transmissions), transmissions
+    else:
+        ts = transmissions_24() if actuators == 24 else transmissions_n(actuators)
+        tfile = write_transmissions(ts, work / f'bench{actuators}.yaml')
+    pose = ts.joint_to_actuator('position', ts.default_positions).tolist()
     model_file = model_file or ROOT / 'config' / 'example_arm_model.yaml'
     arm = ROOT / 'config' / 'example_robot_transmissions.yaml'
 
@@ -76,7 +87,7 @@ def _setup(work, model_file=None, actuators=24):
     return {
         'bridge': ([BRIDGE + ['--ros-args', '-p', f'transmissions_file:={tfile}']],
                    [relay('relay', ('input', 'actuator_states'), ('output', 'joint_states'))],
-                   list(ts.actuator_names)),
+                   list(ts.actuator_names), pose if transmissions is not None else None),
         'kinematics': ([KINEMATICS + ['--ros-args', '-p', f'model_file:={model_file}']],
                        [relay('relay', ('input', 'joint_states'),
                               ('output', 'kinematics/gravity_torques'))],
@@ -123,7 +134,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     topic_in, topic_out = TARGETS[target]
-    nodes, relays, names = setup[target]
+    nodes, relays, names, *positions = setup[target]
     ns = f'/bench_{os.getpid()}_{kind}_{target}_{int(rate)}'
     env = dict(os.environ, **(extra_env or {}))
     log = open(work / f'{kind}_{target}_{int(rate)}.log', 'w')
@@ -133,7 +144,8 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
                               env=env, stdout=log, stderr=subprocess.STDOUT)
              for cmd in commands]
     names_file = work / f'names_{target}.txt'
-    names_file.write_text(' '.join(names))
+    names_file.write_text(' '.join(names) + (
+        '\n' + ' '.join(map(repr, positions[0])) if positions and positions[0] else ''))
     context = rclpy.Context()
     rclpy.init(context=context, args=[])
     rx = rclpy.create_node('receiver', namespace=ns, context=context)
@@ -259,6 +271,8 @@ def main(argv=None):
                              'example arm)')
     parser.add_argument('--actuators', type=int, default=24,
                         help='actuators of the bridge target (default 24)')
+    parser.add_argument('--transmissions', type=pathlib.Path,
+                        help="the bridge target's robot (transmissions YAML or URDF)")
     parser.add_argument('--results', default='latency',
                         help='name of the results file (results/NAME.json)')
     args = parser.parse_args(argv)
@@ -273,7 +287,7 @@ def main(argv=None):
 
 def _measure(args, work):
     """Run what ``args`` asks for, with the nodes' files in ``work``; report the tables."""
-    setup = _setup(work, args.model, args.actuators)
+    setup = _setup(work, args.model, args.actuators, args.transmissions)
     if args.no_drop:
         setup = {target: ([cmd + ['-p', 'drop_on_overload:=false'] for cmd in nodes], *rest)
                  for target, (nodes, *rest) in setup.items()}
@@ -288,6 +302,8 @@ def _measure(args, work):
     for row in rows:                    # say which robot, where it is not the default
         if args.model and row['target'].startswith('kinematics'):
             row['target'] += f' ({args.model.stem}, {len(setup[row["target"]][2])} joints)'
+        elif args.transmissions and row['target'] == 'bridge':
+            row['target'] += f' ({args.transmissions.stem}, {len(setup["bridge"][2])} actuators)'
         elif args.actuators != 24 and row['target'] == 'bridge':
             row['target'] += f' ({args.actuators} actuators)'
     report(args.results, rows, [

@@ -22,7 +22,7 @@ def measure(target, setup, rate, messages, work):
     """Run one node under load; return its RSS at 10k messages and at the end."""
     import psutil
     topic_in, _ = TARGETS[target]
-    (cmd,), _, names = setup[target]
+    (cmd,), _, names, *_ = setup[target]
     ns = f'/mem_{os.getpid()}_{target}'
     node = subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={ns}',
                              '-r', f'/diagnostics:={ns}/diagnostics'],

@@ -1,6 +1,9 @@
 """Publish JointState messages at a fixed rate with send timestamps (bench helper process).
 
 Usage: load_generator.py TOPIC NAMES_FILE RATE_HZ SECONDS [SETTLE_S]
+NAMES_FILE holds the names on its first line and, optionally, the positions to send on its
+second (a robot whose transmissions refuse arbitrary positions: a linkage); otherwise the
+values are random.
 Sending starts SETTLE_S (default 1) seconds after the first subscriber has matched.
 The header stamp is the wall-clock send time (unique: it also identifies the message). The
 message is serialised once; each send writes the stamp into those bytes and publishes them,
@@ -33,7 +36,9 @@ def main():
     topic, names_file, rate, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]), \
         float(sys.argv[4])
     settle = float(sys.argv[5]) if len(sys.argv) > 5 else 1.0
-    names = open(names_file).read().split()
+    lines = open(names_file).read().split('\n')
+    names = lines[0].split()
+    given = [float(x) for x in lines[1].split()] if len(lines) > 1 and lines[1].strip() else None
     rclpy.init(args=[])
     node = rclpy.create_node('load_generator')
     pub = node.create_publisher(JointState, topic,
@@ -44,6 +49,8 @@ def main():
     time.sleep(settle)                 # let both ends match before measuring
     rng = np.random.default_rng(0)
     values = [rng.normal(size=len(names)).tolist() for _ in range(3)]
+    if given is not None:
+        values[0] = given
     msg = JointState(name=names, position=values[0], velocity=values[1], effort=values[2])
     msg.header.frame_id = 'motors'
     buf = bytearray(serialize_message(msg))

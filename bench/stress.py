@@ -53,7 +53,7 @@ def main(argv=None):
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     work = pathlib.Path(tempfile.mkdtemp(prefix='stress_'))
-    (cmd,), _, names = _setup(work)['bridge']
+    (cmd,), _, names, *_ = _setup(work)['bridge']
     ns = f'/stress_{os.getpid()}'
     idle_ns = f'{ns}_idle'
     node, idle = (subprocess.Popen([sys.executable, *cmd, '-r', f'__ns:={space}',

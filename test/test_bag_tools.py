@@ -22,6 +22,8 @@ pytestmark = pytest.mark.ros
 
 TRANSMISSIONS = CONFIG / 'example_robot_transmissions.yaml'
 MODEL = CONFIG / 'example_arm_model.yaml'
+LEGGED = CONFIG / 'legged_robot.urdf'       # its transmissions and its model
+LINKAGE_ATOL = 1e-12        # live and offline linkage solves start from different states
 RATE_HZ = 50.0
 WARMUP_START_NS = 1_600_000_000_000_000_000
 
@@ -29,18 +31,19 @@ WARMUP_START_NS = 1_600_000_000_000_000_000
 class LiveRobot:
     """Bridge and kinematics on sim time in a private namespace, plus a test node."""
 
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path, transmissions=TRANSMISSIONS, model=MODEL):
+        self.transmissions, self.model = transmissions, model
         self.ns = ns = unique_namespace('bag')
         common = ['-r', f'__ns:={ns}', '-r', f'/clock:={ns}/clock', '-r',
                   f'/diagnostics:={ns}/diagnostics', '-p', 'use_sim_time:=true']
         # Fed the holding torques, as robot.launch.py feed_forward:=gravity does.
         self.bridge = NodeProcess('transmission_bridge.bridge.node',
-                                  ['-p', f'transmissions_file:={TRANSMISSIONS}',
+                                  ['-p', f'transmissions_file:={transmissions}',
                                    '-p', 'diagnostics_period:=0.2', '-r',
                                    'joint_commands:=kinematics/gravity_torques', *common],
                                   tmp_path / 'bridge.log')
         self.kin = NodeProcess('transmission_bridge.robot_state.node',
-                               ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
+                               ['-p', f'model_file:={model}', *common], tmp_path / 'kin.log')
         self.graph = Graph(ns)
         assert self.graph.spin_until(
             lambda: self.graph.node.count_publishers('joint_states') > 0
@@ -59,7 +62,7 @@ class LiveRobot:
         starts (seen on a loaded CI machine: the first fifth of a bag missing).
         """
         warm = tmp_path / 'warm_up'
-        write_actuator_bag(warm, load_transmissions(TRANSMISSIONS), seconds=0.2, rate=RATE_HZ,
+        write_actuator_bag(warm, load_transmissions(self.transmissions), seconds=0.2, rate=RATE_HZ,
                            start_ns=WARMUP_START_NS)
         for _ in range(5):
             assert tool('replay', warm, *self.replay_args()).returncode == 0
@@ -99,7 +102,23 @@ def _without_warmup(messages):
 
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
 def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
-    ts = load_transmissions(TRANSMISSIONS)
+    _replay_record_convert(robot, tmp_path, storage, atol=0.0)
+
+
+def test_a_legged_robot_with_linkages_converts_as_the_live_bridge_publishes(tmp_path):
+    # Issue 44: knee and ankle linkages solved live and offline. The live bridge's solves
+    # start from the warm-up's last state, the converter's from the zero pose: the same
+    # solution to the residual, not to the bit.
+    robot = LiveRobot(tmp_path, LEGGED, LEGGED)
+    try:
+        _replay_record_convert(robot, tmp_path, 'mcap', atol=LINKAGE_ATOL)
+    finally:
+        robot.close()
+
+
+def _replay_record_convert(robot, tmp_path, storage, atol):
+    """Replay a bag through the live nodes, record, convert it: the same messages."""
+    ts = load_transmissions(robot.transmissions)
     bag = tmp_path / 'in'
     n = write_actuator_bag(bag, ts, seconds=1.0, rate=RATE_HZ, storage=storage)
     warm = tmp_path / 'warm'                 # earlier stamps: set apart below
@@ -115,8 +134,8 @@ def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
     time.sleep(1.0)
     rec.send_signal(signal.SIGINT)
     assert rec.wait(20) == 0, (tmp_path / 'record.log').read_text()
-    converted = tool('convert', bag, tmp_path / 'converted', '--transmissions', TRANSMISSIONS,
-                     '--model', MODEL, '--keep-input')
+    converted = tool('convert', bag, tmp_path / 'converted', '--transmissions',
+                     robot.transmissions, '--model', robot.model, '--keep-input')
     assert converted.returncode == 0, converted.stderr
     assert topics(tmp_path / 'converted') == {'/actuator_states': n, '/joint_states': n,
                                               '/kinematics/gravity_torques': n,
@@ -127,9 +146,9 @@ def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
     for stamp, [(frame, names, pos, vel, eff)] in offline.items():
         [(lframe, lnames, lpos, lvel, leff)] = live[stamp]
         assert (lframe, lnames) == (frame, names)
-        # Same code, same inputs: equal to the last bit.
-        assert np.array_equal(lpos, pos) and np.array_equal(lvel, vel)
-        assert np.array_equal(leff, eff)
+        # Same code, same inputs: equal to the last bit (linear maps).
+        for a, b in ((lpos, pos), (lvel, vel), (leff, eff)):
+            np.testing.assert_allclose(a, b, rtol=0, atol=atol)
     live_g = _without_warmup(joint_states(tmp_path / 'recorded',
                                           f'{robot.ns}/kinematics/gravity_torques'))
     offline_g = joint_states(tmp_path / 'converted', '/kinematics/gravity_torques')
@@ -137,7 +156,7 @@ def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
     for stamp, [(frame, names, pos, _, eff)] in offline_g.items():
         [(lframe, lnames, lpos, _, leff)] = live_g[stamp]
         assert (lframe, lnames) == (frame, names)
-        assert np.array_equal(lpos, pos)
+        np.testing.assert_allclose(lpos, pos, rtol=0, atol=atol)
         # The node computes one configuration at a time, the converter in batch.
         np.testing.assert_allclose(leff, eff, rtol=0, atol=PEER_ATOL * 1e-3)
     # Issue 15: the motor holding torques the live chain published, offline.
@@ -147,7 +166,7 @@ def test_replay_record_equals_offline_conversion(robot, tmp_path, storage):
     for stamp, [(frame, names, pos, vel, eff)] in offline_c.items():
         [(lframe, lnames, lpos, lvel, leff)] = live_c[stamp]
         assert (lframe, lnames) == (frame, names) and len(lvel) == len(vel) == 0
-        assert np.array_equal(lpos, pos)
+        np.testing.assert_allclose(lpos, pos, rtol=0, atol=atol)
         np.testing.assert_allclose(leff, eff, rtol=0, atol=PEER_ATOL * 1e-3)
 
 
@@ -370,6 +389,36 @@ def test_exact_path_equals_vectorised_path(tmp_path):
         np.testing.assert_allclose(ga[stamp][0][4], gb[stamp][0][4], rtol=0, atol=1e-12)
     shutil.rmtree(tmp_path / 'fast')
     assert os.listdir(tmp_path)
+
+
+def test_refused_linkage_states_convert_as_the_bridge_leaves_them_out(tmp_path):
+    """Issue 44: a bag with ankle states past a limit takes the bridge's path, and says so."""
+    from transmission_bridge.bag import io
+    from transmission_bridge.bag.example import one_message
+    ts = load_transmissions(LEGGED)
+    rng = np.random.default_rng(3)
+    q = np.tile(ts.default_positions, (30, 1)) + rng.uniform(-0.2, 0.2, (30, ts.num_joints))
+    pitch = ts.joint_names.index('left_ankle_pitch')
+    q[10:13, pitch] = 0.7                       # its limit is 0.6 rad
+    x = ts.joint_to_actuator('position', q)
+    bag, stamps = tmp_path / 'in', 1_700_000_000_000_000_000 + np.arange(30) * 10_000_000
+    with io.atomic_writer(bag, 'mcap') as writer:
+        conn = writer.add_connection('/actuator_states', 'sensor_msgs/msg/JointState',
+                                     typestore=io.typestore())
+        for stamp, row in zip(stamps.tolist(), x):
+            writer.write(conn, stamp, one_message(ts, stamp, row))
+    converted = tool('convert', bag, tmp_path / 'out', '--transmissions', LEGGED)
+    assert converted.returncode == 0, converted.stderr
+    assert '3 linkage states refused' in converted.stderr
+    assert 'message by message' in converted.stdout
+    out = joint_states(tmp_path / 'out', '/joint_states')
+    assert len(out) == 30
+    for k, stamp in enumerate(stamps.tolist()):
+        [(_, names, pos, _, _)] = out[stamp]
+        expected = [n for n in ts.joint_names if not (10 <= k < 13 and 'left_ankle' in n)]
+        assert list(names) == expected
+        np.testing.assert_allclose(pos, [q[k, ts.joint_names.index(n)] for n in names],
+                                   rtol=0, atol=LINKAGE_ATOL)
 
 
 def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(tmp_path):

@@ -34,8 +34,8 @@ def _message(names, arrays, stamp_ns, frame_id='motors'):
 class _Node:
     """The node's two routes around one ActuatorStates: relay first, then ingest and learn."""
 
-    def __init__(self, clock):
-        self.states = ActuatorStates(TS)
+    def __init__(self, clock, tset=TS):
+        self.states = ActuatorStates(tset)
         self.relays = {}
         self.clock = clock
         self.taken = 0
@@ -89,6 +89,32 @@ def test_a_relay_changes_what_ingest_changes(names):
                           equal_nan=True)
     for age in (5, 15, 100, 590):
         assert node.states.stale_actuators(600, age) == plain.stale_actuators(600, age)
+
+
+def test_linkage_states_and_their_refusals_agree_on_both_routes():
+    # Issue 44: the legged robot's knees and ankles in motion, with states past a limit and
+    # unknown positions among them: what is published, refused and kept agrees to the bit.
+    ts = load_transmissions(CONFIG / 'legged_robot.urdf')
+    motors = list(ts.actuator_names)
+    rng = np.random.default_rng(44)
+    now = [10]
+    node, plain = _Node(lambda: now[0], ts), ActuatorStates(ts)
+    pitch = ts.joint_names.index('left_ankle_pitch')
+    for k in range(1, 80):
+        now[0] = 10 * k
+        q = ts.default_positions + 0.3 * np.sin(0.05 * k + np.arange(ts.num_joints))
+        if k % 11 == 0:
+            q[pitch] = 0.7              # past its limit: refused
+        x = ts.joint_to_actuator('position', q)
+        if k % 13 == 0:
+            x[motors.index('right_knee_motor')] = np.nan
+        arrays = [x, rng.normal(size=len(motors)), rng.normal(size=len(motors))]
+        want = plain.ingest('a', motors, *arrays, k, now_ns=10 * k)
+        _agree(node.handle('a', motors, arrays, k), want)
+        assert node.states.refused == plain.refused
+    assert node.taken > 40 and plain.counters.refused_linkage_states >= 7
+    assert node.states.counters == plain.counters
+    np.testing.assert_array_equal(node.states.linkage_positions(), plain.linkage_positions())
 
 
 def test_a_relays_seen_time_is_forgotten_by_reset_and_not_given_to_new_actuators():

@@ -140,6 +140,10 @@ ROBOTS = [
     ('robot_description.launch.py', 'urdf_file:=config/scara.urdf tip_links:=[gripper]',
      ['bridge', 'kinematics']),
     ('demo.launch.py', '', ['simulator', 'bridge', 'kinematics']),
+    ('robot_description.launch.py', 'urdf_file:=config/legged_robot.urdf',
+     ['bridge', 'kinematics']),
+    ('demo.launch.py', 'transmissions_file:=config/legged_robot.urdf '
+     'model_file:=config/legged_robot.urdf', ['simulator', 'bridge', 'kinematics']),
 ]
 
 
@@ -197,6 +201,38 @@ def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
     assert motor['name'] == list(tset.actuator_names)
     np.testing.assert_allclose(motor['effort'], tset.joint_to_actuator('effort', expected),
                                rtol=0, atol=ECHO_ATOL)
+    _clean_stop(proc)
+
+
+def test_legged_robot_ankle_motors_hold_the_leg_through_the_linkage(shell, launches):
+    """Issue 44: the legged robot's holding torques reach its motors through each J^T."""
+    urdf = CONFIG / 'legged_robot.urdf'
+    proc = launches(f'ros2 launch transmission_bridge robot_description.launch.py '
+                    f'urdf_file:={urdf}')
+    _expect_up(proc, ['bridge', 'kinematics'])
+    tset, model = load_transmissions(urdf), load_model(urdf)
+    rng = np.random.default_rng(44)
+    q = rng.uniform(-0.3, 0.3, tset.num_joints)
+    q[[tset.joint_names.index(n) for n in ('left_knee', 'right_knee')]] = [0.7, 1.1]
+    motors = tset.joint_to_actuator('position', q)
+    q_model = np.array([q[tset.joint_names.index(n)] for n in model.joint_names])
+    expected = holding_torques(model.gravity_generalized_forces(q_model))
+    motor_echo = _echo_once(shell, launches, '/actuator_commands', 'sensor_msgs/msg/JointState')
+    names = ', '.join(tset.actuator_names)
+    values = ', '.join(repr(float(m)) for m in motors)
+    shell.run_until(f'ros2 topic pub --times 5 --rate 5 /actuator_states '
+                    f'sensor_msgs/msg/JointState "{{name: [{names}], position: [{values}]}}"',
+                    lambda p: motor_echo.proc.poll() is not None, timeout=40)
+    assert motor_echo.wait_exit(20) == 0, motor_echo.output()
+    motor = _yaml_doc(motor_echo.output())
+    assert motor['name'] == list(tset.actuator_names)
+    tau = np.array([expected[model.joint_names.index(n)] for n in tset.joint_names])
+    # The motors' torques do the same work as the joints' for any motion (J^T, power).
+    v = rng.normal(size=tset.num_joints)
+    v_a = tset.joint_to_actuator('velocity', v, positions=q)
+    assert np.dot(motor['effort'], v_a) == pytest.approx(np.dot(tau, v), rel=1e-9)
+    expected_motors = tset.joint_to_actuator('effort', tau, positions=q)
+    np.testing.assert_allclose(motor['effort'], expected_motors, rtol=0, atol=ECHO_ATOL)
     _clean_stop(proc)
 
 

@@ -247,11 +247,17 @@ def test_static_samples_average_each_still_stretch_long_enough():
     assert spans[0][1] < 1.0 and spans[1][0] > 1.2
 
 
-def test_actuator_states_through_the_transmissions(tmp_path):
-    """The example arm's motors (differential wrist, four-bar finger) recorded, not joints."""
+@pytest.mark.parametrize('robot', ['example_robot.urdf', 'legged_robot.urdf'])
+def test_actuator_states_through_the_transmissions(tmp_path, robot):
+    """
+    Motors recorded, not joints: the example arm's, and the legged robot's (issue 44).
+
+    The arm has a differential wrist and a four-bar finger; the legged robot knees and ankles
+    through linkages.
+    """
     from conftest import CONFIG
     from transmission_bridge.transmissions import load_transmissions
-    urdf = CONFIG / 'example_robot.urdf'
+    urdf = CONFIG / robot
     model, ts = load_model(urdf), load_transmissions(urdf)
     rng = np.random.default_rng(37)
     true = _true_robot(model, rng)
@@ -259,8 +265,9 @@ def test_actuator_states_through_the_transmissions(tmp_path):
     to_ts = [list(model.joint_names).index(j) for j in ts.joint_names]
 
     def motor_holding(q_motors):            # motor positions -> the motors' holding torques
-        q = ts.actuator_to_joint('position', q_motors)[:, to_model]
-        return ts.joint_to_actuator('effort', _holding(true)(q)[:, to_ts])
+        q_set = ts.actuator_to_joint('position', q_motors)
+        q = q_set[:, to_model]
+        return ts.joint_to_actuator('effort', _holding(true)(q)[:, to_ts], positions=q_set)
     lo, hi = model.position_lower_limits, model.position_upper_limits
     poses = rng.uniform(np.maximum(lo, -2.0), np.minimum(hi, 2.0), (40, model.num_positions))
     motor_poses = ts.joint_to_actuator('position', poses[:, to_ts])

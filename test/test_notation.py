@@ -41,3 +41,19 @@ def test_pinned_example(row):
     fn = t.actuator_to_joint if direction == 'a2j' else t.joint_to_actuator
     np.testing.assert_allclose(fn(interface, _floats(given)), _floats(expected), rtol=0,
                                atol=1e-14)
+
+
+def test_pinned_linkage_example():
+    # NOTATION.md's slider pushing a y-axis joint: its value and sign, from the page.
+    import re
+    from transmission_bridge.transmissions.linkage import (
+        LinkageActuator, LinkageGeometry, LinkageJoint, LinkageTransmission)
+    text = (REPO / 'NOTATION.md').read_text()
+    found = re.search(r'joint turns to\s+`q = (-?[0-9.]+)` rad', text)
+    assert found, 'the pinned linkage example is not on the page'
+    t = LinkageTransmission(LinkageGeometry(
+        joints=[LinkageJoint('revolute', (0, 1, 0), (0, 0, 0))],
+        actuators=[LinkageActuator('slider', origin=(0.05, 0, 0.2), axis=(0, 0, 1),
+                                   attachment=(0.05, 0, 0))]))
+    assert t.actuator_to_joint('position', [0.01])[0] == pytest.approx(
+        float(found.group(1)), abs=1e-12)

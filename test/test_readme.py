@@ -90,6 +90,22 @@ def test_two_commands():
     assert re.search(r'[1-9]\d* actuator_commands \(vectorised\)', proc.stdout), proc.stdout
 
 
+def test_the_legged_demo_shows_its_ankle_motors_holding_the_leg(tmp_path):
+    """`make demo ROBOT=legged` (run here by the module it calls, with this run's venv)."""
+    assert '--robot $(ROBOT)' in (REPO / 'Makefile').read_text()
+    proc = subprocess.run([sys.executable, '-m', 'transmission_bridge.tools.demo', '--robot',
+                           'legged', '--output', str(tmp_path)], cwd=REPO, env=base_env(),
+                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout
+    live = re.search(r'(\d+) joint_states and (\d+) actuator_commands', proc.stdout)
+    assert live and live.group(1) == live.group(2) == '400', proc.stdout
+    assert re.search(r'\| +left_ankle_upper_motor +-?\d+\.\d{4}', proc.stdout), proc.stdout
+    assert 'no actuator_commands with this stamp' not in proc.stdout
+    assert re.search(r'400 actuator_commands \(vectorised\)', proc.stdout), proc.stdout
+    assert (tmp_path / 'legged_robot.png').is_file()
+
+
 @needs_ros2
 def test_try_it_without_hardware(tmp_path):
     if not (REPO / '.venv').resolve() == VENV.resolve():

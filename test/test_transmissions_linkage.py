@@ -395,3 +395,100 @@ def _outputs():
                              ('q', q_back), ('v', v_back), ('tau', tau_back)):
             out[f'{name}|{label}'] = value
     return out
+
+
+# --- the URDF form ---------------------------------------------------------------------------
+def _ankle_urdf(pitch_extra='', roll_joint_parent='spacer', transmission_joints=None):
+    """
+    Return the closed_loop_ankle as a URDF with turned (rpy) and split joint frames.
+
+    A fixed joint sits between the two, so the axes in the linkage frame must be composed:
+    pitch about the shank's y, roll about x, as in the YAML file.
+    """
+    joints = transmission_joints or ('<joint name="ankle_pitch" role="joint1"/>'
+                                     '<joint name="ankle_roll" role="joint2"/>')
+    motors = ''.join(
+        f"""<actuator name="{name}" role="actuator{k + 1}"><kind>rotary</kind>
+              <axis xyz="0 1 0"/><origin xyz="0 {d} {h}"/><crank xyz="-0.12 {d} {h}"/>
+              <attachment xyz="-0.12 {d} 0"/></actuator>"""
+        for k, (name, d, h) in enumerate((('ankle_l_motor', 0.06, 0.49),
+                                          ('ankle_r_motor', -0.06, 0.37))))
+    return f"""<robot name="ankle">
+      <link name="shank"/><link name="pitch_link"/><link name="spacer"/><link name="foot"/>
+      <joint name="ankle_pitch" type="revolute"><parent link="shank"/>
+        <child link="pitch_link"/><origin xyz="0 0 0" rpy="0 0 1.5707963267948966"/>
+        <axis xyz="1 0 0"/><limit lower="-0.6" upper="0.6" effort="50" velocity="5"/>
+        {pitch_extra}</joint>
+      <joint name="spacer_joint" type="fixed"><parent link="pitch_link"/>
+        <child link="spacer"/><origin xyz="0 0 0" rpy="0 0 -1.5707963267948966"/></joint>
+      <joint name="ankle_roll" type="revolute"><parent link="{roll_joint_parent}"/>
+        <child link="foot"/><origin xyz="0 0 0" rpy="0 0 0"/><axis xyz="1 0 0"/>
+        <limit lower="-0.5" upper="0.5" effort="50" velocity="5"/></joint>
+      <transmission name="ankle">
+        <plugin>transmission_bridge/LinkageTransmission</plugin>{motors}{joints}
+      </transmission></robot>"""
+
+
+def test_a_urdf_linkage_takes_its_joints_from_the_robot_and_maps_as_the_yaml():
+    from_urdf = load_transmissions(_ankle_urdf())
+    from_yaml = load_transmissions(CONFIG / 'closed_loop_ankle_transmissions.yaml')
+    geometry = from_urdf.specs[0].geometry
+    np.testing.assert_allclose([j.axis for j in geometry.joints], [[0, 1, 0], [1, 0, 0]],
+                               atol=1e-15)
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-0.3, 0.3, (50, 2))
+    np.testing.assert_allclose(from_urdf.joint_to_actuator('position', q),
+                               from_yaml.joint_to_actuator('position', q), rtol=0, atol=1e-14)
+    # And the URDF's joint limits hold: past 0.6 rad of pitch the state is refused.
+    x = from_yaml.joint_to_actuator('position', [0.65, 0.0])
+    assert np.isnan(from_urdf.actuator_to_joint('position', x)).all()
+
+
+@pytest.mark.parametrize('joints, words', [
+    ('<joint name="ankle_pitch" role="joint1"><axis xyz="1 0 0"/></joint>'
+     '<joint name="ankle_roll" role="joint2"/>',
+     r"joint 'ankle_pitch': <axis> \[1.0, 0.0, 0.0\] but the robot's axis, in the linkage "
+     r'frame, is \[0.0, 1.0, 0.0\]'),
+    ('<joint name="ankle_pitch" role="joint1"><origin xyz="0 0 0.1"/></joint>'
+     '<joint name="ankle_roll" role="joint2"/>',
+     r"<origin> \[0.0, 0.0, 0.1\] is not on the robot's axis"),
+    ('<joint name="ankle_pitch" role="joint1"><type>prismatic</type></joint>'
+     '<joint name="ankle_roll" role="joint2"/>',
+     r"<type> 'prismatic' but the robot's joint is 'revolute'"),
+    ('<joint name="ankle_roll" role="joint1"/><joint name="ankle_pitch" role="joint2"/>',
+     r"joint 'ankle_pitch' does not follow 'ankle_roll'"),
+    ('<joint name="ankle_pitch" role="joint1"><mechanical_reduction>2</mechanical_reduction>'
+     '</joint><joint name="ankle_roll" role="joint2"/>', "a linkage's joints take none"),
+])
+def test_a_urdf_linkage_that_disagrees_with_the_robot_is_refused_with_both(joints, words):
+    with pytest.raises(ConfigError, match=words) as info:
+        load_transmissions(_ankle_urdf(transmission_joints=joints))
+    assert "transmission 'ankle'" in str(info.value)
+
+
+def test_given_joint_geometry_that_agrees_is_taken_and_any_point_on_the_axis_will_do():
+    joints = ('<joint name="ankle_pitch" role="joint1"><axis xyz="0 2 0"/>'
+              '<origin xyz="0 0.3 0"/></joint><joint name="ankle_roll" role="joint2"/>')
+    ts = load_transmissions(_ankle_urdf(transmission_joints=joints))
+    assert ts.specs[0].geometry.joints[0].axis == pytest.approx((0.0, 1.0, 0.0), abs=1e-15)
+
+
+def test_joints_that_are_not_one_chain_are_refused():
+    with pytest.raises(ConfigError, match="does not follow 'ankle_pitch'"):
+        load_transmissions(_ankle_urdf(roll_joint_parent='shank'))
+
+
+def test_any_batch_shape_maps_as_its_rows_one_by_one():
+    # A (2, 3, nJ) batch: every element as if mapped alone (the stream's rows in order).
+    ts = load_transmissions(CONFIG / 'legged_robot.urdf')
+    rng = np.random.default_rng(8)
+    q = np.tile(ts.default_positions, (2, 3, 1)) + rng.uniform(-0.2, 0.2, (2, 3, ts.num_joints))
+    v = rng.normal(size=q.shape)
+    for kind, values in (('position', q), ('velocity', v), ('effort', v)):
+        batch = ts.joint_to_actuator(kind, values, positions=q)
+        for i, j in np.ndindex(2, 3):
+            one = ts.joint_to_actuator(kind, values[i, j], positions=q[i, j])
+            np.testing.assert_allclose(batch[i, j], one, rtol=0, atol=1e-15, err_msg=kind)
+    a = ts.joint_accelerations_to_actuator(v, q, v)
+    np.testing.assert_allclose(a[1, 2], ts.joint_accelerations_to_actuator(v[1, 2], q[1, 2],
+                                                                           v[1, 2]), atol=1e-15)

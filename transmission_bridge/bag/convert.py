@@ -60,6 +60,7 @@ class Conversion:
     actuator_log_times: object = None  # log times (ns) of the actuator states read
     rejected: int = 0                 # actuator states the bridge refused (any reason)
     non_finite: int = 0               # NaN or infinite values in the actuator states
+    refused_linkage: int = 0          # linkage states refused (their joints left out)
 
 
 def _topic(name):
@@ -135,6 +136,7 @@ def _convert(in_bag, out_bag, tset, model, topics, storage, progress, keep_input
     if joint is None:
         joint = _exact_joint_states(ts, tset, topic, raws)
     result.rejected, result.non_finite = joint.rejected, joint.non_finite
+    result.refused_linkage = joint.refused_linkage
     gravity = commands = None
     if model is not None:
         gravity = (_vectorised_gravity(model, joint) if result.vectorised else None) or \
@@ -165,6 +167,7 @@ class _Outputs:
     frame_id: str = ''
     rejected: int = 0
     non_finite: int = 0
+    refused_linkage: int = 0
 
 
 def _vectorised_joint_states(ts, tset, raws):
@@ -209,6 +212,9 @@ def _vectorised_joint_states(ts, tset, raws):
     present = [a is not None for a in arrays]
     # The map the bridge applies to each message, applied to them all: the same bits.
     state = tset.joint_state(np.stack(values, axis=1))
+    linkage = np.intersect1d(idx, tset.linkage_joints)
+    if len(linkage) and np.isnan(state[:, :, linkage][:, present]).any():
+        return None     # a linkage state refused: the bridge leaves its joints out, as exact
     pos, vel, eff = (state[:, k, idx] if present[k] else None for k in range(3))
     joint_names = tuple(tset.joint_names[i] for i in idx)
     return _Outputs(np.arange(n), stamps, [first.header.frame_id] * n, [joint_names] * n, None,
@@ -240,7 +246,7 @@ def _exact_joint_states(ts, tset, topic, raws):
                 + c.rejected_non_finite)
     return _Outputs(row_of, np.array(stamps, dtype=np.int64), frame_ids, names, arrays,
                     np.array(motors).reshape(-1, tset.num_actuators), rejected=rejected,
-                    non_finite=non_finite)
+                    non_finite=non_finite, refused_linkage=c.refused_linkage_states)
 
 
 # --- gravity --------------------------------------------------------------------------

@@ -167,6 +167,7 @@ def summarize(result, stale_timeout):
         'joint_states': int(result.joint_states),
         'rejected': int(result.rejected),
         'non_finite': int(result.non_finite),
+        'refused_linkage': int(result.refused_linkage),
         'stale_gaps': int((gaps > stale_timeout).sum()),
         'longest_gap_s': float(gaps.max()) if len(gaps) else 0.0,
     }

@@ -95,5 +95,5 @@ def build(typestore, names, frame_id, sec, nanosec, arrays):
     header = typestore.types['std_msgs/msg/Header']
     time = typestore.types['builtin_interfaces/msg/Time']
     return js(header=header(stamp=time(sec=int(sec), nanosec=int(nanosec)), frame_id=frame_id),
-              name=list(names), **{f: np.asarray(a, dtype=np.float64)
+              name=list(names), **{f: np.ascontiguousarray(a, dtype=np.float64)
                                    for f, a in zip(FIELDS, arrays)})

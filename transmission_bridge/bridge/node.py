@@ -139,7 +139,8 @@ class TransmissionBridge(ConfigurableNode):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
         if self._states is None:
             self._states = ActuatorStates(tset)
-            self._commands = CommandMapper(tset, self._limit_commands)
+            self._commands = CommandMapper(tset, self._limit_commands,
+                                           measured=self._states.linkage_positions)
         else:
             self._states.set_transmissions(tset)
             self._commands.set_transmissions(tset)
@@ -310,8 +311,13 @@ class TransmissionBridge(ConfigurableNode):
                                                warning='waiting for a robot_description'))
             return
         stale = self._states.stale_actuators(now.nanoseconds, self._stale_ns)
+        refused = [f'{",".join(joints)}: {why}' for joints, why in self._states.refused.items()]
+        if refused:         # said here, once a period, not per message
+            self.get_logger().warning('linkage states refused, their joints not published: '
+                                      + '; '.join(refused), throttle_duration_sec=5.0)
         warnings = ([f'stale actuators: {", ".join(stale)}'] if stale else []) + (
-            [overload] if overload else [])
+            [overload] if overload else []) + (
+            [f'linkage states refused: {"; ".join(refused)}'] if refused else [])
         commands = self._commands.counters.as_dict()
         trajectories = {k: commands.pop(k) for k in list(commands) if k.startswith('traj')}
         typed = self._typed_count       # the fast route's: every message taken but these
@@ -325,6 +331,7 @@ class TransmissionBridge(ConfigurableNode):
              **{f'commands_{k}': v for k, v in commands.items()}},
             warning='; '.join(warnings),
             extra={'stale_actuators': ','.join(stale), **routes,
+                   'refused_linkages': '; '.join(refused),
                    'dropped_overload': self._budget.dropped,
                    'not_bridged_joints': ','.join(
                        j for t in self._states.transmissions.skipped for j in t.joints)}))

@@ -143,6 +143,7 @@ class ActuatorStates:
         self.joint_map = tset.state_map()
         self.refused = {}
         self._complete = None
+        self._joint_index = tset.joint_index
         # Transmission membership of each joint, as actuator index arrays.
         index = tset.actuator_index
         self._joint_actuators = []
@@ -300,6 +301,10 @@ class ActuatorStates:
     def actuator_positions(self):
         """Latest actuator positions (NaN where unknown), actuator order; a copy."""
         return self.values[0].copy()
+
+    def linkage_positions(self):
+        """Return the linkages' joint positions last solved, (nJ,), NaN elsewhere or unsolved."""
+        return self.joint_map.linkage_positions(self._tset.num_joints, self._joint_index)
 
     def stale_actuators(self, now_ns, timeout_ns):
         """Names of actuators not heard from within ``timeout_ns`` before ``now_ns`` (or never)."""

@@ -13,8 +13,9 @@ depth 10), stamped with the node's clock. Each joint k follows
   q_k(t) = default_position_k + amplitude * sin(2 pi frequency t + 0.7 k)
 
 about its ``default_position`` from the transmissions file; positions and velocities are
-mapped to actuator space with the same library the bridge uses (joint_to_actuator), so a
-bridge on the same file publishes exactly this motion on ``joint_states``. Efforts are 0.
+mapped to actuator space with the same library the bridge uses (joint_to_actuator; a
+linkage's velocities at the positions), so a bridge on the same file publishes exactly this
+motion on ``joint_states``. Efforts are 0.
 
 Parameters (read-only, given at start-up):
   transmissions_file  string  required  transmissions YAML or URDF of the robot
@@ -89,7 +90,7 @@ class ActuatorSimulator(Node):
         msg = self._msg
         msg.header.stamp = now.to_msg()
         msg.position = doubles(self._tset.joint_to_actuator('position', q))
-        msg.velocity = doubles(self._tset.joint_to_actuator('velocity', v))
+        msg.velocity = doubles(self._tset.joint_to_actuator('velocity', v, positions=q))
         msg.effort = doubles(np.zeros(self._tset.num_actuators))
         self._pub.publish(msg)
 

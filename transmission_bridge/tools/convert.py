@@ -132,6 +132,10 @@ def _one(args):
                  'actuator_commands' if model else '')
               + f' ({"vectorised" if result.vectorised else "message by message"}); '
               f'wrote {out_bag}' + (f' and {args.plot}' if args.plot else ''))
+    if result.refused_linkage:
+        print(f'{PROG}: warning: {result.refused_linkage} linkage states refused (not '
+              'converged, singular, past a joint limit, or unknown): their joints are left '
+              'out of those joint_states, as the bridge does', file=sys.stderr)
     return 0
 
 

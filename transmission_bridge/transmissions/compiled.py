@@ -227,7 +227,12 @@ class JointStateMap:
             if set_state(flat, n_act, out, layout, floats, warm, status):
                 return False
             return True
-        return write
+
+        def write_linkages(flat):           # every joint a linkage's: nothing linear to map
+            if set_state(flat, n_act, out, layout, floats, warm, status):
+                return False
+            return True
+        return write_linkages if len(warm) == out.shape[-1] else write
 
     def linkage_positions(self, num_joints, joint_index):
         """

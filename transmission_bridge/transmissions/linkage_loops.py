@@ -38,6 +38,8 @@ MAX_ITERATIONS = 60
 MAX_STEP = 0.25             # rad or m: the largest Newton step, so that it stays on its branch
 MAX_CONDITION = 1e6         # the rods' Jacobian's 1-norm condition number, at the most
 MIN_TRANSMISSION = 1e-6     # |cos| of the angle between rod and driver motion, at the least
+FINE_STEP = 1e-8            # rad or m: after a Newton step this small the error is of its square
+ROUNDING_TOL = 1e-15        # m: a residual at rounding level: the start was the solution
 
 # Status of a solve or a map (0: fine; -1: an input unknown).
 OK, NOT_CONVERGED, SINGULAR, OUT_OF_LIMITS, UNREACHABLE = 0, 1, 2, 3, 4
@@ -322,16 +324,19 @@ def solve(n, kinds, geo, u, q, buf):
     Solve the rods' equations for the joints ``q`` (n,) given the actuators ``u``, in place.
 
     Newton from ``q`` (the previous solution), each step at most :data:`MAX_STEP`, until every
-    residual is within :data:`RESIDUAL_TOL` (m), then one step more: Newton's convergence
-    being quadratic, that one takes the joints from about 1e-11 to rounding. Return a
-    status; ``q`` holds the solution only when it is :data:`OK` (on failure it is left as it
-    came). ``buf`` is scratch (:func:`scratch_size`); on success its rod rows (``G_q``,
-    ``G_u``) are those of the solution.
+    residual is within :data:`RESIDUAL_TOL` (m) and the joints are at rounding: the step that
+    got there was at most :data:`FINE_STEP` (Newton's convergence being quadratic, the error
+    left is of its square), or the residual is at rounding (:data:`ROUNDING_TOL`: the start
+    was the solution), or else after one step more. Return a status; ``q`` holds the
+    solution only when it is :data:`OK` (on failure it is left as it came). ``buf`` is
+    scratch (:func:`scratch_size`); on success its rod rows (``G_q``, ``G_u``) are those of
+    the solution and its ``inv`` their inverse ``G_q^-1``.
     """
     points, jac, twists, residual, G_q, G_u, inv, M, x, step, _, _, _ = _views(n, buf)
     for i in range(n):
         x[i] = q[i]
     polished = False
+    last = math.inf
     transmission = 1.0
     for _ in range(MAX_ITERATIONS):
         chain(x, n, kinds, geo, points, jac, twists)
@@ -340,7 +345,7 @@ def solve(n, kinds, geo, u, q, buf):
         for k in range(n):
             worst = max(worst, abs(residual[k]))
         converged = worst <= RESIDUAL_TOL
-        if converged and polished:
+        if converged and (polished or last <= FINE_STEP or worst <= ROUNDING_TOL):
             break
         if inverse(G_q, n, inv, M) > MAX_CONDITION:
             return SINGULAR
@@ -354,6 +359,7 @@ def solve(n, kinds, geo, u, q, buf):
         scale = 1.0 if largest <= MAX_STEP else MAX_STEP / largest
         for i in range(n):
             x[i] += scale * step[i]
+        last = scale * largest
         polished = converged
     else:
         return NOT_CONVERGED
@@ -389,15 +395,18 @@ def state(n, kinds, geo, damping, x_a, v_a, tau_a, q_warm, out_q, out_v, out_tau
     (no damping where the velocity is unknown). Returns a status; on failure nothing is
     written and ``q_warm`` is unchanged.
     """
-    _, _, _, _, G_q, G_u, inv, M, _, _, J_x, u, _ = _views(n, buf)
+    _, _, _, _, G_q, G_u, inv, _, _, _, J_x, u, _ = _views(n, buf)
     for k in range(n):
         u[k] = x_a[k] / geo[n * J_WIDTH + k * A_WIDTH + A_REDUCTION]
     status = solve(n, kinds, geo, u, q_warm, buf)
     if status != OK:
         return status
     _actuator_jacobian(n, geo, G_q, G_u, J_x)
-    if inverse(J_x, n, inv, M) > MAX_CONDITION:
-        return SINGULAR
+    # J = J_x^-1 = G_q^-1 diag(-G_u / n): solve's inverse, its columns scaled.
+    for k in range(n):
+        scale = -G_u[k] / geo[n * J_WIDTH + k * A_WIDTH + A_REDUCTION]
+        for i in range(n):
+            inv[i, k] *= scale
     for i in range(n):
         out_q[i] = q_warm[i] + geo[i * J_WIDTH + J_OFFSET]
         v = 0.0

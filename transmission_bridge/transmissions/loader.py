@@ -95,7 +95,7 @@ def _transmission(value, path):
         LINKAGE_ACTUATOR_KEYS if linkage else ())
     joints, joint_geometry = _entries(value['joints'], f'{path}.joints', 'joint', _JOINT_KEYS,
                                       JointSpec, LINKAGE_JOINT_KEYS if linkage else ())
-    geometry = (_linkage_geometry(joint_geometry, actuator_geometry, path) if linkage
+    geometry = (linkage_geometry(joint_geometry, actuator_geometry, path) if linkage
                 else None)
     try:
         return TransmissionSpec(name, kind, actuators, joints, value.get('matrix'), geometry)
@@ -103,7 +103,7 @@ def _transmission(value, path):
         raise ConfigError(f'{path}: {exc}') from None
 
 
-def _linkage_geometry(joints, actuators, path):
+def linkage_geometry(joints, actuators, path):
     """Build a linkage's geometry from its entries' geometry keys; errors name the entry."""
     built = []
     for items, where, make in ((joints, 'joints', _linkage_joint),

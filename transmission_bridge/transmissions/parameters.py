@@ -18,7 +18,8 @@ a calibration dump without ROS::
     transmissions.<coupling>.matrix       -              N*N numbers, row-major, invertible
 
 A coupling's joints and actuators have no ``mechanical_reduction`` parameter: the
-matrix holds its ratios.
+matrix holds its ratios; nor have a linkage's joints (its rods and its actuators'
+reductions are its ratio; its geometry changes by reloading the file, ``~/reload``).
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> ts = load_transmissions({'transmissions': [{'name': 't', 'type': 'simple',
@@ -87,6 +88,7 @@ def _owners(tset):
     """Yield (parameter name, description, value) of every tunable number, in order."""
     coupled = {m.name for s in tset.specs if s.matrix is not None
                for m in s.joints + s.actuators}
+    coupled |= {j.name for s in tset.specs if s.geometry is not None for j in s.joints}
     for kind, names, fields, spec_of, param in (
             ('joint', tset.joint_names, JOINT_FIELDS, tset.joint, joint_parameter),
             ('actuator', tset.actuator_names, ACTUATOR_FIELDS, tset.actuator,
@@ -166,7 +168,8 @@ def apply_parameters(tset, changes):
             tset.actuator(owner)
         if name not in known:
             raise ConfigError(f'{name!r} is not a parameter of this robot (the ratios of a '
-                              'coupling are in its transmissions.<name>.matrix)')
+                              'coupling are in its transmissions.<name>.matrix; a '
+                              "linkage's joints have no mechanical_reduction)")
         if group == 'transmissions':
             matrices[owner] = _square(value, name)
         elif group == 'joints':

@@ -242,6 +242,7 @@ class TransmissionSet:
         field = {'position': 0, 'velocity': 1, 'effort': 3}[kind]
         given = {field: j} if kind != POSITION else {}
         mapped = self._linkage_commands(q, given)
+        out = np.ascontiguousarray(out)         # rows below are views of it
         rows = out.reshape(-1, self.num_actuators)
         linked = self._linkages_actuators()
         rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
@@ -261,6 +262,7 @@ class TransmissionSet:
         q = np.broadcast_to(np.asarray(positions, dtype=float), acc.shape)
         v = np.broadcast_to(np.asarray(velocities, dtype=float), acc.shape)
         mapped = self._linkage_commands(q, {1: v, 2: acc})
+        out = np.ascontiguousarray(out)         # rows below are views of it
         rows = out.reshape(-1, self.num_actuators)
         linked = self._linkages_actuators()
         rows[:, linked] = mapped[2].reshape(-1, self.num_actuators)[:, linked]

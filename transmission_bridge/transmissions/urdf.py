@@ -60,6 +60,8 @@ and ``<damping>`` (ros2_control ignores them). Absent numbers take the YAML defa
 
 import dataclasses
 
+import numpy as np
+
 from .errors import ConfigError
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import SkippedTransmission, TransmissionSet
@@ -71,6 +73,7 @@ PLUGINS = {
     'FourBarLinkageTransmission': 'four_bar_linkage',
     'WristTransmission': 'wrist',
     'CouplingTransmission': 'coupling',
+    'LinkageTransmission': 'linkage',
 }
 # What may prefix a type: ros2_control's and ROS 1's namespace, pr2_mechanism's, ours, or none.
 NAMESPACES = ('transmission_interface/', 'pr2_mechanism_model/', 'transmission_bridge/', '')
@@ -83,6 +86,12 @@ _NUMBERS = {
               'default_position': 'default_position', 'damping': 'damping'},
 }
 _IGNORED = {'hardwareInterface', 'role'}
+# A linkage's geometry elements (doc/formats.md, "Linkage"): points and directions as
+# ``xyz`` attributes, the rest as text.
+_LINKAGE_VECTORS = {'actuator': ('axis', 'direction', 'origin', 'crank', 'attachment'),
+                    'joint': ('axis', 'origin')}
+_LINKAGE_TEXTS = {'actuator': {'kind': str, 'rod_length': float}, 'joint': {'type': str}}
+GEOMETRY_ATOL = 1e-6        # given joint axes and points must agree with the robot's (m, -)
 _TRANSMISSION_CHILDREN = {'plugin', 'type', 'actuator', 'joint', 'mechanicalReduction',
                           'matrix'}
 _WRIST = (('rightActuator', 'actuator'), ('leftActuator', 'actuator'),
@@ -104,8 +113,9 @@ def transmissions_from_urdf(text):
     if not elements:
         raise ConfigError('the robot description has no <transmission> element')
     specs, skipped = [], []
+    robot = _Robot(text, robot_joints)
     for i, element in enumerate(elements):
-        spec = _transmission(element, i, notes)
+        spec = _transmission(element, i, notes, robot)
         if isinstance(spec, SkippedTransmission):
             skipped.append(spec)
             continue
@@ -178,7 +188,7 @@ def _skipped_lines(skipped):
     return lines
 
 
-def _transmission(element, index, notes):
+def _transmission(element, index, notes, robot=None):
     name = element.get('name')
     if not name:
         raise ConfigError(f'<transmission> number {index + 1} has no name attribute')
@@ -200,6 +210,8 @@ def _transmission(element, index, notes):
     if kind == 'wrist':
         return _wrist(element, name, where, notes)
     notes.check_children(element, _TRANSMISSION_CHILDREN, 'transmission', name)
+    if kind == 'linkage':
+        return _linkage(element, name, where, notes, robot)
     size = _SIZES.get(kind) or len([c for c in element if c.tag == 'joint'])
     actuators = _members(element, 'actuator', size, where, ActuatorSpec, notes)
     joints = _members(element, 'joint', size, where, JointSpec, notes)
@@ -243,9 +255,9 @@ def _matrix(element, size, where):
     return [numbers[i * size:(i + 1) * size] for i in range(size)]
 
 
-def _spec(where, name, kind, actuators, joints, matrix=None):
+def _spec(where, name, kind, actuators, joints, matrix=None, geometry=None):
     try:
-        return TransmissionSpec(name, kind, actuators, joints, matrix)
+        return TransmissionSpec(name, kind, actuators, joints, matrix, geometry)
     except ConfigError as exc:
         raise ConfigError(f'{where}: {exc}') from None
 
@@ -281,7 +293,13 @@ def _wrist(element, name, where, notes):
     return _spec(where, name, 'differential', actuators, joints)
 
 
-def _members(element, tag, size, where, spec_class, notes):
+def _members(element, tag, size, where, spec_class, notes, geometry=None):
+    """
+    Return the specs of the ``<tag>`` members, in role order.
+
+    With ``geometry`` (a list), a linkage's geometry elements of each member are appended
+    to it as ``(name, {key: value})``, the YAML form.
+    """
     items = [c for c in element if c.tag == tag]
     if len(items) != size:
         raise ConfigError(f'{where}: needs {size} <{tag}> element(s), got {len(items)}')
@@ -296,9 +314,14 @@ def _members(element, tag, size, where, spec_class, notes):
         name = item.get('name')
         if not name:
             raise ConfigError(f'{where}: an <{tag}> has no name attribute')
-        fields = {}
+        fields, shape = {}, {}
         for child in item:
             key = _NUMBERS[tag].get(child.tag)
+            if geometry is not None and key is None:
+                found = _linkage_value(child, tag, where, name)
+                if found is not None:
+                    shape[child.tag] = found
+                    continue
             if key is None:
                 if child.tag not in _IGNORED:
                     notes.unknown(f'transmission {tag}', name, child.tag)
@@ -308,7 +331,153 @@ def _members(element, tag, size, where, spec_class, notes):
             out.append(spec_class(name, **fields))
         except ConfigError as exc:
             raise ConfigError(f'{where}: {exc}') from None
+        if geometry is not None:
+            geometry.append((name, shape))
     return tuple(out)
+
+
+def _linkage_value(child, tag, where, owner):
+    """Return a linkage geometry element's value (a list, text or number), or None."""
+    if child.tag in _LINKAGE_VECTORS[tag]:
+        words = (child.get('xyz') or '').split()
+        if len(words) != 3:
+            raise ConfigError(f'{where}, {tag} {owner!r}: <{child.tag}> needs xyz="x y z", '
+                              f'got {child.get("xyz")!r}')
+        return [_value(w, where, owner, tag, f'<{child.tag} xyz>') for w in words]
+    convert = _LINKAGE_TEXTS[tag].get(child.tag)
+    if convert is None:
+        return None
+    if convert is float:
+        return _number(child, where, owner, tag)
+    return _text(child) or ''
+
+
+def _linkage(element, name, where, notes, robot):
+    """
+    Return a LinkageTransmission's spec, or its skip if a joint is not the robot's.
+
+    The geometry comes from the elements; the joints' axes and points, where not given, from
+    the robot (given ones must agree with the robot's).
+    """
+    from .loader import linkage_geometry
+    size = len([c for c in element if c.tag == 'joint'])
+    joint_shapes, actuator_shapes = [], []
+    actuators = _members(element, 'actuator', size, where, ActuatorSpec, notes, actuator_shapes)
+    joints = _members(element, 'joint', size, where, JointSpec, notes, joint_shapes)
+    names = tuple(j.name for j in joints)
+    missing = [n for n in names if robot is not None and robot.joints and n not in robot.joints]
+    if missing:                         # skipped by the caller, as any such transmission
+        return SkippedTransmission(name, 'linkage', names,
+                                   f'joint {missing[0]!r} is not a <joint> of the robot')
+    if robot is not None and robot.joints:
+        robot.fill_linkage_joints(where, joints, joint_shapes)
+    geometry = linkage_geometry(joint_shapes, actuator_shapes, where)
+    return _spec(where, name, 'linkage', actuators, joints, geometry=geometry)
+
+
+class _Robot:
+    """The robot of a URDF as the kinematics library reads it, built when first needed."""
+
+    def __init__(self, text, joints):
+        self._text = text
+        #: The robot's ``<joint>`` elements by name (none: a description of transmissions
+        #: alone, whose linkages give their joints' axes and points).
+        self.joints = joints
+        self._model = None
+        self._error = None
+
+    def model(self, where):
+        """Return the kinematic model; ConfigError naming ``where`` if it cannot be read."""
+        if self._model is None and self._error is None:
+            from ..kinematics import ModelError
+            from ..kinematics.urdf import model_from_urdf
+            try:
+                self._model = model_from_urdf(self._text)
+            except ModelError as exc:
+                self._error = str(exc)
+        if self._error is not None:
+            raise ConfigError(f"{where}: the joints' axes come from the robot, whose "
+                              f'description does not load: {self._error}')
+        return self._model
+
+    def fill_linkage_joints(self, where, joints, shapes):
+        """
+        Complete each joint's ``type``, ``axis`` and ``origin`` from the robot's joints.
+
+        Expressed in the parent link of the first joint with the linkage's joints at their
+        geometric zero (the published value ``offset``) and the rest at 0; the joints must be
+        a serial chain (fixed joints between them allowed). Given values must agree with
+        the robot's to :data:`GEOMETRY_ATOL`, or are refused with both.
+        """
+        model = self.model(where)
+        bodies = {b.joint.name: b for b in model.bodies}
+        names = [j.name for j in joints]
+        q = np.zeros(model.num_positions)
+        order = model.joint_names
+        for joint in joints:
+            if joint.name not in bodies or bodies[joint.name].joint.TYPE == 'fixed':
+                raise ConfigError(f'{where}: joint {joint.name!r} is not a movable joint of '
+                                  'the robot')
+            if joint.name not in order:
+                raise ConfigError(f'{where}: joint {joint.name!r} is a mimic joint; a '
+                                  "linkage's joints are driven by its rods")
+            q[order.index(joint.name)] = joint.offset
+        self._check_serial(where, model, bodies, names)
+        poses = model.body_poses(q)
+        frame = bodies[names[0]].parent
+        index = model.frame_index(frame)
+        X_WL = np.eye(4) if index is None else poses[index]
+        X_LW = np.linalg.inv(X_WL)
+        for joint, (_, shape) in zip(joints, shapes):
+            body = bodies[joint.name]
+            X_LJ = X_LW @ poses[model.frame_index(body.name)]
+            kind = body.joint.TYPE
+            if kind not in ('revolute', 'prismatic'):
+                raise ConfigError(f'{where}: joint {joint.name!r} is {kind}; a linkage drives '
+                                  'revolute and prismatic joints')
+            robot = {'type': kind, 'axis': X_LJ[:3, :3] @ np.asarray(body.joint.axis, float),
+                     'origin': X_LJ[:3, 3]}
+            _agree(where, joint.name, shape, robot)
+            shape.update({k: [float(x) for x in v] if k != 'type' else v
+                          for k, v in robot.items()})
+
+    @staticmethod
+    def _check_serial(where, model, bodies, names):
+        """Refuse joints that are not one serial chain, base side first."""
+        by_body = {b.name: b for b in model.bodies}
+        for k in range(1, len(names)):
+            parent = bodies[names[k]].parent
+            while parent in by_body and by_body[parent].joint.TYPE == 'fixed':
+                parent = by_body[parent].parent
+            if parent not in by_body or by_body[parent].joint.name != names[k - 1]:
+                raise ConfigError(
+                    f'{where}: joint {names[k]!r} does not follow {names[k - 1]!r} in the '
+                    "robot; a linkage's joints are a serial chain, base side first")
+
+
+def _agree(where, joint, given, robot):
+    """Refuse a given joint axis, point or type that is not the robot's."""
+    if 'type' in given and given['type'] != robot['type']:
+        raise ConfigError(f'{where}, joint {joint!r}: <type> {given["type"]!r} but the robot\'s '
+                          f'joint is {robot["type"]!r}')
+    axis = robot['axis'] / np.linalg.norm(robot['axis'])
+    if 'axis' in given:
+        mine = np.asarray(given['axis'], float)
+        norm = np.linalg.norm(mine)
+        if not norm > 0 or np.abs(mine / norm - axis).max() > GEOMETRY_ATOL:
+            raise ConfigError(f'{where}, joint {joint!r}: <axis> {given["axis"]} but the '
+                              f"robot's axis, in the linkage frame, is {_rounded(axis)}")
+    if 'origin' in given and robot['type'] == 'revolute':
+        offset = np.asarray(given['origin'], float) - robot['origin']
+        off_axis = offset - axis * (offset @ axis)      # any point of the axis will do
+        if np.abs(off_axis).max() > GEOMETRY_ATOL:
+            raise ConfigError(f'{where}, joint {joint!r}: <origin> {given["origin"]} is not '
+                              "on the robot's axis, which passes through "
+                              f'{_rounded(robot["origin"])} in the linkage frame')
+
+
+def _rounded(vector):
+    return [round(float(x), 9) + 0.0 for x in vector]
 
 
 def _text(element):
