@@ -19,6 +19,6 @@ from transmission_bridge.ros.launch_support import declare_arguments, nodes
 def generate_launch_description():
     return LaunchDescription([
         *declare_arguments('urdf_file', 'use_topic', 'params_file', 'tip_links',
-                           'feed_forward', 'use_sim_time'),
+                           'feed_forward', 'use_sim_time', 'autostart'),
         nodes(lambda args: args.description_nodes()),
     ])

@@ -40,7 +40,10 @@ class LiveRobot:
         self.bridge = NodeProcess('transmission_bridge.bridge.node',
                                   ['-p', f'transmissions_file:={transmissions}',
                                    '-p', 'diagnostics_period:=0.2', '-r',
-                                   'joint_commands:=kinematics/gravity_torques', *common],
+                                   'joint_commands:=kinematics/gravity_torques',
+                                   # the watchdog's holds are live-only: compared with the
+                                   # converter here, the replays' gaps would add them
+                                   '-p', 'command_timeout:=0.0', *common],
                                   tmp_path / 'bridge.log')
         self.kin = NodeProcess('transmission_bridge.robot_state.node',
                                ['-p', f'model_file:={model}', *common], tmp_path / 'kin.log')

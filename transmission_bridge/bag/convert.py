@@ -14,7 +14,8 @@ kept only with ``keep_input=True``. Two paths give those results:
   :class:`~transmission_bridge.bridge.commands.CommandMapper` and the kinematics node's
   :class:`~transmission_bridge.robot_state.core.KinematicsCore`, the very code the nodes run;
 * **vectorised** (used when every actuator message has the same names, frame and
-  arrays, no infinite value, and stamps never go back): the whole bag is decoded
+  arrays, no infinite value, stamps never go back, no actuator has an absolute encoder
+  and no linkage refuses a state): the whole bag is decoded
   into arrays (:mod:`.joint_state_cdr`) and mapped in one call. The transmission
   maps are element-wise, so joint states are bit-identical to the exact path;
   gravity uses the batch kinematics and agrees to 1e-12. The motor holding torques
@@ -171,6 +172,8 @@ class _Outputs:
 
 
 def _vectorised_joint_states(ts, tset, raws):
+    if any(a.encoder_period is not None for s in tset.specs for a in s.actuators):
+        return None     # encoder readings are made whole in order, as the bridge does
     first = ts.deserialize_cdr(raws[0], MSGTYPE)
     names = tuple(first.name)
     if len(set(names)) != len(names):

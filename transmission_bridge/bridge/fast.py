@@ -15,8 +15,9 @@ route does not take leaves everything as it was, for the typed route.
 Actuator states (:class:`StateRelay`, one per topic) take the fast route only in the
 steady state, where what ingest would do is short: every value finite, the stamp not
 going back, no other topic having written these actuators last, every transmission
-complete (so the output names every joint), no linkage refusing the state, the
-configuration and the set of reported actuators unchanged since the relay learned
+complete (so the output names every joint), no linkage refusing the state, no actuator of
+another topic stale, the configuration and the set of reported actuators unchanged since
+the relay learned
 (:attr:`ActuatorStates.generation`). Within
 those invariants the relay's step changes the counters, stamps, seen times and values
 exactly as ``ingest`` does, and writes the joint state straight into the output bytes.
@@ -56,6 +57,10 @@ class StateRelay:
         self._now_ns = now_ns
         self.take = _never
 
+    def forget(self):
+        """Take nothing until the next :meth:`learn` (the configuration was dropped)."""
+        self.take = _never
+
     def learn(self, states, data, msg):
         """
         Set :attr:`take` up for messages like ``msg`` (``data`` decoded), which ``states`` took.
@@ -70,7 +75,8 @@ class StateRelay:
             return
         found = states.known_columns(self._source, layout.names)
         incomplete, joint_names = states.complete_joints()
-        if found is None or incomplete is not None or states.refused:
+        if (found is None or incomplete is not None or states.refused or states.stale_joints
+                or not states.encoders.resolved):
             return
         n = len(joint_names)
         template = JointStateLayout(joint_names, msg.header.frame_id, (n, n, n)).encoder()
@@ -135,12 +141,16 @@ def _state_step(states, found, num_names, out, now_ns):
         owner[cols] = sid
         return True
 
+    encoders = states.encoders
+    in_message = np.isin(encoders.cols, np.arange(len(owner))[cols])   # encoders it reads
+    unwraps = bool(in_message.any())
     if num_unknown == 0 and len(rows) == states.transmissions.num_actuators:
         # Every actuator, in the message's order: its values gathered in actuator order.
         order = np.empty((3, len(rows)), dtype=np.intp)
         order[:, cols] = gather
         fill = order.reshape(-1)
         write = states.joint_map.writer(out)
+        n_act = len(rows)
 
         # What ingest does for such a message, in few Python steps: every actuator's
         # values gathered into the spare state, which becomes the state if they are
@@ -155,8 +165,14 @@ def _state_step(states, found, num_names, out, now_ns):
                 return False
             spare = states.spare_flat
             block.take(fill, None, spare[:-1], 'wrap')
-            if not squares_are_finite(spare) or not write(spare):
+            if not squares_are_finite(spare):
                 return False
+            if unwraps:
+                tracked = encoders.trial(spare[:n_act], in_message)
+            if not write(spare):
+                return False
+            if unwraps:
+                encoders.commit(in_message, *tracked)
             states.spare_flat, states.flat = states.flat, spare
             states.spare_values, states.values = states.values, states.spare_values
             states.seen_all_ns = now_ns()         # every actuator: settled when read
@@ -168,29 +184,40 @@ def _state_step(states, found, num_names, out, now_ns):
         return step
 
     joint_map = states.joint_map
+    others = np.setdiff1d(np.arange(states.transmissions.num_actuators), cols)
 
     # Some actuators (another topic has the rest), or names the robot lacks: the message's
     # values written into a copy of the state, the whole of it mapped (other topics' values
     # may hold a NaN, which the general map handles), and the copy made the state unless a
-    # linkage refused it.
+    # linkage refused it, or an actuator of another topic went stale (the typed route then
+    # leaves its joints out).
     def step(block, stamp_ns):
         last = stamps.get(sid)
         if (states.generation != generation or last is not None and stamp_ns < last
                 or len(source_ids) > 1 and not owned()):
             return False
+        now = now_ns()
+        if states.stale_ns is not None and len(others):
+            states.settle_seen()
+            if now - states.last_seen_ns[others].min() > states.stale_ns:
+                return False
         values = block.take(gather)
         if not squares_are_finite(values.reshape(-1)):
             return False
         spare, spare_values = states.spare_flat, states.spare_values
         spare[:] = states.flat
         spare_values[:, cols] = values
+        if unwraps:
+            tracked = encoders.trial(spare_values[0], in_message)
         joint_map(spare, out)
         if joint_map.refused:
             return False
+        if unwraps:
+            encoders.commit(in_message, *tracked)
         states.spare_flat, states.flat = states.flat, spare
         states.spare_values, states.values = states.values, spare_values
         states.settle_seen()
-        states.last_seen_ns[cols] = now_ns()
+        states.last_seen_ns[cols] = now
         stamps[sid] = stamp_ns
         counters.received += 1
         counters.unknown_names += num_unknown

@@ -18,7 +18,11 @@ Input policy (doc/nodes.md, "Bad input"):
 * a stamp older than the previous one from the same source (a bag that loops)
   forgets what that source reported before the new message is used;
 * an actuator reported by two sources takes the latest message (last writer wins);
-  the node warns once per actuator.
+  the node warns once per actuator;
+* with :attr:`ActuatorStates.stale_ns` set, a joint is published only while every actuator
+  of its transmission was heard from within it (on the receive clock): the joints of a
+  transmission with a stale actuator are left out (named in :attr:`stale_joints`) and come
+  back with the actuator.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> states = ActuatorStates(load_transmissions({'transmissions': [
@@ -30,11 +34,11 @@ Input policy (doc/nodes.md, "Bad input"):
 """
 
 import dataclasses
-import math
 import typing
 
 import numpy as np
 
+from .encoders import EncoderTracks
 from ..ros import named_input
 from ..ros.named_input import NamedInput
 from ..transmissions.linkage import STATUS_TEXT
@@ -105,6 +109,11 @@ class ActuatorStates:
         #: The linkages the last state refused: {their joints (a tuple): why}; kept until
         #: they are computed again.
         self.refused = {}
+        #: An actuator not heard from for longer (ns, receive time) is stale: its
+        #: transmission's joints are not published (None: never stale).
+        self.stale_ns = None
+        #: The joints the last output left out because an actuator of theirs was stale.
+        self.stale_joints = ()
         self._all_reported = False
         self.set_transmissions(tset)
 
@@ -138,6 +147,11 @@ class ActuatorStates:
         self._tset = tset
         self.generation += 1
         self._input = self._input.renamed(tset.actuator_names)
+        encoders = EncoderTracks(tset)
+        if old is not None and getattr(self, 'encoders', None):
+            encoders.carry_from(self.encoders)
+        #: The absolute encoders' readings and turns (:class:`.encoders.EncoderTracks`).
+        self.encoders = encoders
         #: The joint-state map of this stream (it keeps what a non-linear member needs
         #: from one state to the next).
         self.joint_map = tset.state_map()
@@ -182,15 +196,18 @@ class ActuatorStates:
         for k, arr in enumerate(arrays):
             if arr is not None:
                 self.values[k, cols] = arr
+        if self.encoders and arrays[0] is not None:
+            self.encoders.take(self.values[0], cols)        # readings -> whole positions
         if not self._all_reported and len(cols) and not self.reported[cols].all():
             self.reported[cols] = True
             self._complete = None
             self.generation += 1
             self._all_reported = bool(self.reported.all())
-        self.last_seen_ns[cols] = stamp_ns if now_ns is None else now_ns
+        now = stamp_ns if now_ns is None else now_ns
+        self.last_seen_ns[cols] = now
         self.owner[cols] = sid
         self.last_result = IngestResult('', new_unknown, shared)
-        return self._joint_output([arr is not None for arr in arrays])
+        return self._joint_output([arr is not None for arr in arrays], now)
 
     def known_columns(self, source, names):
         """
@@ -244,10 +261,24 @@ class ActuatorStates:
         self.owner[mask] = -1
         self._complete = None
 
-    def _joint_output(self, present):
+    def _joint_output(self, present, now_ns):
         idx, names = self.complete_joints()
         if not names:
             return self._refuse('no transmission has all its actuators reported yet')
+        if self.stale_ns is not None:
+            idx, names = self._without_stale(idx, names, now_ns)
+            if not names:
+                return self._refuse('every transmission has a stale actuator: '
+                                    + ', '.join(self.stale_actuators(now_ns, self.stale_ns)))
+        if self.encoders and len(self.encoders.blocked):
+            blocked = set(self.encoders.blocked.tolist())
+            keep = [i for i in (range(self._tset.num_joints) if idx is None else idx)
+                    if i not in blocked]
+            idx = np.array(keep, dtype=np.intp)
+            names = tuple(self._tset.joint_names[i] for i in keep)
+            if not names:
+                return self._refuse("the encoders' turns are not known yet: "
+                                    + '; '.join(self.encoders.ambiguous.values()))
         # All three interfaces in one pass (the velocity and effort of the last message
         # that had them where this one has none: damping needs the velocity).
         joint_map = self.joint_map
@@ -275,6 +306,24 @@ class ActuatorStates:
         for m, status in joint_map.refused:
             self.refused[tuple(members[m])] = STATUS_TEXT.get(status, f'status {status}')
 
+    def stale_mask(self, now_ns):
+        """Return which actuators are stale at ``now_ns`` (never heard from: stale too)."""
+        self.settle_seen()
+        seen = self.last_seen_ns
+        return (seen < 0) | (now_ns - seen > self.stale_ns)
+
+    def _without_stale(self, idx, names, now_ns):
+        """Return the complete joints without those of transmissions with a stale actuator."""
+        stale = self.stale_mask(now_ns)
+        if not stale.any():
+            self.stale_joints = ()
+            return idx, names
+        keep, dropped = [], []
+        for i in range(self._tset.num_joints) if idx is None else idx:
+            (dropped if stale[self._joint_actuators[i]].any() else keep).append(i)
+        self.stale_joints = tuple(self._tset.joint_names[i] for i in dropped)
+        return np.array(keep, dtype=np.intp), tuple(self._tset.joint_names[i] for i in keep)
+
     def _without_refused(self, idx, joint_map):
         """Return ``complete_joints()`` without the joints of the linkages just refused."""
         drop = {self._tset.joint_index[j] for m, _ in joint_map.refused
@@ -295,16 +344,43 @@ class ActuatorStates:
         self.owner[:] = -1
         self._input.forget_stamps()
         self.joint_map.reset()
+        self.encoders.reset()
         self.refused = {}
+        self.stale_joints = ()
         self._complete = None
+
+    def set_encoder_turns(self, actuator, turns):
+        """Give an encoder actuator's whole turns (``encoder_turns``); its position now."""
+        position = self.encoders.set_turns(actuator, turns)
+        self.encoders.whole_positions(self.values[0])
+        self.generation += 1
+        return position
 
     def actuator_positions(self):
         """Latest actuator positions (NaN where unknown), actuator order; a copy."""
         return self.values[0].copy()
 
-    def linkage_positions(self):
-        """Return the linkages' joint positions last solved, (nJ,), NaN elsewhere or unsolved."""
-        return self.joint_map.linkage_positions(self._tset.num_joints, self._joint_index)
+    def fresh_actuator_positions(self, now_ns):
+        """Latest actuator positions, NaN where unknown or stale at ``now_ns``; a copy."""
+        out = self.values[0].copy()
+        if self.stale_ns is not None:
+            out[self.stale_mask(now_ns)] = np.nan
+        return out
+
+    def linkage_positions(self, now_ns=None):
+        """
+        Return the linkages' joint positions last solved, (nJ,), NaN elsewhere or unsolved.
+
+        With ``now_ns`` (and :attr:`stale_ns`), NaN too for a linkage with a stale actuator:
+        a command is never mapped at positions no longer measured.
+        """
+        out = self.joint_map.linkage_positions(self._tset.num_joints, self._joint_index)
+        if now_ns is not None and self.stale_ns is not None:
+            stale = self.stale_mask(now_ns)
+            for i in self._tset.linkage_joints:
+                if stale[self._joint_actuators[i]].any():
+                    out[i] = np.nan
+        return out
 
     def stale_actuators(self, now_ns, timeout_ns):
         """Names of actuators not heard from within ``timeout_ns`` before ``now_ns`` (or never)."""
@@ -318,8 +394,3 @@ def _actuator_values(n):
     flat = np.full(3 * n + 1, np.nan)
     flat[-1] = 1.0
     return flat, flat[:-1].reshape(3, n)
-
-
-def seconds_to_ns(seconds):
-    """Convert a duration in seconds to integer nanoseconds (rounded)."""
-    return int(math.floor(seconds * 1e9 + 0.5))

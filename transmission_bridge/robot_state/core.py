@@ -8,7 +8,10 @@ their positions from their drivers'. Input checks are
 :class:`~transmission_bridge.ros.named_input.NamedInput`'s; in addition a NaN position
 or velocity leaves that joint's previous value in place (counted as
 ``unknown_values``). A stamp older than the previous one (a looping bag) forgets
-every reported value. Outputs, all for the same configuration::
+every reported value. With :attr:`KinematicsCore.stale_ns` set, a joint reported once and
+then not for longer (receive time) is stale (:attr:`KinematicsCore.stale_joints`): the node
+then publishes nothing computed from the whole configuration, and TF only for the joints
+still fresh. Outputs, all for the same configuration::
 
     holding = -tau_g                 torque that holds the pose against gravity
     passive = -tau_g + b v           holding plus damping compensation (feed-forward)
@@ -75,6 +78,12 @@ class KinematicsCore:
         self._input = NamedInput(())
         self.received_any = False
         self.generation = 0              # bumped by a new model: the fast path relearns
+        #: A reported joint not reported for longer (ns) is stale (None: never).
+        self.stale_ns = None
+        #: The receive clock, ``() -> ns`` (the node's); None: the stamps stand in.
+        self.now_ns = None
+        #: The joints stale at the last input (reported once, then silent).
+        self.stale_joints = ()
         self.set_model(model, base_frame)
 
     @property
@@ -111,6 +120,13 @@ class KinematicsCore:
         self.marked = None                      # the cols the fast path last marked reported
         self._base_index = base_index
         self.q, self.v, self.reported = q, v, reported
+        self.last_seen_ns = np.full(model.num_positions, -1, dtype=np.int64)
+        self.seen_all_ns = -1           # the fast path's: every joint seen then (-1: settled)
+        self.stale_joints = ()
+        mimics = model.mimic_joints
+        self._frame_joints = np.array([
+            model.joint_names.index(mimics.get(b.joint.name, (b.joint.name,))[0])
+            for b in model.bodies if b.joint.num_positions], dtype=np.intp)
         self._input = self._input.renamed(model.joint_names, model.mimic_joints)
         self.stamps = self._input.last_stamps       # source -> last stamp, with the fast path
         moving = [i for i, b in enumerate(model.bodies) if b.joint.num_positions]
@@ -127,6 +143,9 @@ class KinematicsCore:
         self.q[:] = self._model.default_positions
         self.v[:] = 0.0
         self.reported[:] = False
+        self.last_seen_ns[:] = -1
+        self.seen_all_ns = -1
+        self.stale_joints = ()
         self.marked = None
 
     @property
@@ -134,8 +153,14 @@ class KinematicsCore:
         """Return copies of the current ``(q, v)``."""
         return self.q.copy(), self.v.copy()
 
-    def ingest(self, names, position, velocity, stamp_ns):
-        """Take one joint_states message; return a :class:`KinematicsOutput` or ``None``."""
+    def ingest(self, names, position, velocity, stamp_ns, now_ns=None):
+        """
+        Take one joint_states message; return a :class:`KinematicsOutput` or ``None``.
+
+        ``now_ns``: the receive time (stale detection; defaults to the stamp). With joints
+        stale (:attr:`stale_joints`) the output is still returned: the node decides what of
+        it to publish.
+        """
         c = self.counters
         checked = self._input.check(names, (position, velocity))
         self.last_new_unknown = checked.new_unknown
@@ -153,6 +178,8 @@ class KinematicsCore:
                 c.unknown_values += int((~known).sum())
             self.q[cols[known]] = pos[known]
             self.reported[cols[known]] = True
+            self.settle_seen()
+            self.last_seen_ns[cols[known]] = stamp_ns if now_ns is None else now_ns
         if vel is not None:
             known = ~np.isnan(vel)
             if not known.all():
@@ -160,7 +187,31 @@ class KinematicsCore:
             self.v[cols[known]] = vel[known]
         self.received_any = True
         c.published += 1
+        self._note_stale(stamp_ns if now_ns is None else now_ns)
         return self._evaluate()
+
+    def settle_seen(self):
+        """Write the fast path's last seen time into every joint's, before it is read."""
+        if self.seen_all_ns >= 0:
+            self.last_seen_ns.fill(self.seen_all_ns)
+            self.seen_all_ns = -1
+
+    def _note_stale(self, now_ns):
+        """Set :attr:`stale_joints`: reported joints not heard from within ``stale_ns``."""
+        if self.stale_ns is None:
+            return
+        self.settle_seen()
+        stale = self.reported & (now_ns - self.last_seen_ns > self.stale_ns)
+        names = self._model.joint_names
+        self.stale_joints = tuple(names[i] for i in np.flatnonzero(stale))
+
+    def fresh_frames(self):
+        """Return which /tf frames (:meth:`transform_frames`) have a joint that is not stale."""
+        stale = np.zeros(len(self.q), dtype=bool)
+        if self.stale_joints:
+            index = {n: i for i, n in enumerate(self._model.joint_names)}
+            stale[[index[n] for n in self.stale_joints]] = True
+        return ~stale[self._frame_joints]
 
     def known_columns(self, names):
         """

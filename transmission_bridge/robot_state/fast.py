@@ -69,7 +69,7 @@ class JointStatesRelay:
         if layout is None:
             return
         found = core.known_columns(layout.names)
-        if found is None:
+        if found is None or core.stale_joints:
             return
         t = self._templates
         if t is None or t.model is not core.model:
@@ -142,6 +142,9 @@ def _step(core, found, num_names, q_out, holding_out):
     q, v, reported = core.q, core.v, core.reported
     workspace = core.workspace
     frames, gravity = workspace.frames, workspace.gravity
+    every = len(q[cols]) == len(q)          # the message carries every joint
+    others = reported.copy()
+    others[cols] = False
 
     def step(position, velocity, stamp_ns):
         if core.generation != generation:
@@ -152,6 +155,17 @@ def _step(core, found, num_names, q_out, holding_out):
         last = stamps.get(SOURCE)
         if last is not None and stamp_ns < last:
             return False
+        if core.stale_ns is not None and len(position):
+            # Every joint in the message: none can be stale. Else the joints reported
+            # before by others must still be fresh (if not: the typed route's).
+            now = core.now_ns()
+            if every:
+                core.seen_all_ns = now
+            else:
+                core.settle_seen()
+                if (others & (now - core.last_seen_ns > core.stale_ns)).any():
+                    return False
+                core.last_seen_ns[cols] = now
         stamps[SOURCE] = stamp_ns
         counters.received += 1
         counters.unknown_names += num_unknown

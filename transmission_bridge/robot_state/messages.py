@@ -41,10 +41,17 @@ class TypedOutputs:
         self._tip_msgs = [PoseStamped() for _ in tips]
         self._energy = Float64()
 
-    def messages(self, out, header, due):
-        """Return ``[(publisher, message)]`` for one :class:`KinematicsOutput` ``out``."""
+    def messages(self, out, header, due, fresh=None):
+        """
+        Return ``[(publisher, message)]`` for one :class:`KinematicsOutput` ``out``.
+
+        ``fresh`` (a mask of the /tf frames): some joints are stale; only /tf is published,
+        of the frames whose joint is fresh.
+        """
         header.frame_id = self._frame_id
         gravity, passive, poses, tips, energy, tf = due
+        if fresh is not None:
+            gravity = passive = poses = tips = energy = False
         gravity_pub, passive_pub, poses_pub, tip_pubs, energy_pub, tf_pub = self._publishers
         sent = []
         q = doubles(out.q)
@@ -72,6 +79,11 @@ class TypedOutputs:
             sent.append((energy_pub, self._energy))
         if tf and tf_pub is not None and self._tf_frames:
             rows = self._core.transform_rows(np.empty((len(self._tf_frames), 7)))
-            sent.append((tf_pub, TFMessage(transforms=transform_msgs(
-                self._tf_frames, rows, header))))
+            frames = self._tf_frames
+            if fresh is not None:
+                frames = [f for f, keep in zip(frames, fresh) if keep]
+                rows = rows[fresh]
+            if frames:
+                sent.append((tf_pub, TFMessage(transforms=transform_msgs(frames, rows,
+                                                                         header))))
         return sent

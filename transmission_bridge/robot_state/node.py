@@ -17,6 +17,8 @@ the node also publishes it on ``robot_description`` (transient local). Without t
 bare pip install) the node runs with one warning that TF is off.
 """
 
+import math
+
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
 from rcl_interfaces.msg import SetParametersResult
@@ -32,9 +34,11 @@ from .fast import JointStatesRelay
 from .messages import TFMessage, TypedOutputs
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
-from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
-from ..ros.conversions import doubles, name_values, stamp_to_ns, transform_msgs
+from ..ros.configurable import ConfigurableNode, LATCHED, positive, RELIABLE_10, STREAM_IN
+from ..ros.conversions import (doubles, name_values, now_ns_function, stamp_to_ns,
+                               transform_msgs)
 from ..ros.diagnostics import diagnostics, report_input
+from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import exit_with, run_node, StartupError
 from ..ros.parameters import declare
 from ..ros.robot_parameters import RobotParameters
@@ -44,6 +48,7 @@ BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
 PUBLISH_EVERY = 'publish_every'
 FRAME_PREFIX = 'frame_prefix'
+STALE_TIMEOUT = 'stale_timeout'
 OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy',
            'tf')
 # What tf2_ros' broadcasters offer: /tf reliable with a deep queue, /tf_static latched.
@@ -66,7 +71,8 @@ Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose,
 ~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
 Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; base_frame, tip_links, frame_prefix, diagnostics_period,
-input_time_share, drop_on_overload, fast_path. Settable at runtime: gravity,
+input_time_share, drop_on_overload, fast_path. Settable at runtime: stale_timeout (a joint
+reported once and then not for this long stops the torques), gravity,
 joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
 (screw joints only), payload.body, payload.mass, payload.com (one payload: set them
 together), publish_every.<output> (gravity_torques, passive_torques, body_poses, tip_poses,
@@ -101,6 +107,11 @@ class KinematicsNode(ConfigurableNode):
                                'put before every frame id of /tf and /tf_static, as '
                                "robot_state_publisher's frame_prefix (e.g. 'robot1/')",
                                read_only=True)
+        self._stale_ns = seconds_to_ns(positive(STALE_TIMEOUT, declare(
+            self, STALE_TIMEOUT, 0.5, float,
+            'a joint reported once and then not for this long is stale, s: torques, poses '
+            'and energy stop, /tf goes on for the other joints', constraints='> 0')))
+        self._now_ns = now_ns_function(self.get_clock())
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
@@ -193,6 +204,7 @@ class KinematicsNode(ConfigurableNode):
     def _configure(self, model):
         if self._core is None:
             self._core = KinematicsCore(model, self._base)
+            self._core.stale_ns, self._core.now_ns = self._stale_ns, self._now_ns
         else:
             self._core.set_model(model)
         if self._outputs_to is not None:        # (at start-up: once they exist)
@@ -236,6 +248,10 @@ class KinematicsNode(ConfigurableNode):
                     p.type_ != Parameter.Type.INTEGER or p.value < 0):
                 return SetParametersResult(
                     successful=False, reason=f'{p.name} must be an integer >= 0, got {p.value!r}')
+            if p.name == STALE_TIMEOUT and not (
+                    p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value) and p.value > 0):
+                return SetParametersResult(
+                    successful=False, reason=f'{STALE_TIMEOUT} must be > 0, got {p.value!r}')
         reason = self._robot.validate(params, self._core and self._core.model)
         return SetParametersResult(successful=not reason, reason=reason)
 
@@ -245,6 +261,10 @@ class KinematicsNode(ConfigurableNode):
             if p.name.startswith(PUBLISH_EVERY + '.'):
                 self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
                 self._all_due = self._every == _EVERY_INPUT
+            elif p.name == STALE_TIMEOUT:
+                self._stale_ns = seconds_to_ns(p.value)
+                if self._core is not None:
+                    self._core.stale_ns = self._stale_ns
         model = None if self._syncing else self._robot.take()
         if model is None:
             return
@@ -278,11 +298,17 @@ class KinematicsNode(ConfigurableNode):
         core = self._core
         self._typed_count += 1
         msg = deserialize_message(data, JointState)
-        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp))
+        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp),
+                          self._now_ns())
         report_input(self.get_logger(), 'joint_states', 'joint', core.last_new_unknown,
                      core.last_reason if out is None else '')
         if self._fast_path:
             relay.learn(data, msg)
+        if out is not None and core.stale_joints:
+            self.get_logger().warning(
+                f'stale joints {", ".join(core.stale_joints)}: torques, poses and energy '
+                'withheld, /tf of the others only', throttle_duration_sec=5.0)
+            return self._typed.messages(out, msg.header, self._due(), fresh=core.fresh_frames())
         return () if out is None else self._typed.messages(out, msg.header, self._due())
 
     def _due(self):
@@ -340,10 +366,14 @@ class KinematicsNode(ConfigurableNode):
         received = self._core.counters.received if self._core else 0
         routes = {'messages_fast': received - self._typed_count,       # all taken but those
                   'messages_typed': self._typed_count}
+        stale = self._core.stale_joints if self._core else ()
+        warning = '; '.join(([overload] if overload else []) + (
+            [f'stale joints (torques withheld): {", ".join(stale)}'] if stale else []))
         self._diag_pub.publish(diagnostics(
             self.get_clock().now().to_msg(), f'{self.get_name()}: joint states', self._source,
-            counters, warning=overload if self._core else 'waiting for a robot_description',
-            extra={'dropped_overload': self._budget.dropped, **routes}))
+            counters, warning=warning if self._core else 'waiting for a robot_description',
+            extra={'dropped_overload': self._budget.dropped, 'stale_joints': ','.join(stale),
+                   **routes}))
 
 
 def main(args=None):

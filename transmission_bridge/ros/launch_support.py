@@ -61,6 +61,10 @@ ARGUMENTS = {
                    '(~/passive_torques: gravity and damping compensation) or none (the bridge '
                    'takes joint_commands from you)'),
     'use_sim_time': ('false', 'true when replaying a bag with --clock'),
+    'autostart': (
+        'true', 'true: the bridge (a lifecycle node) configures and activates itself at '
+                'start-up; false: it stays unconfigured for `ros2 lifecycle set '
+                '/transmission_bridge configure` then `activate`, or a lifecycle manager'),
     'rate': ('100.0', 'actuator_simulator: actuator_states publishing rate, Hz'),
 }
 
@@ -197,6 +201,8 @@ class Arguments:
                 remappings = [('joint_commands', f'/{KINEMATICS}/{FEED_FORWARD[choice]}')]
         if source is None:
             source = self.robot_file('transmissions_file', BRIDGE)
+        if 'autostart' in self._values:
+            source = {**source, 'autostart': self.boolean('autostart')}
         return self.node(BRIDGE, source, remappings=remappings)
 
     def kinematics(self):

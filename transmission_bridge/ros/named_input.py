@@ -197,3 +197,8 @@ class NamedInput:
     def forget_stamps(self):
         """Forget every source's last stamp."""
         self.last_stamps.clear()
+
+
+def seconds_to_ns(seconds):
+    """Convert a duration in seconds to integer nanoseconds (rounded)."""
+    return int(math.floor(seconds * 1e9 + 0.5))

@@ -79,6 +79,17 @@ class RobotParameters:
         self._node._replace_parameters(old_names, table.parameter_values(new),
                                        table.parameter_descriptions(new))
 
+    def undeclare(self, config):
+        """Undeclare every parameter of ``config`` (the node forgets its robot)."""
+        node = self._node
+        node._syncing = True
+        try:
+            for name in self._table.parameter_values(config):
+                if node.has_parameter(name):
+                    node.undeclare_parameter(name)
+        finally:
+            node._syncing = False
+
     def show(self, config):
         """Make every declared parameter show ``config``'s value (coupled values follow)."""
         node = self._node

@@ -28,6 +28,15 @@ def bound(value, what):
     return number
 
 
+def encoder_period(value, what):
+    """Return an absolute encoder's period: finite and > 0."""
+    number = as_number(value, what)
+    if not (math.isfinite(number) and number > 0.0):
+        raise ConfigError(f'{what} must be finite and > 0 (the reading wraps every period), '
+                          f'got {number!r}')
+    return number
+
+
 def magnitude_limit(value, what):
     """Return a velocity or effort limit: > 0, and .inf for no limit."""
     number = as_number(value, what)

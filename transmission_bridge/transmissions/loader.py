@@ -18,7 +18,8 @@ from .._shared import sources as _sources
 
 _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
-_ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None}
+_ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None,
+                  'encoder': None}
 _JOINT_KEYS = {
     'name': None,
     'mechanical_reduction': _checks.reduction,
@@ -160,7 +161,14 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
         for key, check in keys.items():
             if key == 'limits' and key in item:
                 fields.update(_limits(item[key], f'{where}.limits', kind, name))
-            elif key not in ('name', 'limits') and key in item:
+            elif key == 'encoder' and key in item:
+                _mapping(item[key], f'{where}.encoder', ('period',))
+                if 'period' not in item[key]:
+                    raise ConfigError(f'{where}.encoder ({kind} {name!r}): missing key '
+                                      "'period' (the reading wraps every period)")
+                fields['encoder_period'] = _checks.encoder_period(
+                    item[key]['period'], f'{where}.encoder.period ({kind} {name!r})')
+            elif key not in ('name', 'limits', 'encoder') and key in item:
                 fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
         try:
             specs.append(spec_class(name, **fields))

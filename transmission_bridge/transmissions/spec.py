@@ -37,13 +37,16 @@ class ActuatorSpec:
     One actuator of a transmission: its name, mechanical reduction (dimensionless) and limits.
 
     ``velocity_limit`` (rad/s or m/s of the motor) and ``effort_limit`` (N·m or N) bound
-    the commands the bridge sends it; ``inf`` is no limit.
+    the commands the bridge sends it; ``inf`` is no limit. ``encoder_period``: the actuator
+    reports its position modulo this (an absolute single-turn encoder, a counter that
+    overflows), in its position unit; None: the position is whole.
     """
 
     name: str
     mechanical_reduction: float = 1.0
     velocity_limit: float = INF
     effort_limit: float = INF
+    encoder_period: float = None
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')
@@ -51,6 +54,9 @@ class ActuatorSpec:
         object.__setattr__(self, 'mechanical_reduction', _checks.reduction(
             self.mechanical_reduction, f'{who}: mechanical_reduction'))
         _check_magnitude_limits(self, who)
+        if self.encoder_period is not None:
+            object.__setattr__(self, 'encoder_period', _checks.encoder_period(
+                self.encoder_period, f'{who}: encoder period'))
 
 
 @dataclasses.dataclass(frozen=True)

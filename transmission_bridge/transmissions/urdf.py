@@ -80,7 +80,8 @@ NAMESPACES = ('transmission_interface/', 'pr2_mechanism_model/', 'transmission_b
 _SIZES = {'simple': 1, 'differential': 2, 'four_bar_linkage': 2}
 _NUMBERS = {
     'actuator': {'mechanical_reduction': 'mechanical_reduction',
-                 'mechanicalReduction': 'mechanical_reduction'},
+                 'mechanicalReduction': 'mechanical_reduction',
+                 'encoder_period': 'encoder_period'},
     'joint': {'mechanical_reduction': 'mechanical_reduction',
               'mechanicalReduction': 'mechanical_reduction', 'offset': 'offset',
               'default_position': 'default_position', 'damping': 'damping'},

@@ -1,0 +1,105 @@
+"""
+Absolute encoders behind a reduction: readings modulo a period, made whole again.
+
+An actuator with ``encoder: {period: P}`` reports its position modulo ``P`` (a single-turn
+encoder: ``P = 2 pi`` rad, or 4096 counts; a multi-turn counter that overflows). Its whole
+position is ``reading + turns P``, ``turns`` an integer the stream has to find:
+
+* **while running** (:func:`unwrap`): a step of more than half a period between two
+  consecutive readings is a wrap, so ``turns`` changes by the whole periods of the step
+  (``round(step / P)``); a step of exactly half a period is not a wrap. A reading that is
+  not finite is skipped: the next one is compared with the last finite reading;
+* **at the first reading** (:func:`candidate_turns`): the whole periods to add are those
+  that put every joint of the transmission inside its limits. One choice: taken. None, or
+  more than one (a 6:1 gear behind a single-turn encoder sees the motor turn six times over
+  the joint's range: a joint range wider than one period at the joint is ambiguous): the
+  joints are not published until an operator gives the turns, or the joints move where only
+  one choice fits.
+
+Order of the maps (NOTATION.md): reading -> ``+ turns P`` (the actuator's whole position)
+-> the transmission -> ``+ offset`` (calibration).
+
+>>> import numpy as np
+>>> last, turns = np.array([6.2]), np.array([0])
+>>> unwrap(np.array([0.1]), last, turns, np.array([2 * np.pi]))     # wrapped forwards
+array([6.38318531])
+>>> turns, last
+(array([1]), array([0.1]))
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from .errors import ConfigError
+
+MAX_CANDIDATES = 100_000    # combinations of turns tried at a first reading, at the most
+LIMIT_TOL = 1e-9            # rad or m: a joint this close to its limit is within it
+
+
+def unwrap(readings, last, turns, periods):
+    """
+    Return the whole positions of ``readings``; ``last`` and ``turns`` are updated in place.
+
+    ``readings``, ``last`` (the previous finite readings, NaN: none yet), ``turns``
+    (integers) and ``periods``: one per encoder. A reading that is not finite gives NaN and
+    leaves its ``last`` and ``turns`` as they were. ``reading + turns * period``, so a
+    stream and a batch of it give the same bits.
+    """
+    readings = np.asarray(readings, dtype=float)
+    step = readings - last
+    known = np.isfinite(readings)
+    wrapped = known & np.isfinite(step) & (np.abs(step) > 0.5 * periods)
+    if wrapped.any():
+        turns[wrapped] -= np.rint(step[wrapped] / periods[wrapped]).astype(turns.dtype)
+    last[known] = readings[known]
+    return readings + turns * periods
+
+
+def candidate_turns(transmission, positions, encoders, periods, lower, upper):
+    """
+    Return the turns to add to the ``encoders`` that put every joint within its limits.
+
+    ``transmission``: the map (``actuator_to_joint``/``joint_to_actuator``, joint offsets
+    included) of one transmission; ``positions``: its actuators' positions (the encoders'
+    as read so far, made continuous); ``encoders``: the indices of those whose turns are
+    unknown, with their ``periods``; ``lower``, ``upper``: the joint limits. Returns a list
+    of integer tuples (one per encoder), empty if none fits. Raises ConfigError when a joint
+    has no limit on a side (any number of turns would fit).
+    """
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
+        raise ConfigError('a joint without both position limits cannot tell the turns '
+                          'apart: give the turns (encoder_turns)')
+    positions = np.asarray(positions, dtype=float)
+    # The actuator positions over the joint limits: their box's corners for a linear map,
+    # a grid of it for a linkage (whose actuators are not monotonic in every joint).
+    axes = [np.linspace(lo, hi, 2 if transmission_is_linear(transmission) else 9)
+            for lo, hi in zip(lower, upper)]
+    samples = np.array(list(itertools.product(*axes)))
+    reach = transmission.joint_to_actuator('position', samples)
+    ranges = []
+    for k, period in zip(encoders, periods):
+        values = reach[:, k][np.isfinite(reach[:, k])]
+        if not len(values):
+            return []
+        first = math.ceil((values.min() - positions[k]) / period - 1e-9)
+        last = math.floor((values.max() - positions[k]) / period + 1e-9)
+        ranges.append(range(first - 1, last + 2))       # a margin: the grid is not exact
+    if math.prod(len(r) for r in ranges) > MAX_CANDIDATES:
+        raise ConfigError('too many possible turns to try: give the turns (encoder_turns)')
+    found = []
+    for turns in itertools.product(*ranges):
+        trial = positions.copy()
+        trial[list(encoders)] += np.array(turns) * np.asarray(periods)
+        joints = transmission.actuator_to_joint('position', trial)
+        if (np.isfinite(joints).all() and (joints >= lower - LIMIT_TOL).all()
+                and (joints <= upper + LIMIT_TOL).all()):
+            found.append(tuple(int(t) for t in turns))
+    return found
+
+
+def transmission_is_linear(transmission):
+    """Return True unless ``transmission`` is a linkage (whose maps are not matrices)."""
+    return not hasattr(transmission, 'geometry')
