@@ -5,7 +5,7 @@
 #                                       the script goes on once every started node is up
 #   ros2 topic pub ... (no --once/-t)   runs in the background, like ros2 launch
 #   ros2 topic echo ...                 takes the first message (--once) and must get one
-#   ros2 param ...                      retried while the daemon has not discovered the node
+#   ros2 param ... / ros2 lifecycle ... retried while the daemon has not discovered the node
 #   ros2 service call ...               must answer success=True
 #   (both run again when no answer came in 15 s: Fast DDS drops the answer to a client it
 #   has not matched within 100 ms, ros2/rmw_fastrtps#842; a person would press Ctrl-C and
@@ -116,7 +116,7 @@ ros2() {
     timeout 60 "$(type -P ros2)" topic echo --once "$@" || __tb_fail "no message on $1"
     return 0
   fi
-  if [ "$1" = param ]; then
+  if [ "$1" = param ] || [ "$1" = lifecycle ]; then
     local out rc n=0 lost=0
     while :; do
       out=$(timeout 15 "$(type -P ros2)" "$@" 2>&1); rc=$?

@@ -236,6 +236,37 @@ def test_legged_robot_ankle_motors_hold_the_leg_through_the_linkage(shell, launc
     _clean_stop(proc)
 
 
+def _lifecycle(shell, verb_args):
+    """``ros2 lifecycle ...`` (retried while the daemon has not discovered the node)."""
+    proc = shell.run_until(f'{LOST}ros2 lifecycle {verb_args}',
+                           lambda p: p.returncode == 0 and 'Node not found' not in p.stdout,
+                           timeout=45)
+    assert proc.returncode == 0, proc.stdout
+    return proc.stdout
+
+
+def test_a_managed_bridge_brought_up_with_ros2_lifecycle(shell, launches):
+    """Issue 45: autostart:=false, then `ros2 lifecycle set` configure and activate."""
+    proc = launches('ros2 launch transmission_bridge bridge.launch.py autostart:=false')
+    proc.wait_for(r'\[transmission_bridge\]: unconfigured \(autostart false\)', timeout=45)
+    assert 'unconfigured [1]' in _lifecycle(shell, 'get /transmission_bridge')
+    echo = launches('ros2 topic echo --once /joint_states sensor_msgs/msg/JointState')
+    shell.run('ros2 topic pub --times 3 --rate 10 /actuator_states sensor_msgs/msg/JointState '
+              '"{name: [elbow_motor], position: [80.0]}"')
+    assert echo.proc.poll() is None                 # unconfigured: nothing published
+    assert 'Transitioning successful' in _lifecycle(shell, 'set /transmission_bridge configure')
+    assert 'inactive [2]' in _lifecycle(shell, 'get /transmission_bridge')
+    assert 'Transitioning successful' in _lifecycle(shell, 'set /transmission_bridge activate')
+    assert 'active [3]' in _lifecycle(shell, 'get /transmission_bridge')
+    shell.run_until('ros2 topic pub --times 3 --rate 10 /actuator_states '
+                    'sensor_msgs/msg/JointState "{name: [elbow_motor], position: [80.0]}"',
+                    lambda p: echo.proc.poll() is not None, timeout=40)
+    assert echo.wait_exit(20) == 0, echo.output()
+    assert _yaml_doc(echo.output())['position'] == [1.1]        # 80 / 80 + 0.1
+    assert 'Transitioning successful' in _lifecycle(shell, 'set /transmission_bridge deactivate')
+    _clean_stop(proc)
+
+
 def test_demo_launch_gives_gravity_torques_on_a_fresh_install(shell, launches):
     """Issue item 4: `ros2 launch ... demo.launch.py` then echo the torques; no -0.0 (defect 8)."""
     proc = launches('ros2 launch transmission_bridge demo.launch.py')

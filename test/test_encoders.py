@@ -50,7 +50,7 @@ def test_a_stream_wrapping_a_thousand_times_stays_continuous():
 
 
 def test_half_a_period_is_not_a_wrap_and_more_is():
-    last, turns, periods = np.array([0.0]), np.array([0]), np.array([TWO_PI])
+    last, turns, periods = np.array([0.0]), np.array([0.0]), np.array([TWO_PI])
     assert unwrap(np.array([math.pi]), last, turns, periods)[0] == math.pi
     assert turns[0] == 0                        # up exactly half a period: not a wrap
     assert unwrap(np.array([0.0]), last, turns, periods)[0] == 0.0
@@ -60,7 +60,7 @@ def test_half_a_period_is_not_a_wrap_and_more_is():
 
 
 def test_nan_in_the_middle_of_a_wrap_is_skipped():
-    last, turns, periods = np.array([6.1]), np.array([3]), np.array([TWO_PI])
+    last, turns, periods = np.array([6.1]), np.array([3.0]), np.array([TWO_PI])
     out = unwrap(np.array([np.nan]), last, turns, periods)
     assert np.isnan(out[0]) and last[0] == 6.1 and turns[0] == 3
     out = unwrap(np.array([0.1]), last, turns, periods)

@@ -150,6 +150,51 @@ def test_bridge_messages(messages):
                 assert field is None or len(field) == len(out.names)
 
 
+ENCODERS = load_transmissions({'transmissions': [
+    {'name': 'knee', 'type': 'simple',
+     'actuators': [{'name': 'knee_motor', 'mechanical_reduction': 6.0,
+                    'encoder': {'period': 2 * math.pi}}],
+     'joints': [{'name': 'knee', 'limits': {'lower': -1.0, 'upper': 1.0}}]},
+    {'name': 'hip', 'type': 'simple', 'actuators': [{'name': 'hip_motor'}],
+     'joints': [{'name': 'hip'}]}]})
+# Readings a single-turn encoder gives, and worse: wraps, exactly half a turn, NaN, inf.
+readings = st.one_of(st.floats(0.0, 2 * math.pi), st.sampled_from(
+    [0.0, math.pi, 2 * math.pi, -math.pi, 1e-300, math.nan, math.inf, 1e308]))
+
+
+@FUZZ
+@given(st.lists(st.tuples(readings, st.floats(-5, 5), st.integers(0, 3),
+                          st.one_of(st.none(), st.integers(-3, 3)),
+                          st.booleans()), min_size=1, max_size=12))
+def test_encoder_streams(steps):
+    # Hostile encoder streams (issue 45): no exception; a knee published only once its turns
+    # are known, always a whole position of the last finite reading (reading + k * period,
+    # divided by the reduction); the hip only while its motor is fresh.
+    core = ActuatorStates(ENCODERS)
+    core.stale_ns = 2
+    now = 0
+    for reading, hip, dt, turns, hip_too in steps:
+        CASES['encoder JointState'] += 1
+        now += dt
+        if turns is not None:
+            core.set_encoder_turns('knee_motor', turns)
+        names, values = (['knee_motor', 'hip_motor'], [reading, hip]) if hip_too else (
+            ['knee_motor'], [reading])
+        out = core.ingest('a', names, values, [], [], now, now_ns=now)
+        if out is None:
+            continue
+        got = dict(zip(out.names, out.position))
+        if 'knee' in got:
+            assert core.encoders.resolved
+            last = core.encoders.last[0]
+            if math.isfinite(got['knee']):
+                whole = got['knee'] * 6.0
+                k = (whole - last) / (2 * math.pi)
+                assert abs(k - round(k)) < 1e-6 * max(1.0, abs(k)), (whole, last)
+        if 'hip' in got:
+            assert now - core.last_seen_ns[1] <= 2
+
+
 joint_names = st.lists(st.one_of(st.sampled_from(MODEL.joint_names), st.text(max_size=5)),
                        max_size=9)
 

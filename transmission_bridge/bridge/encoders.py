@@ -41,7 +41,7 @@ class EncoderTracks:
         self._groups = groups
         self._position_of = {c: k for k, c in enumerate(cols)}
         self.last = np.full(len(cols), np.nan)
-        self.turns = np.zeros(len(cols), dtype=np.int64)
+        self.turns = np.zeros(len(cols))             # whole numbers (floats: no overflow)
         self.known = np.zeros(len(cols), dtype=bool)
         self._pending = {}                  # encoder position -> turns given before a reading
         #: Why a transmission's joints wait: {transmission name: reason}.
@@ -122,9 +122,9 @@ class EncoderTracks:
         """
         k = self._position_of[self._tset.actuator_index[actuator]]
         if not np.isfinite(self.last[k]):
-            self._pending[k] = int(turns)
+            self._pending[k] = float(turns)
             return float('nan')
-        self.turns[k] = int(turns)
+        self.turns[k] = float(turns)
         self.known[k] = True
         self._update_blocked()
         return float(self.last[k] + self.turns[k] * self.periods[k])
@@ -137,7 +137,7 @@ class EncoderTracks:
     def reset(self):
         """Forget every reading and turn (a time jump): turns are found again."""
         self.last[:] = np.nan
-        self.turns[:] = 0
+        self.turns[:] = 0.0
         self.known[:] = False
         self._pending = {}
         self.ambiguous = {}

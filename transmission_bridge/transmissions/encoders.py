@@ -20,11 +20,11 @@ Order of the maps (NOTATION.md): reading -> ``+ turns P`` (the actuator's whole 
 -> the transmission -> ``+ offset`` (calibration).
 
 >>> import numpy as np
->>> last, turns = np.array([6.2]), np.array([0])
+>>> last, turns = np.array([6.2]), np.array([0.0])
 >>> unwrap(np.array([0.1]), last, turns, np.array([2 * np.pi]))     # wrapped forwards
 array([6.38318531])
 >>> turns, last
-(array([1]), array([0.1]))
+(array([1.]), array([0.1]))
 """
 
 import itertools
@@ -42,19 +42,21 @@ def unwrap(readings, last, turns, periods):
     """
     Return the whole positions of ``readings``; ``last`` and ``turns`` are updated in place.
 
-    ``readings``, ``last`` (the previous finite readings, NaN: none yet), ``turns``
-    (integers) and ``periods``: one per encoder. A reading that is not finite gives NaN and
-    leaves its ``last`` and ``turns`` as they were. ``reading + turns * period``, so a
-    stream and a batch of it give the same bits.
+    ``readings``, ``last`` (the previous finite readings, NaN: none yet), ``turns`` (whole
+    numbers, as floats: a count beyond 2**53 loses units, none overflows) and ``periods``:
+    one per encoder. A reading that is not finite is given back as it is and leaves its
+    ``last`` and ``turns`` as they were. ``reading + turns * period``, so a stream and a
+    batch of it give the same bits.
     """
     readings = np.asarray(readings, dtype=float)
-    step = readings - last
-    known = np.isfinite(readings)
-    wrapped = known & np.isfinite(step) & (np.abs(step) > 0.5 * periods)
-    if wrapped.any():
-        turns[wrapped] -= np.rint(step[wrapped] / periods[wrapped]).astype(turns.dtype)
-    last[known] = readings[known]
-    return readings + turns * periods
+    with np.errstate(invalid='ignore', over='ignore'):
+        step = readings - last
+        known = np.isfinite(readings)
+        wrapped = known & np.isfinite(step) & (np.abs(step) > 0.5 * periods)
+        if wrapped.any():
+            turns[wrapped] -= np.rint(step[wrapped] / periods[wrapped])
+        last[known] = readings[known]
+        return readings + turns * periods
 
 
 def candidate_turns(transmission, positions, encoders, periods, lower, upper):
@@ -84,15 +86,17 @@ def candidate_turns(transmission, positions, encoders, periods, lower, upper):
         values = reach[:, k][np.isfinite(reach[:, k])]
         if not len(values):
             return []
-        first = math.ceil((values.min() - positions[k]) / period - 1e-9)
-        last = math.floor((values.max() - positions[k]) / period + 1e-9)
+        span = (values.min() - positions[k]) / period, (values.max() - positions[k]) / period
+        if not all(map(math.isfinite, span)) or max(map(abs, span)) > 2.0 ** 52:
+            return []           # a reading no whole number of turns brings into range
+        first, last = math.ceil(span[0] - 1e-9), math.floor(span[1] + 1e-9)
         ranges.append(range(first - 1, last + 2))       # a margin: the grid is not exact
     if math.prod(len(r) for r in ranges) > MAX_CANDIDATES:
         raise ConfigError('too many possible turns to try: give the turns (encoder_turns)')
     found = []
     for turns in itertools.product(*ranges):
         trial = positions.copy()
-        trial[list(encoders)] += np.array(turns) * np.asarray(periods)
+        trial[list(encoders)] += np.array(turns, dtype=float) * np.asarray(periods)
         joints = transmission.actuator_to_joint('position', trial)
         if (np.isfinite(joints).all() and (joints >= lower - LIMIT_TOL).all()
                 and (joints <= upper + LIMIT_TOL).all()):
