@@ -6,6 +6,9 @@ ROUND_TRIP_ATOL = 1e-12
 POWER_RTOL = 1e-12
 # Agreement with an independent implementation (Pinocchio) on poses and gravity.
 PEER_ATOL = 1e-9
+# Agreement with Pinocchio on dynamics (torques, mass matrices, accelerations): relative to
+# the larger of 1 and the largest entry of the oracle's output.
+PEER_RTOL = 1e-9
 # Finite-difference checks (central differences, step 1e-6): truncation plus rounding.
 FD_ATOL = 1e-6
 # The transmission set's compiled maps (x[i0] c0 + x[i1] c1, coefficients from the formulas)

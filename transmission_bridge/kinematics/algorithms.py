@@ -13,6 +13,7 @@ rounding depends on the thread count), in chunks of :data:`CHUNK`.
 
 import numpy as np
 
+from . import newton_euler
 from .backend import Backend, Workspace
 
 CHUNK = 4096     # configurations per chunk: keeps the per-body arrays in cache (bench)
@@ -101,6 +102,26 @@ class NumpyBackend(Backend):
             np.einsum('arn,an->rn', XT_WB[par, :3], p_PB, out=XT_WB[i, 3])
             XT_WB[i, 3] += XT_WB[par, 3]
         return XT_WB
+
+    def _rnea(self, Q, V, A, gravity):
+        """Return Newton-Euler's ``tau`` of the rows, chunk by chunk (:mod:`.newton_euler`)."""
+        tau = np.empty(Q.shape)
+        for start in range(0, len(Q), CHUNK):
+            part = slice(start, start + CHUNK)
+            frames = newton_euler.BodyFrames(self.tree, self.frames_batch(Q[part]))
+            tau[part] = newton_euler.inverse_dynamics(self.tree, frames, V[part], A[part],
+                                                      gravity)
+        return tau
+
+    def _crba(self, Q):
+        """Return the mass matrices of the rows, chunk by chunk (:mod:`.newton_euler`)."""
+        nq = self.tree.nq
+        M = np.empty((len(Q), nq, nq))
+        for start in range(0, len(Q), CHUNK):
+            part = slice(start, start + CHUNK)
+            frames = newton_euler.BodyFrames(self.tree, self.frames_batch(Q[part]))
+            M[part] = newton_euler.mass_matrix(self.tree, frames)
+        return M
 
     def _pass_batch(self, q, dest):
         """

@@ -20,6 +20,12 @@ call; a backend implements the methods marked *)::
     Backend._one(q, what, out)          * one configuration, into out or new arrays
     Backend._batch(q, what, out)        * a batch, into out or new arrays
 
+    Backend.inverse_dynamics(q, v, a, gravity=True)   tau (..., nq): Newton-Euler
+    Backend.mass_matrix(q)                M (..., nq, nq): composite bodies
+    Backend._rnea(Q, V, A, gravity)     * the same, rows of a batch (N, nq)
+    Backend._crba(Q)                    * (N, nq, nq)
+    Backend._rnea_one(q, v, a, gravity)   one configuration (nq,): _rnea of one row
+
     Workspace.q                           (nq,) the configuration its results are of
     Workspace.XT_PB, Workspace.XT_WB      X_PB^T of every body (nb, 16), X_WB^T (nb + 1, 4, 4)
                                           with the world (identity) last: NOTATION.md
@@ -118,6 +124,38 @@ class Backend:
         raise NotImplementedError
 
     def _batch(self, q, what, out):
+        raise NotImplementedError
+
+    def inverse_dynamics(self, q, v, a, gravity=True):
+        """
+        Return the joint forces of accelerations ``a`` at ``q``, ``v``: (..., nq).
+
+        Newton-Euler (:mod:`.newton_euler`), gravity included unless ``gravity`` False;
+        ``q``, ``v``, ``a`` of one shape (..., nq), float64.
+        """
+        if q.ndim == 1:
+            return self._rnea_one(q, v, a, bool(gravity))
+        n = int(np.prod(q.shape[:-1]))
+        rows = [np.ascontiguousarray(x.reshape(n, self.tree.nq)) for x in (q, v, a)]
+        return self._rnea(*rows, bool(gravity)).reshape(q.shape)
+
+    def mass_matrix(self, q):
+        """Return the joint-space mass matrix at ``q``: (..., nq, nq)."""
+        nq = self.tree.nq
+        if q.ndim == 1:
+            return self._crba(np.ascontiguousarray(q)[None])[0]
+        n = int(np.prod(q.shape[:-1]))
+        M = self._crba(np.ascontiguousarray(q.reshape(n, nq)))
+        return M.reshape(q.shape[:-1] + (nq, nq))
+
+    def _rnea(self, Q, V, A, gravity):
+        raise NotImplementedError
+
+    def _rnea_one(self, q, v, a, gravity):
+        """Return :meth:`_rnea` of one configuration (a backend may do it faster)."""
+        return self._rnea(q[None], v[None], a[None], gravity)[0]
+
+    def _crba(self, Q):
         raise NotImplementedError
 
     def jacobians(self, q, bodies, points):

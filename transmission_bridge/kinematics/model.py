@@ -2,8 +2,9 @@
 A robot model: a tree of bodies rooted at 'world', and what can be computed from it.
 
 This module is the description: bodies, joints, names, limits, mimic rules, the checks
-that make a tree valid. What the model computes is :mod:`.evaluation`'s, its edits are
-:mod:`.editing`'s, its payload :mod:`.payload`'s; :class:`Model` is made of the four.
+that make a tree valid. What the model computes is :mod:`.evaluation`'s (kinematics,
+gravity) and :mod:`.dynamics`' (inverse and forward dynamics, mass matrix), its edits are
+:mod:`.editing`'s, its payload :mod:`.payload`'s; :class:`Model` is made of the five.
 
 Mimic joints (``joint.mimic``) are no coordinates of their own: ``joint_names`` lists the
 independent joints, ``movable_joint_names`` all of them, and gravity, damping and
@@ -29,6 +30,7 @@ import numpy as np
 from . import _checks
 from .backend import make_backend
 from .body import Body, WORLD
+from .dynamics import DynamicsMixin
 from .editing import EditingMixin
 from .errors import ModelError
 from .evaluation import EvaluationMixin
@@ -38,7 +40,7 @@ from .tree import TreeArrays
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
-class Model(EvaluationMixin, EditingMixin, PayloadMixin):
+class Model(EvaluationMixin, DynamicsMixin, EditingMixin, PayloadMixin):
     """A validated tree of :class:`Body`; see the module docstring."""
 
     def __init__(self, bodies=(), name='robot', gravity=DEFAULT_GRAVITY, root_frame=WORLD,
@@ -220,6 +222,7 @@ class Model(EvaluationMixin, EditingMixin, PayloadMixin):
         state = dict(self.__dict__)
         # The receiver may or may not have numba: it gets the choice, and makes the backend.
         state['_backend'] = self._backend.name
+        state.pop('_dynamics_columns', None)        # a cache holding a transmission set
         return state
 
     def __setstate__(self, state):

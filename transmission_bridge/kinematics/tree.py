@@ -85,6 +85,12 @@ class TreeArrays:
         self.p_PJ = p_PJ.copy()
         self.mass = np.array([b.inertial.mass for b in bodies])
         self.com = np.array([b.inertial.com for b in bodies]).reshape(nb, 3)
+        # Rotational inertia about the centre of mass, body frame (the dynamics read it).
+        self.inertia = np.array([b.inertial.inertia for b in bodies]).reshape(nb, 3, 3)
+        # Per body: its coordinate (-1 for a fixed joint); its velocity is qmul times its
+        # independent joint's.
+        self.coord = np.full(nb, -1, dtype=np.intp)
+        self.coord[movable] = np.arange(self.nc)
         anc = np.zeros((nb, nb), dtype=bool)                 # anc[i, j]: j is i or above it
         for i in range(nb):
             j = i

@@ -19,7 +19,9 @@ from .._shared import sources as _sources
 _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
 _ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None,
-                  'encoder': None}
+                  'encoder': None, 'rotor_inertia': _checks.non_negative, 'friction': None}
+# friction: {key: spec field} (doc/dynamics.md)
+FRICTION_KEYS = {'viscous': 'viscous_friction', 'coulomb': 'coulomb_friction'}
 _JOINT_KEYS = {
     'name': None,
     'mechanical_reduction': _checks.reduction,
@@ -168,7 +170,11 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
                                       "'period' (the reading wraps every period)")
                 fields['encoder_period'] = _checks.encoder_period(
                     item[key]['period'], f'{where}.encoder.period ({kind} {name!r})')
-            elif key not in ('name', 'limits', 'encoder') and key in item:
+            elif key == 'friction' and key in item:
+                _mapping(item[key], f'{where}.friction', tuple(FRICTION_KEYS))
+                fields.update({FRICTION_KEYS[k]: _checks.non_negative(
+                    v, f'{where}.friction.{k} ({kind} {name!r})') for k, v in item[key].items()})
+            elif key not in ('name', 'limits', 'encoder', 'friction') and key in item:
                 fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
         try:
             specs.append(spec_class(name, **fields))

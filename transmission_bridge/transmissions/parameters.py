@@ -15,6 +15,9 @@ a calibration dump without ROS::
     actuators.<actuator>.mechanical_reduction   -        finite, non-zero
     actuators.<actuator>.limits.velocity  rad/s | m/s    > 0; .inf: no limit
     actuators.<actuator>.limits.effort    N·m | N        > 0; .inf: no limit
+    actuators.<actuator>.rotor_inertia    kg·m² | kg     >= 0
+    actuators.<actuator>.friction.viscous N·m·s/rad | N·s/m   >= 0
+    actuators.<actuator>.friction.coulomb N·m | N        >= 0
     transmissions.<coupling>.matrix       -              N*N numbers, row-major, invertible
 
 A coupling's joints and actuators have no ``mechanical_reduction`` parameter: the
@@ -37,7 +40,8 @@ from .errors import ConfigError
 
 # Parameter field -> JointSpec / ActuatorSpec attribute, where the two differ.
 ATTRIBUTES = {'limits.lower': 'lower_limit', 'limits.upper': 'upper_limit',
-              'limits.velocity': 'velocity_limit', 'limits.effort': 'effort_limit'}
+              'limits.velocity': 'velocity_limit', 'limits.effort': 'effort_limit',
+              'friction.viscous': 'viscous_friction', 'friction.coulomb': 'coulomb_friction'}
 _LIMIT_TEXT = {
     'limits.lower': 'lowest position the bridge commands, rad (m if prismatic); -.inf: none',
     'limits.upper': 'highest position the bridge commands, rad (m if prismatic); .inf: none',
@@ -63,6 +67,10 @@ ACTUATOR_FIELDS = collections.OrderedDict((
                              'non-zero; negative reverses direction'),
     *((k, _LIMIT_TEXT[k].replace(' (m/s if prismatic)', '').replace(' (N if prismatic)', '')
        + ' (the motor side)') for k in ('limits.velocity', 'limits.effort')),
+    ('rotor_inertia', "the motor's rotor inertia about its axis, kg*m^2 (kg if linear), "
+                      '>= 0; reflected to the joints by the dynamics'),
+    ('friction.viscous', "the motor's viscous friction, N*m*s/rad (N*s/m if linear), >= 0"),
+    ('friction.coulomb', "the motor's Coulomb friction, N*m (N if linear), >= 0"),
 ))
 
 # A ROS parameter name token: what `ros2 param set` accepts between dots.

@@ -40,6 +40,11 @@ class ActuatorSpec:
     the commands the bridge sends it; ``inf`` is no limit. ``encoder_period``: the actuator
     reports its position modulo this (an absolute single-turn encoder, a counter that
     overflows), in its position unit; None: the position is whole.
+
+    The motor's own dynamics, in its units (doc/dynamics.md): ``rotor_inertia`` (kg·m² of
+    a rotary motor's rotor about its axis, kg of a linear actuator's moving part),
+    ``viscous_friction`` (N·m·s/rad or N·s/m) and ``coulomb_friction`` (N·m or N); all
+    >= 0, 0 by default.
     """
 
     name: str
@@ -47,6 +52,9 @@ class ActuatorSpec:
     velocity_limit: float = INF
     effort_limit: float = INF
     encoder_period: float = None
+    rotor_inertia: float = 0.0
+    viscous_friction: float = 0.0
+    coulomb_friction: float = 0.0
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')
@@ -57,6 +65,14 @@ class ActuatorSpec:
         if self.encoder_period is not None:
             object.__setattr__(self, 'encoder_period', _checks.encoder_period(
                 self.encoder_period, f'{who}: encoder period'))
+        for field, label in _DYNAMICS.items():
+            object.__setattr__(self, field, _checks.non_negative(getattr(self, field),
+                                                                 f'{who}: {label}'))
+
+
+# An actuator's dynamics: spec field -> its name in the YAML and the parameters.
+_DYNAMICS = {'rotor_inertia': 'rotor_inertia', 'viscous_friction': 'friction.viscous',
+             'coulomb_friction': 'friction.coulomb'}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -103,6 +103,7 @@ class TransmissionSet:
         self._linkage_joints = np.array(sorted(j for _, js, _ in linkages for j in js),
                                         dtype=np.intp)
         self._linkage_members = [[self._joint_names[j] for j in js] for _, js, _ in linkages]
+        self._rotors = None
 
     # --- description -------------------------------------------------------------
     @property
@@ -267,6 +268,29 @@ class TransmissionSet:
         linked = self._linkages_actuators()
         rows[:, linked] = mapped[2].reshape(-1, self.num_actuators)[:, linked]
         return out
+
+    # --- the motors' dynamics (rotors.py) ---------------------------------------
+    @property
+    def rotors(self):
+        """Return the actuators' :class:`~.rotors.RotorDynamics` (made on first use)."""
+        if self._rotors is None:
+            from .rotors import RotorDynamics
+            self._rotors = RotorDynamics(self)
+        return self._rotors
+
+    def reflected_mass_matrix(self, positions):
+        """Return the rotors' inertia at the joints, ``T^T diag(I) T``: (..., nJ, nJ)."""
+        return self.rotors.mass_matrix(positions)
+
+    def reflected_forces(self, positions, velocities, accelerations):
+        """
+        Return the joint forces the rotors and friction take: (..., nJ), N·m or N.
+
+        ``T^T (I (T a + T-dot v) + b T v + c sign(T v))`` at joint ``positions``,
+        ``velocities`` and ``accelerations`` (doc/dynamics.md); add them to the links'
+        inverse dynamics for the joints' total.
+        """
+        return self.rotors.joint_forces(positions, velocities, accelerations)
 
     def _linkages_actuators(self):
         layout = self._linkages[0]

@@ -81,7 +81,9 @@ _SIZES = {'simple': 1, 'differential': 2, 'four_bar_linkage': 2}
 _NUMBERS = {
     'actuator': {'mechanical_reduction': 'mechanical_reduction',
                  'mechanicalReduction': 'mechanical_reduction',
-                 'encoder_period': 'encoder_period'},
+                 'encoder_period': 'encoder_period', 'rotor_inertia': 'rotor_inertia',
+                 'viscous_friction': 'viscous_friction',
+                 'coulomb_friction': 'coulomb_friction'},
     'joint': {'mechanical_reduction': 'mechanical_reduction',
               'mechanicalReduction': 'mechanical_reduction', 'offset': 'offset',
               'default_position': 'default_position', 'damping': 'damping'},

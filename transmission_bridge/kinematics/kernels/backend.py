@@ -9,7 +9,7 @@ the loops wrote.
 
 import numpy as np
 
-from . import loops
+from . import dynamics, loops
 from .loops import B_COM, B_HT, B_MASS, B_WIDTH, B_ZR, B_ZR0, B_ZT, B_ZT0
 from .loops import C_AXIS, C_MSUB, C_MUL, C_ORIGIN, C_ROT, C_TR, C_TRM, C_WIDTH
 from ..backend import Backend, Workspace
@@ -47,6 +47,7 @@ class NumbaBackend(Backend):
                                       np.asarray(tree.gravity, dtype=float)])
         self.on_path = np.ascontiguousarray(tree.on_path)
         self._nb, self._nq = nb, tree.nq
+        self._dynamics = dynamics.DynamicsTables(tree)
 
     def new_workspace(self):
         """Return a new :class:`NumbaWorkspace`."""
@@ -98,6 +99,40 @@ class NumbaBackend(Backend):
                     want_poses, want_gravity)
         return out
 
+    def _scratch(self):
+        """Return this thread's workspace and its dynamics scratch buffer."""
+        ws = self.workspace()
+        if ws.scratch is None:
+            ws.scratch = self._dynamics.scratch(self._nb)
+        return ws, ws.scratch
+
+    def _rnea(self, Q, V, A, gravity):
+        """Return Newton-Euler's ``tau`` of the rows: one compiled loop."""
+        ws, scratch = self._scratch()
+        tau = np.empty(Q.shape)
+        d = self._dynamics
+        dynamics.rnea_batch(Q, V, A, gravity, self.ints, self.floats, ws.work, d.dints,
+                            d.dfloats, scratch, tau)
+        return tau
+
+    def _rnea_one(self, q, v, a, gravity):
+        """Return Newton-Euler's ``tau`` of one configuration: one compiled loop."""
+        ws, scratch = self._scratch()
+        tau = np.empty(self._nq)
+        d = self._dynamics
+        dynamics.rnea(np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(a),
+                      gravity, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, tau)
+        return tau
+
+    def _crba(self, Q):
+        """Return the mass matrices of the rows: one compiled loop."""
+        ws, scratch = self._scratch()
+        M = np.empty((len(Q), self._nq, self._nq))
+        d = self._dynamics
+        dynamics.crba_batch(Q, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch,
+                            M)
+        return M
+
 
 def _work(tree):
     """Return a new work buffer and its views ``(work, XT_PB, XT_WB, S, tau_c)``."""
@@ -119,6 +154,7 @@ class NumbaWorkspace(Workspace):
         self.q = np.zeros(backend.tree.nq)
         self.tau = np.empty(backend.tree.nq)
         self._energy = 0.0                      # the last gravity's V
+        self.scratch = None                     # the dynamics' (made on first use)
 
     def frames(self, q):
         """Return ``XT_WB`` of every body, (nb + 1, 4, 4), world (identity) last."""

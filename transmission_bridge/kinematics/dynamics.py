@@ -1,0 +1,118 @@
+"""
+The model's dynamics: inverse and forward dynamics, mass matrix, kinetic energy.
+
+A mixin of :class:`~.model.Model`, like :mod:`.evaluation`: thin methods that check their
+arguments and call the backend (Newton-Euler and composite bodies: :mod:`.newton_euler`,
+compiled in :mod:`.kernels.dynamics`). Positions, velocities and accelerations in
+``joint_names`` order (the independent joints), batch dimensions first.
+
+Given a transmission set (:class:`~transmission_bridge.transmissions.TransmissionSet`),
+the motors' rotors and friction join the links (doc/dynamics.md): with ``T = dx_a/dq``
+of its joints,
+
+    M_total = M + T^T diag(I_rotor) T
+    tau     = ID(q, v, a) + T^T (I_rotor (T a + T-dot v) + b T v + c sign(T v))
+
+The set's joints must be joints of the model (by name); the model's other joints get no
+rotor. Joint positions are the published ones (the transmissions' offsets included), which
+are the robot file's.
+"""
+
+import numpy as np
+
+from .errors import ModelError
+
+
+class DynamicsMixin:
+    """The dynamics of :class:`~.model.Model` (see the module docstring)."""
+
+    def _qva(self, *arrays):
+        """Return the arrays float64, broadcast to one shape (..., nq)."""
+        arrays = [self._q(x) for x in arrays]
+        shape = arrays[0].shape
+        if any(x.shape != shape for x in arrays):
+            shape = np.broadcast_shapes(*(x.shape for x in arrays))
+            arrays = [np.broadcast_to(x, shape) for x in arrays]
+        return arrays
+
+    def _transmission_columns(self, transmissions):
+        """Return the model columns of ``transmissions``' joints, or ModelError naming one."""
+        if transmissions is None:
+            return None
+        cached = getattr(self, '_dynamics_columns', None)
+        if cached is not None and cached[0] is transmissions:
+            return cached[1]
+        index = {n: i for i, n in enumerate(self.joint_names)}
+        missing = [j for j in transmissions.joint_names if j not in index]
+        if missing:
+            raise ModelError(f'transmission joint {missing[0]!r} is not an independent joint '
+                             f'of model {self.name!r} (its joints: '
+                             f'{", ".join(self.joint_names)})')
+        columns = np.array([index[j] for j in transmissions.joint_names], dtype=np.intp)
+        self._dynamics_columns = (transmissions, columns)
+        return columns
+
+    def inverse_dynamics(self, q, v, a, transmissions=None):
+        """
+        Return the joint forces that give accelerations ``a`` at ``q``, ``v``: (..., nq).
+
+        Pinocchio's ``rnea``: ``M(q) a + C(q, v) v - tau_g(q)``, the torques (N·m) and forces
+        (N) the joints must apply, gravity included (at rest: :func:`holding_torques`).
+        With ``transmissions``, plus the rotors' inertia and friction seen through them
+        (module docstring); the motors' torques are then
+        ``transmissions.joint_to_actuator('effort', tau, q)``.
+        """
+        q, v, a = self._qva(q, v, a)
+        tau = self._backend.inverse_dynamics(q, v, a)
+        columns = self._transmission_columns(transmissions)
+        if columns is not None:
+            tau[..., columns] += transmissions.reflected_forces(
+                q[..., columns], v[..., columns], a[..., columns])
+        return tau
+
+    def nonlinear_effects(self, q, v, transmissions=None):
+        """Return ``C(q, v) v - tau_g(q)`` (+ the rotors' velocity terms and friction)."""
+        q, v = self._qva(q, v)
+        return self.inverse_dynamics(q, v, np.zeros(q.shape), transmissions)
+
+    def mass_matrix(self, q, transmissions=None):
+        """
+        Return the joint-space mass matrix ``M(q)``: (..., nq, nq), kg·m² and kg.
+
+        With ``transmissions``, plus the rotors' reflected inertia ``T^T diag(I_rotor) T``.
+        """
+        q = self._q(q)
+        M = self._backend.mass_matrix(q)
+        columns = self._transmission_columns(transmissions)
+        if columns is not None:
+            M[..., columns[:, None], columns] += transmissions.reflected_mass_matrix(
+                q[..., columns])
+        return M
+
+    def forward_dynamics(self, q, v, tau, transmissions=None):
+        """
+        Return the accelerations the joint forces ``tau`` give at ``q``, ``v``: (..., nq).
+
+        ``M_total^-1 (tau - nonlinear_effects)``; Coulomb friction at zero motor speed
+        counts as zero (it takes any value up to ``c`` there: the joint may stick).
+        Undefined where M is singular (a joint that moves no mass and no inertia, as
+        the massless hand frames some URDFs have): :class:`ModelError` names the joints.
+        """
+        q, v, tau = self._qva(q, v, tau)
+        rhs = tau - self.nonlinear_effects(q, v, transmissions)
+        M = self.mass_matrix(q, transmissions)
+        try:
+            return np.linalg.solve(M, rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            diagonal = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, self.num_positions)
+            empty = [self.joint_names[k] for k in np.flatnonzero((diagonal <= 0).any(axis=0))]
+            raise ModelError('forward dynamics is undefined: the mass matrix is singular'
+                             + (f' (joints {", ".join(empty)} move no mass)' if empty
+                                else '')) from None
+
+    def kinetic_energy(self, q, v, transmissions=None):
+        """Return ``v^T M_total(q) v / 2`` (J): a float for one configuration, else (...)."""
+        q, v = self._qva(q, v)
+        M = self.mass_matrix(q, transmissions)
+        energy = 0.5 * np.einsum('...k,...kl,...l->...', v, M, v)
+        return float(energy) if np.ndim(energy) == 0 else energy

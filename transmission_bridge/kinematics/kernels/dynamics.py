@@ -1,0 +1,240 @@
+"""
+The compiled dynamics: Newton-Euler and composite bodies as loops over the tree.
+
+The formulas of the numpy reference (:mod:`..newton_euler`: world frame, spatial vectors at
+W's origin), one configuration per call, with the poses from :func:`.loops.frames`. The
+tables (packed by :class:`DynamicsTables`):
+
+* ``dints`` per body: parent (``nb`` for the world), independent joint or -1, coordinate
+  or -1;
+* ``dfloats`` per body ``D_WIDTH`` numbers (columns below), then gravity;
+* ``scratch`` per body (and the world, last) ``S_WIDTH`` numbers: the joint's motion S,
+  the velocity V, the acceleration A, the force F; then the composite m, h, J_O.
+"""
+
+import numba
+import numpy as np
+
+from .loops import frames
+
+D_MASS, D_COM, D_INERTIA, D_ROT, D_TR, D_MUL, D_AXIS, D_ORIGIN, D_WIDTH = (
+    0, 1, 4, 13, 14, 15, 16, 19, 22)
+S_S, S_V, S_A, S_F, S_M, S_H, S_J, S_WIDTH = 0, 6, 12, 18, 24, 25, 28, 37
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+class DynamicsTables:
+    """The dynamics' constant tables of a tree (see the module docstring)."""
+
+    def __init__(self, tree):
+        nb = tree.nb
+        D = np.zeros((nb, D_WIDTH))
+        D[:, D_MASS], D[:, D_COM:D_COM + 3] = tree.mass, tree.com
+        D[:, D_INERTIA:D_INERTIA + 9] = tree.inertia.reshape(nb, 9)
+        D[:, D_ROT], D[:, D_TR] = tree.rot, tree.tr
+        D[:, D_MUL] = tree.qmul
+        D[:, D_AXIS:D_AXIS + 3], D[:, D_ORIGIN:D_ORIGIN + 3] = tree.axis_P, tree.p_PJ
+        self.dfloats = np.concatenate([D.ravel(), np.asarray(tree.gravity, dtype=float)])
+        rows = [(p if p >= 0 else nb, tree.qidx[i], tree.coord[i])
+                for i, p in enumerate(tree.parent)]
+        self.dints = np.array([v for row in rows for v in row], dtype=np.intp)
+
+    def scratch(self, nb):
+        """Return a new scratch buffer for a tree of ``nb`` bodies."""
+        return np.zeros((nb + 1) * S_WIDTH)
+
+
+@_jit
+def _body_terms(ints, floats, work, dints, dfloats, scratch):
+    """Write every body's S and its m, h, J_O (about W's origin) into ``scratch``."""
+    nb = ints[0]
+    x = 16 * nb                 # XT_WB[i, j, r] = work[x + 16 i + 4 j + r]; R_WB[r, j]
+    RJ = np.empty(9)
+    cw = np.empty(3)
+    for i in range(nb):
+        p, c = dints[3 * i], dints[3 * i + 2]
+        d = i * D_WIDTH
+        s = i * S_WIDTH
+        for e in range(6):
+            scratch[s + S_S + e] = 0.0
+        if c >= 0:
+            xp = x + 16 * p
+            ax0, ax1, ax2 = (dfloats[d + D_AXIS], dfloats[d + D_AXIS + 1],
+                             dfloats[d + D_AXIS + 2])
+            or0, or1, or2 = (dfloats[d + D_ORIGIN], dfloats[d + D_ORIGIN + 1],
+                             dfloats[d + D_ORIGIN + 2])
+            w0 = work[xp] * ax0 + work[xp + 4] * ax1 + work[xp + 8] * ax2
+            w1 = work[xp + 1] * ax0 + work[xp + 5] * ax1 + work[xp + 9] * ax2
+            w2 = work[xp + 2] * ax0 + work[xp + 6] * ax1 + work[xp + 10] * ax2
+            o0 = work[xp + 12] + work[xp] * or0 + work[xp + 4] * or1 + work[xp + 8] * or2
+            o1 = work[xp + 13] + work[xp + 1] * or0 + work[xp + 5] * or1 + work[xp + 9] * or2
+            o2 = work[xp + 14] + work[xp + 2] * or0 + work[xp + 6] * or1 + work[xp + 10] * or2
+            rot, tr = dfloats[d + D_ROT], dfloats[d + D_TR]
+            scratch[s + S_S] = rot * w0
+            scratch[s + S_S + 1] = rot * w1
+            scratch[s + S_S + 2] = rot * w2
+            scratch[s + S_S + 3] = rot * (o1 * w2 - o2 * w1) + tr * w0
+            scratch[s + S_S + 4] = rot * (o2 * w0 - o0 * w2) + tr * w1
+            scratch[s + S_S + 5] = rot * (o0 * w1 - o1 * w0) + tr * w2
+        xb = x + 16 * i
+        m = dfloats[d + D_MASS]
+        k0, k1, k2 = dfloats[d + D_COM], dfloats[d + D_COM + 1], dfloats[d + D_COM + 2]
+        c0 = work[xb + 12] + work[xb] * k0 + work[xb + 4] * k1 + work[xb + 8] * k2
+        c1 = work[xb + 13] + work[xb + 1] * k0 + work[xb + 5] * k1 + work[xb + 9] * k2
+        c2 = work[xb + 14] + work[xb + 2] * k0 + work[xb + 6] * k1 + work[xb + 10] * k2
+        scratch[s + S_M] = m
+        scratch[s + S_H] = m * c0
+        scratch[s + S_H + 1] = m * c1
+        scratch[s + S_H + 2] = m * c2
+        cc = c0 * c0 + c1 * c1 + c2 * c2
+        # J_O = R J_c R^T + m (|c|² E - c c^T), symmetric: RJ = R J_c first.
+        cw[0], cw[1], cw[2] = c0, c1, c2
+        for r in range(3):
+            R0, R1, R2 = work[xb + r], work[xb + 4 + r], work[xb + 8 + r]
+            for t in range(3):
+                RJ[3 * r + t] = (R0 * dfloats[d + D_INERTIA + t]
+                                 + R1 * dfloats[d + D_INERTIA + 3 + t]
+                                 + R2 * dfloats[d + D_INERTIA + 6 + t])
+        for r in range(3):
+            for t in range(r, 3):
+                acc = (RJ[3 * r] * work[xb + t] + RJ[3 * r + 1] * work[xb + 4 + t]
+                       + RJ[3 * r + 2] * work[xb + 8 + t]) - m * cw[r] * cw[t]
+                if r == t:
+                    acc += m * cc
+                scratch[s + S_J + 3 * r + t] = acc
+                scratch[s + S_J + 3 * t + r] = acc
+
+
+@_jit
+def _inertia_times(scratch, s, a0, a1, a2, b0, b1, b2, out):
+    """Write ``I [a; b] = [J a + h x b; m b + a x h]`` of the inertia at ``s`` into out."""
+    m = scratch[s + S_M]
+    h0, h1, h2 = scratch[s + S_H], scratch[s + S_H + 1], scratch[s + S_H + 2]
+    j = s + S_J
+    out[0] = scratch[j] * a0 + scratch[j + 1] * a1 + scratch[j + 2] * a2 + h1 * b2 - h2 * b1
+    out[1] = scratch[j + 3] * a0 + scratch[j + 4] * a1 + scratch[j + 5] * a2 + h2 * b0 - h0 * b2
+    out[2] = scratch[j + 6] * a0 + scratch[j + 7] * a1 + scratch[j + 8] * a2 + h0 * b1 - h1 * b0
+    out[3] = m * b0 + a1 * h2 - a2 * h1
+    out[4] = m * b1 + a2 * h0 - a0 * h2
+    out[5] = m * b2 + a0 * h1 - a1 * h0
+
+
+@_jit
+def rnea(q, v, a, with_gravity, ints, floats, work, dints, dfloats, scratch, tau):
+    """Write ``tau`` (nq) of one configuration: :func:`..newton_euler.inverse_dynamics`."""
+    nb = ints[0]
+    frames(q, ints, floats, work)
+    _body_terms(ints, floats, work, dints, dfloats, scratch)
+    g = nb * D_WIDTH
+    w = nb * S_WIDTH                    # the world
+    for e in range(6):
+        scratch[w + S_V + e] = 0.0
+        scratch[w + S_A + e] = 0.0
+        scratch[w + S_F + e] = 0.0
+    if with_gravity:
+        for r in range(3):
+            scratch[w + S_A + 3 + r] = -dfloats[g + r]
+    Iv = np.empty(6)
+    Ia = np.empty(6)
+    for i in range(nb):
+        p, k, c = dints[3 * i], dints[3 * i + 1], dints[3 * i + 2]
+        s, sp = i * S_WIDTH, p * S_WIDTH
+        for e in range(6):
+            scratch[s + S_V + e] = scratch[sp + S_V + e]
+            scratch[s + S_A + e] = scratch[sp + S_A + e]
+        if c >= 0:
+            mul = dfloats[i * D_WIDTH + D_MUL]
+            vc, ac = mul * v[k], mul * a[k]
+            for e in range(6):
+                scratch[s + S_V + e] += scratch[s + S_S + e] * vc
+                scratch[s + S_A + e] += scratch[s + S_S + e] * ac
+            w0, w1, w2 = scratch[s + S_V], scratch[s + S_V + 1], scratch[s + S_V + 2]
+            l0, l1, l2 = scratch[s + S_V + 3], scratch[s + S_V + 4], scratch[s + S_V + 5]
+            u0, u1, u2 = (scratch[s + S_S] * vc, scratch[s + S_S + 1] * vc,
+                          scratch[s + S_S + 2] * vc)
+            t0, t1, t2 = (scratch[s + S_S + 3] * vc, scratch[s + S_S + 4] * vc,
+                          scratch[s + S_S + 5] * vc)
+            # A += V x (S v_c): [w x u; w x t + l x u]
+            scratch[s + S_A] += w1 * u2 - w2 * u1
+            scratch[s + S_A + 1] += w2 * u0 - w0 * u2
+            scratch[s + S_A + 2] += w0 * u1 - w1 * u0
+            scratch[s + S_A + 3] += w1 * t2 - w2 * t1 + l1 * u2 - l2 * u1
+            scratch[s + S_A + 4] += w2 * t0 - w0 * t2 + l2 * u0 - l0 * u2
+            scratch[s + S_A + 5] += w0 * t1 - w1 * t0 + l0 * u1 - l1 * u0
+        V = scratch[s + S_V:s + S_V + 6]
+        A = scratch[s + S_A:s + S_A + 6]
+        _inertia_times(scratch, s, V[0], V[1], V[2], V[3], V[4], V[5], Iv)
+        _inertia_times(scratch, s, A[0], A[1], A[2], A[3], A[4], A[5], Ia)
+        w0, w1, w2, l0, l1, l2 = V[0], V[1], V[2], V[3], V[4], V[5]
+        # F = I A + V x* (I V): [w x n + l x f; w x f]
+        scratch[s + S_F] = Ia[0] + w1 * Iv[2] - w2 * Iv[1] + l1 * Iv[5] - l2 * Iv[4]
+        scratch[s + S_F + 1] = Ia[1] + w2 * Iv[0] - w0 * Iv[2] + l2 * Iv[3] - l0 * Iv[5]
+        scratch[s + S_F + 2] = Ia[2] + w0 * Iv[1] - w1 * Iv[0] + l0 * Iv[4] - l1 * Iv[3]
+        scratch[s + S_F + 3] = Ia[3] + w1 * Iv[5] - w2 * Iv[4]
+        scratch[s + S_F + 4] = Ia[4] + w2 * Iv[3] - w0 * Iv[5]
+        scratch[s + S_F + 5] = Ia[5] + w0 * Iv[4] - w1 * Iv[3]
+    for e in range(tau.shape[0]):
+        tau[e] = 0.0
+    for i in range(nb - 1, -1, -1):
+        p, k, c = dints[3 * i], dints[3 * i + 1], dints[3 * i + 2]
+        s, sp = i * S_WIDTH, p * S_WIDTH
+        for e in range(6):
+            scratch[sp + S_F + e] += scratch[s + S_F + e]
+        if c >= 0:
+            t = 0.0
+            for e in range(6):
+                t += scratch[s + S_S + e] * scratch[s + S_F + e]
+            tau[k] += dfloats[i * D_WIDTH + D_MUL] * t
+
+
+@_jit
+def crba(q, ints, floats, work, dints, dfloats, scratch, M):
+    """Write ``M`` (nq, nq) of one configuration: :func:`..newton_euler.mass_matrix`."""
+    nb = ints[0]
+    frames(q, ints, floats, work)
+    _body_terms(ints, floats, work, dints, dfloats, scratch)
+    for i in range(nb - 1, -1, -1):             # composite inertias, leaves first
+        p = dints[3 * i]
+        if p < nb:
+            s, sp = i * S_WIDTH, p * S_WIDTH
+            for e in range(S_M, S_WIDTH):
+                scratch[sp + e] += scratch[s + e]
+    M[:, :] = 0.0
+    F = np.empty(6)
+    for i in range(nb):
+        ki, ci = dints[3 * i + 1], dints[3 * i + 2]
+        if ci < 0:
+            continue
+        s = i * S_WIDTH
+        S = scratch[s + S_S:s + S_S + 6]
+        _inertia_times(scratch, s, S[0], S[1], S[2], S[3], S[4], S[5], F)
+        mi = dfloats[i * D_WIDTH + D_MUL]
+        j = i
+        while j < nb:
+            kj, cj = dints[3 * j + 1], dints[3 * j + 2]
+            if cj >= 0:
+                sj = j * S_WIDTH
+                val = 0.0
+                for e in range(6):
+                    val += scratch[sj + S_S + e] * F[e]
+                val *= mi * dfloats[j * D_WIDTH + D_MUL]
+                M[ki, kj] += val
+                if j != i:
+                    M[kj, ki] += val
+            j = dints[3 * j]
+
+
+@_jit
+def rnea_batch(Q, V, A, with_gravity, ints, floats, work, dints, dfloats, scratch, tau):
+    """Write ``tau`` (N, nq): :func:`rnea` of each row."""
+    for n in range(Q.shape[0]):
+        rnea(Q[n], V[n], A[n], with_gravity, ints, floats, work, dints, dfloats, scratch,
+             tau[n])
+
+
+@_jit
+def crba_batch(Q, ints, floats, work, dints, dfloats, scratch, M):
+    """Write ``M`` (N, nq, nq): :func:`crba` of each row."""
+    for n in range(Q.shape[0]):
+        crba(Q[n], ints, floats, work, dints, dfloats, scratch, M[n])

@@ -1,0 +1,65 @@
+"""
+The motors seen from the joints: reflected rotor inertia and friction (doc/dynamics.md).
+
+Each actuator's rotor (inertia ``I``, in its own units) turns with ``x_a``; with ``T =
+dx_a/dq`` of the transmissions (constant for the linear types, a linkage's at its
+configuration) the rotors' kinetic energy is ``v^T T^T diag(I) T v / 2``, so they add
+``T^T diag(I) T`` to the joints' mass matrix. Lagrange's equations of that energy give
+the joint forces ``T^T I (T a + T-dot v)``: the velocity terms of a configuration-dependent
+``T`` cancel to the rotors' own accelerations ``a_x = T a + T-dot v`` mapped back by
+``T^T`` (``d/dt (T^T I T v) - d/dq (v^T T^T I T v / 2)`` with ``T-dot[a, k] = sum_j
+d²x_a/dq_k dq_j v_j``, symmetric in k, j). Friction, ``b x-dot + c sign(x-dot)`` per motor,
+is mapped by ``T^T`` too. Units: N·m or N at the joints, as the efforts the bridge maps.
+"""
+
+import numpy as np
+
+
+class RotorDynamics:
+    """The actuators' inertia and friction of one transmission set (set order)."""
+
+    def __init__(self, tset):
+        specs = [tset.actuator(n) for n in tset.actuator_names]
+        self.inertia = np.array([a.rotor_inertia for a in specs])
+        self.viscous = np.array([a.viscous_friction for a in specs])
+        self.coulomb = np.array([a.coulomb_friction for a in specs])
+        self._tset = tset
+        eye = np.eye(tset.num_joints)
+        # Rows of T^T: the actuator velocities of each unit joint velocity.
+        self._TT = None if not tset.linear else tset.joint_to_actuator('velocity', eye)
+
+    def jacobian(self, positions):
+        """Return ``T = dx_a/dq`` at joint ``positions`` (..., nJ): (..., nA, nJ)."""
+        if self._TT is not None:
+            lead = np.shape(positions)[:-1]
+            return np.broadcast_to(self._TT.T, lead + self._TT.T.shape).copy()
+        q = np.asarray(positions, dtype=float)
+        n = self._tset.num_joints
+        eye = np.broadcast_to(np.eye(n), q.shape[:-1] + (n, n))
+        rows = self._tset.joint_to_actuator('velocity', eye, q[..., None, :])
+        return np.swapaxes(rows, -1, -2)
+
+    def mass_matrix(self, positions):
+        """Return ``T^T diag(I) T`` (..., nJ, nJ)."""
+        T = self.jacobian(positions)
+        return np.einsum('...ak,a,...al->...kl', T, self.inertia, T)
+
+    def actuator_forces(self, positions, velocities, accelerations):
+        """Return each motor's ``I a_x + b x-dot + c sign(x-dot)`` (..., nA)."""
+        tset = self._tset
+        xdot = tset.joint_to_actuator('velocity', velocities, positions)
+        xddot = tset.joint_accelerations_to_actuator(accelerations, positions, velocities)
+        return self.inertia * xddot + self.viscous * xdot + self.coulomb * np.sign(xdot)
+
+    def joint_forces(self, positions, velocities, accelerations):
+        """Return ``T^T (I a_x + b x-dot + c sign(x-dot))`` (..., nJ): what the joints feel."""
+        T = self.jacobian(positions)
+        f = self.actuator_forces(positions, velocities, accelerations)
+        return np.einsum('...ak,...a->...k', T, f)
+
+    def friction_forces(self, positions, velocities):
+        """Return the friction's generalized forces ``-T^T (b x-dot + c sign(x-dot))``."""
+        T = self.jacobian(positions)
+        xdot = self._tset.joint_to_actuator('velocity', velocities, positions)
+        f = self.viscous * xdot + self.coulomb * np.sign(xdot)
+        return -np.einsum('...ak,...a->...k', T, f)
