@@ -9,7 +9,7 @@ package_name = 'transmission_bridge'
 
 setup(
     name=package_name,
-    version='0.6.0',
+    version='0.7.0',
     packages=find_packages(exclude=['test', 'test.*', 'bench']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
@@ -32,7 +32,7 @@ setup(
     # numpy code runs without it, with the same results.
     extras_require={'fast': ['numba>=0.59'],
                     'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags',
-                             'matplotlib', 'psutil',
+                             'matplotlib', 'psutil', 'drake',
                              'dask[distributed]', 'pyarrow']},
     entry_points={
         'console_scripts': [

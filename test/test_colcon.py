@@ -118,7 +118,7 @@ ROSDEP_KEYS = {'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
                'launch_ros': 'launch_ros', 'tf2_msgs': 'tf2_msgs',
                'lifecycle_msgs': 'lifecycle_msgs', 'psutil': 'python3-psutil'}
 # Not rosdep keys: pip packages the tests may import (named in setup.py extras_require).
-PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]'}
+PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]', 'pydrake': 'drake'}
 LOCAL = {'transmission_bridge'}     # and every module in test/ and bench/
 
 

@@ -235,3 +235,31 @@ def test_a_transmission_joint_missing_from_the_model_is_named():
     with pytest.raises(ModelError, match="transmission joint 'elbow' is not an independent "
                                          'joint of model'):
         model.inverse_dynamics(np.zeros(3), np.zeros(3), np.zeros(3), other)
+
+
+def test_the_dynamics_page_figure_is_what_its_script_draws(tmp_path):
+    # doc/dynamics.md shows it: the same bytes from the committed script and configs.
+    import subprocess
+    import sys
+    root = CONFIG.parent
+    out = tmp_path / 'rotor_torque.svg'
+    proc = subprocess.run([sys.executable, str(root / 'examples' / 'rotor_torque_figure.py'),
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == (root / 'doc' / 'figures' / 'rotor_torque.svg').read_bytes()
+
+
+@pytest.mark.parametrize('robot', ['example_robot.urdf', 'legged_robot.urdf'])
+def test_with_the_motors_the_mass_matrix_stays_spd_and_the_dynamics_invert(robot):
+    model = load_model(CONFIG / robot)
+    rng = np.random.default_rng(7)
+    tset = _with_motors(load_transmissions(CONFIG / robot), rng)
+    q = model.default_positions + rng.uniform(-0.1, 0.1, model.num_positions)
+    v, tau = rng.normal(size=(2, model.num_positions))
+    M = model.mass_matrix(q, tset)
+    np.testing.assert_allclose(M, M.T, rtol=0, atol=1e-15 * np.abs(M).max())
+    assert np.linalg.eigvalsh(M).min() > 0
+    assert (np.diagonal(M) > np.diagonal(model.mass_matrix(q))).any()
+    a = model.forward_dynamics(q, v, tau, tset)
+    np.testing.assert_allclose(model.inverse_dynamics(q, v, a, tset), tau, rtol=0,
+                               atol=1e-10 * max(1.0, np.abs(tau).max()))

@@ -84,6 +84,10 @@ class KinematicsCore:
         self.now_ns = None
         #: The joints stale at the last input (reported once, then silent).
         self.stale_joints = ()
+        #: The trajectories' efforts: 'gravity' or 'inverse_dynamics' (:meth:`feed_forward`).
+        self.feed_forward_mode = 'gravity'
+        #: The transmissions whose rotors and friction the inverse dynamics include (None).
+        self.transmissions = None
         self.set_model(model, base_frame)
 
     @property
@@ -307,25 +311,28 @@ class KinematicsCore:
                  if not b.joint.num_positions]
         return pose_rows(np.array(fixed).reshape(-1, 4, 4))
 
-    def feed_forward(self, joint_names, positions, velocities):
+    def feed_forward(self, joint_names, positions, velocities, accelerations=()):
         """
-        Return the gravity plus damping compensation of every trajectory point.
+        Return the feed-forward efforts of every trajectory point.
 
-        ``positions`` and ``velocities`` hold one sequence per point (velocities may
-        all be empty: zero). Joints not named stay at their default position with
-        zero velocity. Returns (points, len(joint_names)) efforts in the order of
-        ``joint_names``; raises ModelError with the reason if the trajectory is
-        invalid.
+        :attr:`feed_forward_mode` ``'gravity'``: the holding torque plus damping
+        compensation, ``-tau_g + b v``; ``'inverse_dynamics'``: the whole inverse dynamics
+        plus damping compensation, ``M a + C v - tau_g + b v``, with the rotors and
+        friction of :attr:`transmissions` when set (doc/dynamics.md). ``positions``,
+        ``velocities`` and ``accelerations`` hold one sequence per point (velocities and
+        accelerations may all be empty: zero). Joints not named stay at their default
+        position, at rest. Returns (points, len(joint_names)) efforts in the order of
+        ``joint_names``; raises ModelError with the reason if the trajectory is invalid.
         """
         try:
-            out = self._feed_forward(joint_names, positions, velocities)
+            out = self._feed_forward(joint_names, positions, velocities, accelerations)
         except ModelError:
             self.counters.trajectories_rejected += 1
             raise
         self.counters.trajectories_mapped += 1
         return out
 
-    def _feed_forward(self, joint_names, positions, velocities):
+    def _feed_forward(self, joint_names, positions, velocities, accelerations):
         model = self._model
         index = {n: i for i, n in enumerate(model.joint_names)}
         names = list(joint_names)
@@ -338,8 +345,10 @@ class KinematicsCore:
         n_points = len(positions)
         Q = np.tile(model.default_positions, (n_points, 1))
         V = np.zeros((n_points, model.num_positions))
+        A = np.zeros((n_points, model.num_positions))
         for label, rows, target, required in (('positions', positions, Q, True),
-                                              ('velocities', velocities, V, False)):
+                                              ('velocities', velocities, V, False),
+                                              ('accelerations', accelerations, A, False)):
             lengths = {len(r) for r in rows}
             if not required and lengths <= {0}:
                 continue
@@ -352,5 +361,12 @@ class KinematicsCore:
             target[:, cols] = values
         if n_points == 0:
             return np.zeros((0, len(names)))
-        effort = -model.gravity_generalized_forces(Q) + self._damping * V
+        if self.feed_forward_mode == 'inverse_dynamics':
+            effort = model.inverse_dynamics(Q, V, A, self.transmissions) + self._damping * V
+            bad = np.flatnonzero(~np.isfinite(effort).all(axis=1))
+            if len(bad):                # a linkage refused the point's configuration
+                raise ModelError(f'points[{bad[0]}]: the transmissions cannot map this '
+                                 'configuration (a linkage out of its range)')
+        else:
+            effort = -model.gravity_generalized_forces(Q) + self._damping * V
         return effort[:, cols]

@@ -30,6 +30,7 @@ from std_msgs.msg import Float64, Header, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .core import KinematicsCore
+from .dynamics import motor_transmissions, TRANSMISSIONS_FILE, warm_up_dynamics
 from .fast import JointStatesRelay
 from .messages import TFMessage, TypedOutputs
 from ..kinematics import load_model, ModelError
@@ -49,6 +50,8 @@ TIP_LINKS = 'tip_links'
 PUBLISH_EVERY = 'publish_every'
 FRAME_PREFIX = 'frame_prefix'
 STALE_TIMEOUT = 'stale_timeout'
+FEED_FORWARD = 'feed_forward'
+FEED_FORWARDS = ('gravity', 'inverse_dynamics')
 OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy',
            'tf')
 # What tf2_ros' broadcasters offer: /tf reliable with a deep queue, /tf_static latched.
@@ -71,7 +74,9 @@ Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose,
 ~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
 Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
 use_robot_description_topic:=true; base_frame, tip_links, frame_prefix, diagnostics_period,
-input_time_share, drop_on_overload, fast_path. Settable at runtime: stale_timeout (a joint
+input_time_share, drop_on_overload, fast_path, transmissions_file (motors' rotor inertia and
+friction for the inverse dynamics; a URDF model's own transmissions otherwise). Settable at
+runtime: feed_forward (gravity or inverse_dynamics), stale_timeout (a joint
 reported once and then not for this long stops the torques), gravity,
 joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
 (screw joints only), payload.body, payload.mass, payload.com (one payload: set them
@@ -112,6 +117,20 @@ class KinematicsNode(ConfigurableNode):
             'a joint reported once and then not for this long is stale, s: torques, poses '
             'and energy stop, /tf goes on for the other joints', constraints='> 0')))
         self._now_ns = now_ns_function(self.get_clock())
+        self._mode = declare(self, FEED_FORWARD, 'gravity', str,
+                             "the efforts of ~/trajectory_out: 'gravity' (hold each point, "
+                             "-tau_g + b v) or 'inverse_dynamics' (M a + C v - tau_g + b v, "
+                             "with the motors' rotors and friction when transmissions are "
+                             'known)', constraints=' or '.join(FEED_FORWARDS))
+        if self._mode not in FEED_FORWARDS:
+            raise StartupError(f'{FEED_FORWARD} must be one of {", ".join(FEED_FORWARDS)}, '
+                               f'got {self._mode!r}')
+        self._transmissions_file = declare(
+            self, TRANSMISSIONS_FILE, '', str,
+            "transmissions YAML or URDF whose actuators' rotor_inertia and friction the "
+            "inverse dynamics include ('': those of a URDF model, if it gives any)",
+            read_only=True)
+        self._next_transmissions = None         # found by _load, taken by _configure
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
@@ -191,7 +210,10 @@ class KinematicsNode(ConfigurableNode):
 
     # --- configuration -----------------------------------------------------------
     def _load(self, source):
-        return self._checked(load_model(source))
+        model = self._checked(load_model(source))
+        self._next_transmissions = motor_transmissions(model, source, self._transmissions_file,
+                                                       self.get_logger().warning)
+        return model
 
     def _config(self):
         return self._core and self._core.model
@@ -205,8 +227,14 @@ class KinematicsNode(ConfigurableNode):
         if self._core is None:
             self._core = KinematicsCore(model, self._base)
             self._core.stale_ns, self._core.now_ns = self._stale_ns, self._now_ns
+            self._core.feed_forward_mode = self._mode
         else:
             self._core.set_model(model)
+        if self._next_transmissions is not None:     # a new source: its transmissions
+            self._core.transmissions = self._next_transmissions or None
+            self._next_transmissions = None
+        if self._mode == 'inverse_dynamics':
+            warm_up_dynamics(model)
         if self._outputs_to is not None:        # (at start-up: once they exist)
             self._outputs_changed()
 
@@ -248,6 +276,10 @@ class KinematicsNode(ConfigurableNode):
                     p.type_ != Parameter.Type.INTEGER or p.value < 0):
                 return SetParametersResult(
                     successful=False, reason=f'{p.name} must be an integer >= 0, got {p.value!r}')
+            if p.name == FEED_FORWARD and p.value not in FEED_FORWARDS:
+                return SetParametersResult(
+                    successful=False, reason=f'{FEED_FORWARD} must be one of '
+                    f'{", ".join(FEED_FORWARDS)}, got {p.value!r}')
             if p.name == STALE_TIMEOUT and not (
                     p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value) and p.value > 0):
                 return SetParametersResult(
@@ -261,6 +293,12 @@ class KinematicsNode(ConfigurableNode):
             if p.name.startswith(PUBLISH_EVERY + '.'):
                 self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
                 self._all_due = self._every == _EVERY_INPUT
+            elif p.name == FEED_FORWARD:
+                self._mode = p.value
+                if self._core is not None:
+                    self._core.feed_forward_mode = p.value
+                    if p.value == 'inverse_dynamics':
+                        warm_up_dynamics(self._core.model)
             elif p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
                 if self._core is not None:
@@ -325,7 +363,8 @@ class KinematicsNode(ConfigurableNode):
             return
         try:
             effort = self._core.feed_forward(msg.joint_names, [p.positions for p in points],
-                                             [p.velocities for p in points])
+                                             [p.velocities for p in points],
+                                             [p.accelerations for p in points])
         except ModelError as exc:
             self.get_logger().error(f'trajectory_in rejected: {exc}')
             return
