@@ -263,3 +263,26 @@ def test_with_the_motors_the_mass_matrix_stays_spd_and_the_dynamics_invert(robot
     a = model.forward_dynamics(q, v, tau, tset)
     np.testing.assert_allclose(model.inverse_dynamics(q, v, a, tset), tau, rtol=0,
                                atol=1e-10 * max(1.0, np.abs(tau).max()))
+
+
+def test_the_kinematics_node_takes_the_motors_a_urdf_gives_and_only_those():
+    from transmission_bridge.robot_state.dynamics import motor_transmissions
+    text = ROBOT.read_text()
+    model = load_model(text)
+    warnings = []
+    # The example URDF says nothing of its motors' rotors: nothing to add.
+    assert motor_transmissions(model, text, '', warnings.append) is False
+    with_rotor = text.replace('<mechanical_reduction>100.0</mechanical_reduction>',
+                              '<mechanical_reduction>100.0</mechanical_reduction>'
+                              '<rotor_inertia>2e-4</rotor_inertia>', 1)
+    found = motor_transmissions(model, with_rotor, '', warnings.append)
+    assert found.actuator('shoulder_pan_motor').rotor_inertia == 2e-4 and not warnings
+    # A model without those joints keeps going without them, and says why.
+    other = _wrist_model()
+    assert motor_transmissions(other, with_rotor, '', warnings.append) is False
+    assert "transmission joint 'shoulder_pan' is not an independent joint" in warnings[0]
+    # A transmissions_file that does not fit is a start-up error naming the parameter.
+    with pytest.raises(ModelError, match=r"transmissions_file '.*example_robot_transmissions"
+                                         r".yaml': transmission joint 'shoulder_pan'"):
+        motor_transmissions(other, with_rotor, str(CONFIG / 'example_robot_transmissions.yaml'),
+                            warnings.append)

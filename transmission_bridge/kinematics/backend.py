@@ -22,6 +22,7 @@ call; a backend implements the methods marked *)::
 
     Backend.inverse_dynamics(q, v, a, gravity=True)   tau (..., nq): Newton-Euler
     Backend.mass_matrix(q)                M (..., nq, nq): composite bodies
+    Backend.forward_dynamics(q, v, tau)   a (..., nq), or None where M is singular
     Backend._rnea(Q, V, A, gravity)     * the same, rows of a batch (N, nq)
     Backend._crba(Q)                    * (N, nq, nq)
     Backend._rnea_one(q, v, a, gravity)   one configuration (nq,): _rnea of one row
@@ -147,6 +148,18 @@ class Backend:
         n = int(np.prod(q.shape[:-1]))
         M = self._crba(np.ascontiguousarray(q.reshape(n, nq)))
         return M.reshape(q.shape[:-1] + (nq, nq))
+
+    def forward_dynamics(self, q, v, tau):
+        """
+        Return ``M^-1 (tau - nle)`` at ``q``, ``v`` (..., nq), or None where M is singular.
+
+        The reference: the mass matrix and the nonlinear effects, then a dense solve.
+        """
+        rhs = tau - self.inverse_dynamics(q, v, np.zeros(q.shape))
+        try:
+            return np.linalg.solve(self.mass_matrix(q), rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            return None
 
     def _rnea(self, Q, V, A, gravity):
         raise NotImplementedError

@@ -99,16 +99,22 @@ class DynamicsMixin:
         the massless hand frames some URDFs have): :class:`ModelError` names the joints.
         """
         q, v, tau = self._qva(q, v, tau)
-        rhs = tau - self.nonlinear_effects(q, v, transmissions)
-        M = self.mass_matrix(q, transmissions)
-        try:
-            return np.linalg.solve(M, rhs[..., None])[..., 0]
-        except np.linalg.LinAlgError:
+        if transmissions is None:
+            a = self._backend.forward_dynamics(q, v, tau)
+        else:
+            rhs = tau - self.nonlinear_effects(q, v, transmissions)
+            try:
+                a = np.linalg.solve(self.mass_matrix(q, transmissions), rhs[..., None])[..., 0]
+            except np.linalg.LinAlgError:
+                a = None
+        if a is None:
+            M = self.mass_matrix(q, transmissions)
             diagonal = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, self.num_positions)
             empty = [self.joint_names[k] for k in np.flatnonzero((diagonal <= 0).any(axis=0))]
             raise ModelError('forward dynamics is undefined: the mass matrix is singular'
                              + (f' (joints {", ".join(empty)} move no mass)' if empty
-                                else '')) from None
+                                else ''))
+        return a
 
     def kinetic_energy(self, q, v, transmissions=None):
         """Return ``v^T M_total(q) v / 2`` (J): a float for one configuration, else (...)."""

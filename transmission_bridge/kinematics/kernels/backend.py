@@ -124,6 +124,24 @@ class NumbaBackend(Backend):
                       gravity, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, tau)
         return tau
 
+    def forward_dynamics(self, q, v, tau):
+        """Return ``M^-1 (tau - nle)``, one compiled loop (Cholesky); None if M is singular."""
+        ws, scratch = self._scratch()
+        nq, d = self._nq, self._dynamics
+        M = np.empty((nq, nq))
+        if q.ndim == 1:
+            a = np.empty(nq)
+            ok = dynamics.forward_dynamics(
+                np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(tau),
+                self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, M, a)
+            return a if ok else None
+        n = int(np.prod(q.shape[:-1]))
+        rows = [np.ascontiguousarray(x.reshape(n, nq)) for x in (q, v, tau)]
+        A = np.empty((n, nq))
+        ok = dynamics.forward_dynamics_batch(*rows, self.ints, self.floats, ws.work, d.dints,
+                                             d.dfloats, scratch, M, A)
+        return A.reshape(q.shape) if ok else None
+
     def _crba(self, Q):
         """Return the mass matrices of the rows: one compiled loop."""
         ws, scratch = self._scratch()

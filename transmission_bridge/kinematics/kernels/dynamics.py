@@ -123,9 +123,15 @@ def _inertia_times(scratch, s, a0, a1, a2, b0, b1, b2, out):
 @_jit
 def rnea(q, v, a, with_gravity, ints, floats, work, dints, dfloats, scratch, tau):
     """Write ``tau`` (nq) of one configuration: :func:`..newton_euler.inverse_dynamics`."""
-    nb = ints[0]
     frames(q, ints, floats, work)
     _body_terms(ints, floats, work, dints, dfloats, scratch)
+    _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau)
+
+
+@_jit
+def _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau):
+    """Newton-Euler on the body terms already in ``scratch``."""
+    nb = ints[0]
     g = nb * D_WIDTH
     w = nb * S_WIDTH                    # the world
     for e in range(6):
@@ -191,9 +197,15 @@ def rnea(q, v, a, with_gravity, ints, floats, work, dints, dfloats, scratch, tau
 @_jit
 def crba(q, ints, floats, work, dints, dfloats, scratch, M):
     """Write ``M`` (nq, nq) of one configuration: :func:`..newton_euler.mass_matrix`."""
-    nb = ints[0]
     frames(q, ints, floats, work)
     _body_terms(ints, floats, work, dints, dfloats, scratch)
+    _crba_pass(ints, dints, dfloats, scratch, M)
+
+
+@_jit
+def _crba_pass(ints, dints, dfloats, scratch, M):
+    """Composite bodies on the body terms in ``scratch`` (which it sums into subtrees)."""
+    nb = ints[0]
     for i in range(nb - 1, -1, -1):             # composite inertias, leaves first
         p = dints[3 * i]
         if p < nb:
@@ -223,6 +235,58 @@ def crba(q, ints, floats, work, dints, dfloats, scratch, M):
                 if j != i:
                     M[kj, ki] += val
             j = dints[3 * j]
+
+
+@_jit
+def forward_dynamics(q, v, tau, ints, floats, work, dints, dfloats, scratch, M, a):
+    """
+    Write ``a = M^-1 (tau - nle)`` of one configuration into ``a``; False if M is singular.
+
+    One frames pass for both: Newton-Euler with no acceleration (the nonlinear effects,
+    into ``a``), then the composite bodies (``M``), then Cholesky's ``M = L L^T`` in place
+    of M's lower triangle and two triangular solves.
+    """
+    n = a.shape[0]
+    frames(q, ints, floats, work)
+    _body_terms(ints, floats, work, dints, dfloats, scratch)
+    _rnea_pass(v, np.zeros(n), True, ints, dints, dfloats, scratch, a)      # a = nle
+    _crba_pass(ints, dints, dfloats, scratch, M)
+    for k in range(n):
+        a[k] = tau[k] - a[k]
+    for j in range(n):
+        d = M[j, j]
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            x = M[i, j]
+            for k in range(j):
+                x -= M[i, k] * M[j, k]
+            M[i, j] = x / d
+    for i in range(n):                          # L y = rhs
+        x = a[i]
+        for k in range(i):
+            x -= M[i, k] * a[k]
+        a[i] = x / M[i, i]
+    for i in range(n - 1, -1, -1):              # L^T a = y
+        x = a[i]
+        for k in range(i + 1, n):
+            x -= M[k, i] * a[k]
+        a[i] = x / M[i, i]
+    return True
+
+
+@_jit
+def forward_dynamics_batch(Q, V, T, ints, floats, work, dints, dfloats, scratch, M, A):
+    """Write ``A`` (N, nq): :func:`forward_dynamics` of each row; False if any M is singular."""
+    for n in range(Q.shape[0]):
+        if not forward_dynamics(Q[n], V[n], T[n], ints, floats, work, dints, dfloats, scratch,
+                                M, A[n]):
+            return False
+    return True
 
 
 @_jit
