@@ -47,15 +47,14 @@ def _check(label, ours, theirs):
 
 
 def _robot_rows(pin, label, relative, number):
-    from robot_corpus import independent_joints, pinocchio_model, pinocchio_q, random_q, robot
+    from robot_corpus import pinocchio_model, pinocchio_q, random_q, robot, velocity_columns
     from transmission_bridge.kinematics import load_model
     path = robot(relative)
     model, pm = load_model(path), pinocchio_model(pin, path)
     slow = model.with_kernels('numpy')
     data = pm.createData()
     names = model.joint_names
-    index = independent_joints(pm)
-    order = np.array([pm.idx_vs[index[n]] for n in names])
+    order = velocity_columns(pm, names)
     rng = np.random.default_rng(46)
     qs = random_q(model, rng, BATCH)
     vs, accs = rng.normal(size=qs.shape), rng.normal(size=qs.shape)

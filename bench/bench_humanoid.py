@@ -46,8 +46,7 @@ def main(argv=None):
     parser.add_argument('--number', type=int, default=2000, help='calls per round')
     args = parser.parse_args(argv)
     import pinocchio as pin
-    from robot_corpus import (independent_joints, pinocchio_model, pinocchio_q, random_q,
-                              robot)
+    from robot_corpus import pinocchio_model, pinocchio_q, random_q, robot, velocity_columns
     from transmission_bridge.kinematics import load_model
     rows = []
     for label, relative in ROBOTS:
@@ -56,8 +55,7 @@ def main(argv=None):
         slow = model.with_kernels('numpy')
         data = pm.createData()
         names = model.joint_names
-        index = independent_joints(pm)
-        order = np.array([pm.idx_vs[index[n]] for n in names])
+        order = velocity_columns(pm, names)
         frames = [pm.getFrameId(b, pin.BODY) for b in model.body_names]
         qs = random_q(model, np.random.default_rng(36), BATCH)
         qps = [pinocchio_q(pin, pm, names, q) for q in qs]

@@ -51,6 +51,12 @@ def independent_joints(pm):
             if pm.joints[i].shortname() != 'JointModelMimic'}
 
 
+def velocity_columns(pm, names):
+    """Return the columns of Pinocchio's velocity (and torque) vectors of our joint ``names``."""
+    index = independent_joints(pm)
+    return np.array([pm.idx_vs[index[n]] for n in names])
+
+
 def pinocchio_q(pin, pm, names, q):
     """
     Return Pinocchio's configuration for our ``q`` (joint ``names`` order).

@@ -12,8 +12,8 @@ energy from the bodies' own velocities) hold on the same models.
 from kinematics_models import random_model, random_q as random_tree_q
 import numpy as np
 import pytest
-from robot_corpus import (independent_joints, pinocchio_model, pinocchio_q, random_q,
-                          robots_dir, urdf_files)
+from robot_corpus import (pinocchio_model, pinocchio_q, random_q, robots_dir, urdf_files,
+                          velocity_columns)
 from tolerances import PEER_RTOL
 from transmission_bridge.kinematics import (Body, Inertial, load_model, Model, ModelError,
                                             RevoluteJoint, ScrewJoint)
@@ -26,11 +26,6 @@ KINDS = ['numpy'] + (['numba'] if NUMBA else [])
 FILES = urdf_files()
 # Forward and inverse dynamics, each the other's inverse: a few ulps of M's condition.
 ROUND_TRIP_RTOL = 1e-10
-
-
-def _pin_columns(pm, names):
-    index = independent_joints(pm)
-    return np.array([pm.idx_vs[index[n]] for n in names])
 
 
 def _pin_dynamics(pm, qp, v, a, tau, cols, depth_first=True):
@@ -90,7 +85,7 @@ def test_robots_match_pinocchio(path, kind):
     if pm is None or pm.njoints == 1:
         pytest.skip('Pinocchio does not load it, or it has no movable joint')
     model = load_model(path).with_kernels(kind)
-    cols = _pin_columns(pm, model.joint_names)
+    cols = velocity_columns(pm, model.joint_names)
     rng = np.random.default_rng(len(model.body_names))
     Q = random_q(model, rng, 3)
     V, A, T = (rng.normal(size=Q.shape) for _ in range(3))
