@@ -86,11 +86,17 @@ def _wrist_model():
 
 
 def _with_motors(tset, rng):
-    """Return ``tset`` with a rotor inertia and viscous friction on every actuator."""
+    """
+    Return ``tset`` with a rotor inertia and viscous friction on every actuator.
+
+    No Coulomb friction: its switch of sign at zero speed is not smooth, which an RK4 step
+    does not integrate to the balance's accuracy (test_friction_and_rotor... checks it).
+    """
     changes = {}
     for name in tset.actuator_names:
         changes[f'actuators.{name}.rotor_inertia'] = rng.uniform(1e-5, 1e-3)
         changes[f'actuators.{name}.friction.viscous'] = rng.uniform(1e-4, 1e-2)
+        changes[f'actuators.{name}.friction.coulomb'] = 0.0
     return apply_parameters(tset, changes)
 
 
@@ -195,15 +201,14 @@ def test_rotor_inertia_and_friction_from_yaml_urdf_and_parameters():
     spec = tset.actuator('elbow_motor')
     assert (spec.rotor_inertia, spec.viscous_friction, spec.coulomb_friction) == \
         (3e-5, 0.002, 0.01)
-    text = ROBOT.read_text().replace(
-        '<mechanical_reduction>100.0</mechanical_reduction>',
-        '<mechanical_reduction>100.0</mechanical_reduction><rotor_inertia>2e-4</rotor_inertia>'
-        '<viscous_friction>0.003</viscous_friction><coulomb_friction>0.02</coulomb_friction>',
-        1)
-    assert text != ROBOT.read_text()
-    from_urdf = transmissions_from_urdf(text).actuator('shoulder_pan_motor')
-    assert (from_urdf.rotor_inertia, from_urdf.viscous_friction,
-            from_urdf.coulomb_friction) == (2e-4, 0.003, 0.02)
+    # The example URDF's motors, written by examples/make_example_urdf.py from the YAML.
+    yaml_motors = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
+    urdf_motors = transmissions_from_urdf(ROBOT.read_text())
+    for name in yaml_motors.actuator_names:
+        a, b = yaml_motors.actuator(name), urdf_motors.actuator(name)
+        assert (a.rotor_inertia, a.viscous_friction, a.coulomb_friction) == \
+            (b.rotor_inertia, b.viscous_friction, b.coulomb_friction)
+    assert urdf_motors.actuator('shoulder_pan_motor').coulomb_friction == 0.005
     values = parameter_values(tset)
     assert values['actuators.elbow_motor.rotor_inertia'] == 3e-5
     assert values['actuators.elbow_motor.friction.coulomb'] == 0.01
@@ -266,17 +271,18 @@ def test_with_the_motors_the_mass_matrix_stays_spd_and_the_dynamics_invert(robot
 
 
 def test_the_kinematics_node_takes_the_motors_a_urdf_gives_and_only_those():
+    import re
     from transmission_bridge.robot_state.dynamics import motor_transmissions
-    text = ROBOT.read_text()
-    model = load_model(text)
+    with_rotor = ROBOT.read_text()
+    model = load_model(with_rotor)
     warnings = []
-    # The example URDF says nothing of its motors' rotors: nothing to add.
-    assert motor_transmissions(model, text, '', warnings.append) is False
-    with_rotor = text.replace('<mechanical_reduction>100.0</mechanical_reduction>',
-                              '<mechanical_reduction>100.0</mechanical_reduction>'
-                              '<rotor_inertia>2e-4</rotor_inertia>', 1)
     found = motor_transmissions(model, with_rotor, '', warnings.append)
-    assert found.actuator('shoulder_pan_motor').rotor_inertia == 2e-4 and not warnings
+    assert found.actuator('shoulder_pan_motor').rotor_inertia == 5e-5 and not warnings
+    # A URDF that says nothing of its motors' rotors and friction: nothing to add.
+    text = re.sub(r'\s*<(rotor_inertia|viscous_friction|coulomb_friction)>[^<]*</\1>', '',
+                  with_rotor)
+    assert 'rotor_inertia' not in text
+    assert motor_transmissions(model, text, '', warnings.append) is False
     # A model without those joints keeps going without them, and says why.
     other = _wrist_model()
     assert motor_transmissions(other, with_rotor, '', warnings.append) is False
@@ -286,3 +292,15 @@ def test_the_kinematics_node_takes_the_motors_a_urdf_gives_and_only_those():
                                          r".yaml': transmission joint 'shoulder_pan'"):
         motor_transmissions(other, with_rotor, str(CONFIG / 'example_robot_transmissions.yaml'),
                             warnings.append)
+
+
+def test_the_example_urdf_is_what_its_script_writes(tmp_path):
+    # config/example_robot.urdf and the two YAML examples describe one robot.
+    import subprocess
+    import sys
+    out = tmp_path / 'example_robot.urdf'
+    script = CONFIG.parent / 'examples' / 'make_example_urdf.py'
+    proc = subprocess.run([sys.executable, str(script), str(out)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == ROBOT.read_text()
