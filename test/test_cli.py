@@ -163,6 +163,18 @@ def _echo_once(shell, launches, topic, msg_type):
     return launches(f'ros2 topic echo --once {topic} {msg_type}')
 
 
+def _stream_states(launches, names, values):
+    """
+    Publish actuator states at 5 Hz in the background until the test ends, as a driver does.
+
+    Not a few messages at a time: between two short ``ros2 topic pub`` runs the bridge's
+    command watchdog (0.5 s) would rightly send its safe command, which an echo that matched
+    late could take for the holding torques.
+    """
+    return launches(f'ros2 topic pub --rate 5 /actuator_states sensor_msgs/msg/JointState '
+                    f'"{{name: [{names}], position: [{values}]}}"')
+
+
 def _yaml_doc(text):
     """Return the first message `ros2 topic echo` printed (after any 'message lost' note)."""
     return yaml.safe_load(text[text.index('header:'):].split('---')[0])
@@ -187,11 +199,9 @@ def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
     motor_echo = _echo_once(shell, launches, '/actuator_commands', 'sensor_msgs/msg/JointState')
     names = ', '.join(tset.actuator_names)
     values = ', '.join(repr(float(m)) for m in motors)
-    shell.run_until(f'ros2 topic pub --times 5 --rate 5 /actuator_states '
-                    f'sensor_msgs/msg/JointState "{{name: [{names}], position: [{values}]}}"',
-                    lambda p: echo.proc.poll() is not None
-                    and motor_echo.proc.poll() is not None, timeout=40)
-    assert echo.wait_exit(20) == 0, echo.output()
+    # A driver streams its states; the echoes take the first message each sees.
+    _stream_states(launches, names, values)
+    assert echo.wait_exit(40) == 0, echo.output()
     msg = _yaml_doc(echo.output())
     assert msg['name'] == ['j1', 'j2', 'j3']
     np.testing.assert_allclose(msg['position'], q, rtol=0, atol=ECHO_ATOL)
@@ -220,10 +230,8 @@ def test_legged_robot_ankle_motors_hold_the_leg_through_the_linkage(shell, launc
     motor_echo = _echo_once(shell, launches, '/actuator_commands', 'sensor_msgs/msg/JointState')
     names = ', '.join(tset.actuator_names)
     values = ', '.join(repr(float(m)) for m in motors)
-    shell.run_until(f'ros2 topic pub --times 5 --rate 5 /actuator_states '
-                    f'sensor_msgs/msg/JointState "{{name: [{names}], position: [{values}]}}"',
-                    lambda p: motor_echo.proc.poll() is not None, timeout=40)
-    assert motor_echo.wait_exit(20) == 0, motor_echo.output()
+    _stream_states(launches, names, values)
+    assert motor_echo.wait_exit(40) == 0, motor_echo.output()
     motor = _yaml_doc(motor_echo.output())
     assert motor['name'] == list(tset.actuator_names)
     tau = np.array([expected[model.joint_names.index(n)] for n in tset.joint_names])
