@@ -199,6 +199,11 @@ def test_backends_agree_on_a_batch_with_leading_dimensions():
     np.testing.assert_allclose(tau, slow.inverse_dynamics(Q, V, A), rtol=0,
                                atol=1e-12 * np.abs(tau).max())
     np.testing.assert_allclose(M, slow.mass_matrix(Q), rtol=0, atol=1e-12 * np.abs(M).max())
+    out = np.full(M.shape, np.nan)
+    assert fast.mass_matrix(Q, out=out) is out
+    np.testing.assert_array_equal(out, M)
+    with pytest.raises(ModelError, match='out for mass_matrix must be a float64 array of shape'):
+        fast.mass_matrix(Q, out=np.empty(M.shape[:-1]))
     np.testing.assert_allclose(fast.kinetic_energy(Q, V)[1, 2],
                                fast.kinetic_energy(Q[1, 2], V[1, 2]), rtol=1e-14)
 

@@ -113,10 +113,10 @@ class NumpyBackend(Backend):
                                                       gravity)
         return tau
 
-    def _crba(self, Q):
+    def _crba(self, Q, out=None):
         """Return the mass matrices of the rows, chunk by chunk (:mod:`.newton_euler`)."""
         nq = self.tree.nq
-        M = np.empty((len(Q), nq, nq))
+        M = np.empty((len(Q), nq, nq)) if out is None else out
         for start in range(0, len(Q), CHUNK):
             part = slice(start, start + CHUNK)
             frames = newton_euler.BodyFrames(self.tree, self.frames_batch(Q[part]))

@@ -21,10 +21,10 @@ call; a backend implements the methods marked *)::
     Backend._batch(q, what, out)        * a batch, into out or new arrays
 
     Backend.inverse_dynamics(q, v, a, gravity=True)   tau (..., nq): Newton-Euler
-    Backend.mass_matrix(q)                M (..., nq, nq): composite bodies
+    Backend.mass_matrix(q, out=None)      M (..., nq, nq): composite bodies
     Backend.forward_dynamics(q, v, tau)   a (..., nq), or None where M is singular
     Backend._rnea(Q, V, A, gravity)     * the same, rows of a batch (N, nq)
-    Backend._crba(Q)                    * (N, nq, nq)
+    Backend._crba(Q, out=None)          * (N, nq, nq), into out (N, nq, nq) if given
     Backend._rnea_one(q, v, a, gravity)   one configuration (nq,): _rnea of one row
 
     Workspace.q                           (nq,) the configuration its results are of
@@ -140,14 +140,16 @@ class Backend:
         rows = [np.ascontiguousarray(x.reshape(n, self.tree.nq)) for x in (q, v, a)]
         return self._rnea(*rows, bool(gravity)).reshape(q.shape)
 
-    def mass_matrix(self, q):
-        """Return the joint-space mass matrix at ``q``: (..., nq, nq)."""
+    def mass_matrix(self, q, out=None):
+        """Return the joint-space mass matrix at ``q``: (..., nq, nq), into ``out`` if given."""
         nq = self.tree.nq
-        if q.ndim == 1:
-            return self._crba(np.ascontiguousarray(q)[None])[0]
+        if q.ndim == 1:                     # the usual call, in the fewest steps
+            M = self._crba(np.ascontiguousarray(q)[None], None if out is None else out[None])
+            return M[0] if out is None else out
         n = int(np.prod(q.shape[:-1]))
-        M = self._crba(np.ascontiguousarray(q.reshape(n, nq)))
-        return M.reshape(q.shape[:-1] + (nq, nq))
+        rows = None if out is None else out.reshape(n, nq, nq)
+        M = self._crba(np.ascontiguousarray(q.reshape(n, nq)), rows)
+        return M.reshape(q.shape[:-1] + (nq, nq)) if out is None else out
 
     def forward_dynamics(self, q, v, tau):
         """
@@ -168,7 +170,7 @@ class Backend:
         """Return :meth:`_rnea` of one configuration (a backend may do it faster)."""
         return self._rnea(q[None], v[None], a[None], gravity)[0]
 
-    def _crba(self, Q):
+    def _crba(self, Q, out=None):
         raise NotImplementedError
 
     def jacobians(self, q, bodies, points):

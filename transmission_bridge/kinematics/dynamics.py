@@ -20,6 +20,7 @@ are the robot file's.
 
 import numpy as np
 
+from . import _checks
 from .errors import ModelError
 
 
@@ -75,14 +76,20 @@ class DynamicsMixin:
         q, v = self._qva(q, v)
         return self.inverse_dynamics(q, v, np.zeros(q.shape), transmissions)
 
-    def mass_matrix(self, q, transmissions=None):
+    def mass_matrix(self, q, transmissions=None, out=None):
         """
         Return the joint-space mass matrix ``M(q)``: (..., nq, nq), kg·m² and kg.
 
         With ``transmissions``, plus the rotors' reflected inertia ``T^T diag(I_rotor) T``.
+        ``out``: an array of that shape to write into and return instead of a new one
+        (float64, C-contiguous): a loop over batches that reuses it skips the zeroing of
+        fresh pages, as :meth:`poses_and_gravity`'s ``out``.
         """
         q = self._q(q)
-        M = self._backend.mass_matrix(q)
+        if out is not None:
+            nq = self.num_positions
+            out = _checks.out_arrays(out, q, [('mass_matrix', q.shape[:-1] + (nq, nq))])[0]
+        M = self._backend.mass_matrix(q, out)
         columns = self._transmission_columns(transmissions)
         if columns is not None:
             M[..., columns[:, None], columns] += transmissions.reflected_mass_matrix(

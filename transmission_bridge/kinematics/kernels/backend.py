@@ -142,10 +142,10 @@ class NumbaBackend(Backend):
                                              d.dfloats, scratch, M, A)
         return A.reshape(q.shape) if ok else None
 
-    def _crba(self, Q):
+    def _crba(self, Q, out=None):
         """Return the mass matrices of the rows: one compiled loop."""
         ws, scratch = self._scratch()
-        M = np.empty((len(Q), self._nq, self._nq))
+        M = np.empty((len(Q), self._nq, self._nq)) if out is None else out
         d = self._dynamics
         dynamics.crba_batch(Q, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch,
                             M)

@@ -5,9 +5,16 @@ The formulas of the numpy reference (:mod:`..newton_euler`: world frame, spatial
 W's origin), one configuration per call, with the poses from :func:`.loops.frames`. The
 tables (packed by :class:`DynamicsTables`):
 
-* ``dints`` per body: parent (``nb`` for the world), independent joint or -1, coordinate
-  or -1;
-* ``dfloats`` per body ``D_WIDTH`` numbers (columns below), then gravity;
+* ``dints``: the number of moving bodies and their indices (parents first), then per body
+  ``DI_WIDTH`` integers: the moving body it hangs from (``nb`` for the world), its
+  independent joint and coordinate (-1 for a fixed joint), its parent (``nb``: the world);
+* ``dfloats`` per body ``D_WIDTH`` numbers (columns below), then gravity.
+
+Bodies on fixed joints are merged into the moving body they hang from, as Pinocchio does
+(mass, centre of mass and inertia added in that body's frame; those hanging from the world
+drop out: the world does not move), so the loops walk the moving bodies only. The numpy
+reference keeps every body: the two agree to 1e-12 (test_dynamics.py), an independent check
+of the merging.
 * ``scratch`` per body (and the world, last) ``S_WIDTH`` numbers: the joint's motion S,
   the velocity V, the acceleration A, the force F; then the composite m, h, J_O.
 """
@@ -19,6 +26,7 @@ from .loops import frames
 
 D_MASS, D_COM, D_INERTIA, D_ROT, D_TR, D_MUL, D_AXIS, D_ORIGIN, D_WIDTH = (
     0, 1, 4, 13, 14, 15, 16, 19, 22)
+DI_UP, DI_Q, DI_C, DI_PARENT, DI_WIDTH = 0, 1, 2, 3, 4
 S_S, S_V, S_A, S_F, S_M, S_H, S_J, S_WIDTH = 0, 6, 12, 18, 24, 25, 28, 37
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -29,31 +37,76 @@ class DynamicsTables:
 
     def __init__(self, tree):
         nb = tree.nb
+        anchor, mass, com, inertia = _merged_bodies(tree)
         D = np.zeros((nb, D_WIDTH))
-        D[:, D_MASS], D[:, D_COM:D_COM + 3] = tree.mass, tree.com
-        D[:, D_INERTIA:D_INERTIA + 9] = tree.inertia.reshape(nb, 9)
+        D[:, D_MASS], D[:, D_COM:D_COM + 3] = mass, com
+        D[:, D_INERTIA:D_INERTIA + 9] = inertia.reshape(nb, 9)
         D[:, D_ROT], D[:, D_TR] = tree.rot, tree.tr
         D[:, D_MUL] = tree.qmul
         D[:, D_AXIS:D_AXIS + 3], D[:, D_ORIGIN:D_ORIGIN + 3] = tree.axis_P, tree.p_PJ
         self.dfloats = np.concatenate([D.ravel(), np.asarray(tree.gravity, dtype=float)])
-        rows = [(p if p >= 0 else nb, tree.qidx[i], tree.coord[i])
-                for i, p in enumerate(tree.parent)]
-        self.dints = np.array([v for row in rows for v in row], dtype=np.intp)
+        moving = [i for i in range(nb) if tree.coord[i] >= 0]
+        rows = []
+        for i, p in enumerate(tree.parent):
+            up = anchor[p] if p >= 0 and anchor[p] >= 0 else nb
+            rows.append((up, tree.qidx[i], tree.coord[i], p if p >= 0 else nb))
+        self.dints = np.array([len(moving)] + moving + [v for row in rows for v in row],
+                              dtype=np.intp)
 
     def scratch(self, nb):
         """Return a new scratch buffer for a tree of ``nb`` bodies."""
         return np.zeros((nb + 1) * S_WIDTH)
 
 
+def _merged_bodies(tree):
+    """
+    Return ``(anchor, mass, com, inertia)``: fixed bodies merged into the moving ones.
+
+    ``anchor[i]``: the moving body that body i is welded to (itself if it moves, -1 for the
+    world). The moving bodies' mass properties, in their own frames, include every body welded
+    to them (parallel-axis theorem); the others' are zero.
+    """
+    nb = tree.nb
+    anchor = np.full(nb, -1, dtype=np.intp)
+    placed = [None] * nb                    # (R, p) of each body in its anchor's frame
+    for i in range(nb):
+        p = tree.parent[i]
+        if tree.coord[i] >= 0:
+            anchor[i], placed[i] = i, (np.eye(3), np.zeros(3))
+        elif p >= 0 and anchor[p] >= 0:     # a fixed joint's pose in its parent: A0, b0
+            R, t = placed[p]
+            anchor[i], placed[i] = anchor[p], (R @ tree.A0[i], t + R @ tree.b0[i])
+    mass, com, inertia = np.zeros(nb), np.zeros((nb, 3)), np.zeros((nb, 3, 3))
+    parts = [[] for _ in range(nb)]
+    for i in range(nb):
+        if anchor[i] >= 0:
+            R, t = placed[i]
+            parts[anchor[i]].append((tree.mass[i], t + R @ tree.com[i],
+                                     R @ tree.inertia[i] @ R.T))
+    for a, items in enumerate(parts):
+        if not items:
+            continue
+        total = sum(m for m, _, _ in items)
+        mass[a] = total
+        com[a] = sum(m * c for m, c, _ in items) / total if total > 0 else 0.0
+        for m, c, J in items:
+            d = c - com[a]
+            inertia[a] += J + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return anchor, mass, com, inertia
+
+
 @_jit
 def _body_terms(ints, floats, work, dints, dfloats, scratch):
-    """Write every body's S and its m, h, J_O (about W's origin) into ``scratch``."""
-    nb = ints[0]
+    """Write each moving body's S and its m, h, J_O (about W's origin) into ``scratch``."""
+    nb, nm = ints[0], dints[0]
+    base = 1 + nm
     x = 16 * nb                 # XT_WB[i, j, r] = work[x + 16 i + 4 j + r]; R_WB[r, j]
     RJ = np.empty(9)
     cw = np.empty(3)
-    for i in range(nb):
-        p, c = dints[3 * i], dints[3 * i + 2]
+    for m in range(nm):
+        i = dints[1 + m]
+        r = base + DI_WIDTH * i
+        p, c = dints[r + DI_PARENT], dints[r + DI_C]      # its joint's axis: in its parent
         d = i * D_WIDTH
         s = i * S_WIDTH
         for e in range(6):
@@ -143,8 +196,12 @@ def _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau):
             scratch[w + S_A + 3 + r] = -dfloats[g + r]
     Iv = np.empty(6)
     Ia = np.empty(6)
-    for i in range(nb):
-        p, k, c = dints[3 * i], dints[3 * i + 1], dints[3 * i + 2]
+    nm = dints[0]
+    base = 1 + nm
+    for m in range(nm):
+        i = dints[1 + m]
+        r = base + DI_WIDTH * i
+        p, k, c = dints[r + DI_UP], dints[r + DI_Q], dints[r + DI_C]
         s, sp = i * S_WIDTH, p * S_WIDTH
         for e in range(6):
             scratch[s + S_V + e] = scratch[sp + S_V + e]
@@ -182,8 +239,10 @@ def _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau):
         scratch[s + S_F + 5] = Ia[5] + w0 * Iv[4] - w1 * Iv[3]
     for e in range(tau.shape[0]):
         tau[e] = 0.0
-    for i in range(nb - 1, -1, -1):
-        p, k, c = dints[3 * i], dints[3 * i + 1], dints[3 * i + 2]
+    for m in range(nm - 1, -1, -1):
+        i = dints[1 + m]
+        r = base + DI_WIDTH * i
+        p, k, c = dints[r + DI_UP], dints[r + DI_Q], dints[r + DI_C]
         s, sp = i * S_WIDTH, p * S_WIDTH
         for e in range(6):
             scratch[sp + S_F + e] += scratch[s + S_F + e]
@@ -205,36 +264,36 @@ def crba(q, ints, floats, work, dints, dfloats, scratch, M):
 @_jit
 def _crba_pass(ints, dints, dfloats, scratch, M):
     """Composite bodies on the body terms in ``scratch`` (which it sums into subtrees)."""
-    nb = ints[0]
-    for i in range(nb - 1, -1, -1):             # composite inertias, leaves first
-        p = dints[3 * i]
+    nb, nm = ints[0], dints[0]
+    base = 1 + nm
+    for m in range(nm - 1, -1, -1):             # composite inertias, leaves first
+        i = dints[1 + m]
+        p = dints[base + DI_WIDTH * i + DI_UP]
         if p < nb:
             s, sp = i * S_WIDTH, p * S_WIDTH
             for e in range(S_M, S_WIDTH):
                 scratch[sp + e] += scratch[s + e]
     M[:, :] = 0.0
     F = np.empty(6)
-    for i in range(nb):
-        ki, ci = dints[3 * i + 1], dints[3 * i + 2]
-        if ci < 0:
-            continue
+    for m in range(nm):
+        i = dints[1 + m]
+        ki = dints[base + DI_WIDTH * i + DI_Q]
         s = i * S_WIDTH
         S = scratch[s + S_S:s + S_S + 6]
         _inertia_times(scratch, s, S[0], S[1], S[2], S[3], S[4], S[5], F)
         mi = dfloats[i * D_WIDTH + D_MUL]
         j = i
         while j < nb:
-            kj, cj = dints[3 * j + 1], dints[3 * j + 2]
-            if cj >= 0:
-                sj = j * S_WIDTH
-                val = 0.0
-                for e in range(6):
-                    val += scratch[sj + S_S + e] * F[e]
-                val *= mi * dfloats[j * D_WIDTH + D_MUL]
-                M[ki, kj] += val
-                if j != i:
-                    M[kj, ki] += val
-            j = dints[3 * j]
+            kj = dints[base + DI_WIDTH * j + DI_Q]
+            sj = j * S_WIDTH
+            val = 0.0
+            for e in range(6):
+                val += scratch[sj + S_S + e] * F[e]
+            val *= mi * dfloats[j * D_WIDTH + D_MUL]
+            M[ki, kj] += val
+            if j != i:
+                M[kj, ki] += val
+            j = dints[base + DI_WIDTH * j + DI_UP]
 
 
 @_jit
