@@ -75,10 +75,22 @@ def _trajectory(points, accelerations=True):
 
 
 def _send(g, traj, box):
-    start = len(box)
-    assert g.spin_until(lambda: len(box) > start, timeout=10,
-                        action=lambda: g.pub.publish(traj)), g.proc.output()
-    return np.array([p.effort for p in box[-1].points])
+    """
+    Publish ``traj`` until its answer comes; return that answer's efforts.
+
+    Each request carries a stamp of its own, which the output copies: an answer to an earlier
+    request's repeats (still in flight) is not taken for this one's.
+    """
+    g.sent = getattr(g, 'sent', 0) + 1
+    traj.header.stamp.sec = g.sent
+    answers = []
+
+    def answered():
+        answers.extend(m for m in box if m.header.stamp.sec == g.sent and m not in answers)
+        return bool(answers)
+    assert g.spin_until(answered, timeout=10, action=lambda: g.pub.publish(traj)), \
+        g.proc.output()
+    return np.array([p.effort for p in answers[0].points])
 
 
 def test_inverse_dynamics_feed_forward_with_the_motors_and_at_runtime(tmp_path):

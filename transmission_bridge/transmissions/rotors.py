@@ -29,10 +29,9 @@ class RotorDynamics:
         self._TT = None if not tset.linear else tset.joint_to_actuator('velocity', eye)
 
     def jacobian(self, positions):
-        """Return ``T = dx_a/dq`` at joint ``positions`` (..., nJ): (..., nA, nJ)."""
-        if self._TT is not None:
-            lead = np.shape(positions)[:-1]
-            return np.broadcast_to(self._TT.T, lead + self._TT.T.shape).copy()
+        """Return ``T = dx_a/dq`` at joint ``positions`` (..., nJ): (..., nA, nJ), read-only."""
+        if self._TT is not None:                # linear: one matrix for every configuration
+            return np.broadcast_to(self._TT.T, np.shape(positions)[:-1] + self._TT.T.shape)
         q = np.asarray(positions, dtype=float)
         n = self._tset.num_joints
         eye = np.broadcast_to(np.eye(n), q.shape[:-1] + (n, n))
@@ -44,22 +43,19 @@ class RotorDynamics:
         T = self.jacobian(positions)
         return np.einsum('...ak,a,...al->...kl', T, self.inertia, T)
 
-    def actuator_forces(self, positions, velocities, accelerations):
-        """Return each motor's ``I a_x + b x-dot + c sign(x-dot)`` (..., nA)."""
-        tset = self._tset
-        xdot = tset.joint_to_actuator('velocity', velocities, positions)
-        xddot = tset.joint_accelerations_to_actuator(accelerations, positions, velocities)
-        return self.inertia * xddot + self.viscous * xdot + self.coulomb * np.sign(xdot)
-
     def joint_forces(self, positions, velocities, accelerations):
         """Return ``T^T (I a_x + b x-dot + c sign(x-dot))`` (..., nJ): what the joints feel."""
         T = self.jacobian(positions)
-        f = self.actuator_forces(positions, velocities, accelerations)
-        return np.einsum('...ak,...a->...k', T, f)
+        xdot = np.einsum('...ak,...k->...a', T, velocities)
+        xddot = self._tset.joint_accelerations_to_actuator(accelerations, positions, velocities)
+        return np.einsum('...ak,...a->...k', T, self.inertia * xddot + self._friction(xdot))
 
     def friction_forces(self, positions, velocities):
         """Return the friction's generalized forces ``-T^T (b x-dot + c sign(x-dot))``."""
         T = self.jacobian(positions)
-        xdot = self._tset.joint_to_actuator('velocity', velocities, positions)
-        f = self.viscous * xdot + self.coulomb * np.sign(xdot)
-        return -np.einsum('...ak,...a->...k', T, f)
+        xdot = np.einsum('...ak,...k->...a', T, velocities)
+        return -np.einsum('...ak,...a->...k', T, self._friction(xdot))
+
+    def _friction(self, xdot):
+        """Return each motor's friction force at its speed ``xdot``, against the motion."""
+        return self.viscous * xdot + self.coulomb * np.sign(xdot)
