@@ -43,3 +43,34 @@ def test_importing_library_loads_no_rclpy(library):
             'print(bad); sys.exit(1 if bad else 0)')
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# A robot without linkages never loads numba (about 70 MB and half a second of import); one
+# with a linkage loads it when the set is built. Both halves in one child process each, so
+# the check cannot pass because numba happens not to be installed.
+_BRIDGE_SIDES = (
+    'import sys\n'
+    'from transmission_bridge.transmissions import load_transmissions\n'
+    'from transmission_bridge.bridge.state import ActuatorStates\n'
+    'from transmission_bridge.bridge.commands import CommandMapper\n'
+    'import transmission_bridge.kinematics\n'
+    'ts = load_transmissions(sys.argv[1])\n'
+    'states, commands = ActuatorStates(ts), CommandMapper(ts, True)\n'
+    'out = states.ingest("s", list(ts.actuator_names), [0.0] * ts.num_actuators, [], [], 1)\n'
+    'assert out is not None and len(out.names) == ts.num_joints, out\n'
+    'commands.map_command(list(ts.joint_names), [0.0] * ts.num_joints, [], [])\n'
+    'print("numba" in sys.modules)\n')
+
+
+@pytest.mark.parametrize('robot, loads', [('example_robot_transmissions.yaml', False),
+                                          ('example_robot.urdf', False),
+                                          ('scara_transmissions.yaml', False),
+                                          ('legged_robot.urdf', True)])
+def test_numba_loads_only_for_a_set_with_a_linkage(robot, loads):
+    if loads:
+        pytest.importorskip('numba', reason='numba is not installed: the Python loops run')
+    path = PKG.parent / 'config' / robot
+    result = subprocess.run([sys.executable, '-c', _BRIDGE_SIDES, str(path)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == str(loads), result.stdout

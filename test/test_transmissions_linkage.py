@@ -376,6 +376,7 @@ def test_the_compiled_loops_equal_the_python_reference():
     import json
     reference = json.loads(run.stdout.splitlines()[-1])
     ours = _outputs()
+    assert linkage_loops.kernels() is not linkage_loops      # compiled here, not the reference
     assert sorted(reference) == sorted(ours)
     for key, value in ours.items():
         np.testing.assert_allclose(value, reference[key], rtol=0, atol=1e-12, err_msg=key)

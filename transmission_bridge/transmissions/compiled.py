@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .linkage_loops import J_OFFSET, J_WIDTH, L_HEADER, L_WIDTH, set_state, set_state_rows
+from .linkage_loops import J_OFFSET, J_WIDTH, kernels, L_HEADER, L_WIDTH
 
 
 class LinearTerms:
@@ -169,6 +169,7 @@ class JointStateMap:
             layout, floats, members = linkages
             self.members = members
             self._linkages = (layout, floats)
+            self._loops = kernels()         # numba loads here: only with a linkage
             self._warm = np.zeros(sum(len(m) for m in members))
             self._status = np.zeros(len(members), dtype=np.int64)
             self._solved = np.zeros(len(members), dtype=bool)
@@ -187,14 +188,15 @@ class JointStateMap:
             return state
         layout, floats = self._linkages
         if state.ndim == 2:
-            set_state(flat, self._n_act, state, layout, floats, self._warm, self._status)
+            self._loops.set_state(flat, self._n_act, state, layout, floats, self._warm,
+                                  self._status)
             self._settle()
             return state
         rows = flat.reshape(-1, flat.shape[-1])
         shaped = state.reshape(-1, 3, state.shape[-1])
         status = np.zeros((len(rows), len(self.members)), dtype=np.int64)
-        self.refusals += set_state_rows(rows, self._n_act, shaped, layout, floats, self._warm,
-                                        status)
+        self.refusals += self._loops.set_state_rows(rows, self._n_act, shaped, layout, floats,
+                                                    self._warm, status)
         if len(rows):
             self._status[:] = status[-1]
             self._settle()
@@ -221,6 +223,7 @@ class JointStateMap:
             return linear
         n_act, layout, floats, warm, status = (self._n_act, *self._linkages, self._warm,
                                                self._status)
+        set_state = self._loops.set_state
 
         def write(flat):
             linear(flat)

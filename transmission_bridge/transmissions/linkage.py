@@ -189,8 +189,9 @@ class LinkageGeometry:
         kinds, geo = self.pack(np.zeros(len(joints)), np.full(len(joints), -np.inf),
                                np.full(len(joints), np.inf), np.ones(len(joints)))
         q = np.zeros(len(joints))
-        status = loops.solve(len(joints), kinds, geo, np.zeros(len(joints)), q,
-                             np.empty(loops.scratch_size(len(joints))))
+        solve, scratch_size = loops.kernels().solve, loops.kernels().scratch_size
+        status = solve(len(joints), kinds, geo, np.zeros(len(joints)), q,
+                       np.empty(scratch_size(len(joints))))
         if status != loops.OK:
             raise ConfigError('the zero pose is singular: ' + (
                 'a rod is at a dead point or the rods do not hold the joints'
@@ -205,7 +206,7 @@ class LinkageGeometry:
         found = []
         for sign in (1.0, -1.0):
             geo[n * loops.J_WIDTH + k * loops.A_WIDTH + loops.A_BRANCH] = sign
-            u = loops.actuator_coordinate(n, k, kinds, geo, *a.attachment)
+            u = loops.kernels().actuator_coordinate(n, k, kinds, geo, *a.attachment)
             if abs(u) < 1e-9:
                 found.append(sign)
         if len(found) != 1:
@@ -350,7 +351,7 @@ class LinkageTransmission:
         out = np.empty((len(x_a), 3, n))
         status = np.empty((len(x_a), 1), dtype=np.int64)
         warm = np.zeros(n) if warm is None else warm
-        loops.set_state_rows(rows, n, out, *self._own, warm, status)
+        loops.kernels().set_state_rows(rows, n, out, *self._own, warm, status)
         return out[:, 0], out[:, 1], out[:, 2], status[:, 0]
 
     def commands(self, q_j, v_j=None, a_j=None, tau_j=None):
@@ -369,8 +370,8 @@ class LinkageTransmission:
                   for x in (v_j, a_j, tau_j)]
         out = np.empty((4, len(q_j), n))
         status = np.empty((len(q_j), 1), dtype=np.int64)
-        loops.set_command_rows(q_j, *fields, np.array([True, *given]), *self._own, *out,
-                               status)
+        loops.kernels().set_command_rows(q_j, *fields, np.array([True, *given]), *self._own,
+                                         *out, status)
         x_a, v_a, a_a, tau_a = out
         return (x_a, v_a if given[0] else None, a_a if given[1] else None,
                 tau_a if given[2] else None, status[:, 0])

@@ -1,9 +1,10 @@
 """
 The linkage transmission's loops: rods closing a serial chain, solved and differentiated.
 
-Plain Python on numpy arrays and floats, compiled by numba where it imports (the same
-source: run as Python it is the reference; ``TRANSMISSION_BRIDGE_KERNELS=numpy`` runs it so
-even where numba is installed). Formulas: :mod:`.linkage` and NOTATION.md. Written with
+Plain Python on numpy arrays and floats, compiled by numba where it imports, on the first
+call of :func:`kernels` (a set that holds a linkage; importing this module loads no numba).
+The same source run as Python is the reference; ``TRANSMISSION_BRIDGE_KERNELS=numpy`` runs
+it so even where numba is installed. Formulas: :mod:`.linkage` and NOTATION.md. Written with
 scalars and one scratch buffer per call, not small arrays: a compiled loop spends more on
 allocating a 3-vector than on the arithmetic. Every function takes one linkage as flat
 arrays (:class:`.linkage.LinkageGeometry` packs them):
@@ -19,8 +20,11 @@ coordinates (the published joint is ``q + offset``); ``u`` the actuators' crank 
 (rad) or travels (m), ``x_a = n u``.
 """
 
+import importlib.util
 import math
 import os
+import sys
+import types
 
 import numpy as np
 
@@ -41,34 +45,55 @@ MIN_TRANSMISSION = 1e-6     # |cos| of the angle between rod and driver motion, 
 FINE_STEP = 1e-8            # rad or m: after a Newton step this small the error is of its square
 ROUNDING_TOL = 1e-15        # m: a residual at rounding level: the start was the solution
 
+_NOT_COMPILED = ('kernels', '_compile')
+
 # Status of a solve or a map (0: fine; -1: an input unknown).
 OK, NOT_CONVERGED, SINGULAR, OUT_OF_LIMITS, UNREACHABLE = 0, 1, 2, 3, 4
 
-if os.environ.get(KERNELS_ENV, '').strip().lower() == 'numpy':
-    COMPILED = False
-else:
+# numba is imported, and the loops compiled, by the first :func:`kernels` call: only a set
+# that holds a linkage pays for it (about 70 MB and half a second), never an import.
+COMPILED = (os.environ.get(KERNELS_ENV, '').strip().lower() != 'numpy'
+            and importlib.util.find_spec('numba') is not None)
+_compiled = None
+
+
+def kernels():
+    """
+    Return the loops to call: this module compiled by numba, or this module where it cannot be.
+
+    The first call imports numba and makes a copy of this module whose every function is
+    ``numba.njit`` (compiled on its first call, cached on disk beside this file). Where numba
+    does not import or :data:`KERNELS_ENV` says ``numpy``, the plain module: the reference,
+    with the same results.
+    """
+    global COMPILED, _compiled
+    if _compiled is None:
+        _compiled = _compile() if COMPILED else sys.modules[__name__]
+        COMPILED = _compiled is not sys.modules[__name__]
+    return _compiled
+
+
+def _compile():
+    """Return a copy of this module with every function compiled by numba (lazily, cached)."""
     try:
         import numba
     except ImportError:
-        COMPILED = False
-    else:
-        COMPILED = True
+        return sys.modules[__name__]
+    spec = importlib.util.spec_from_file_location(__name__, __file__)
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    for name, value in list(vars(copy).items()):
+        if isinstance(value, types.FunctionType) and value.__module__ == __name__ and (
+                name not in _NOT_COMPILED):
+            setattr(copy, name, numba.njit(cache=True, nogil=True)(value))
+    return copy
 
 
-def _jit(function):
-    """Compile ``function`` with numba where it is used, else leave it Python."""
-    if not COMPILED:
-        return function
-    return numba.njit(cache=True, nogil=True)(function)
-
-
-@_jit
 def scratch_size(n):
     """Return the size of the scratch buffer the loops need for a linkage of ``n`` joints."""
     return 8 * n * n + 3 * n * n * 2 + 24 * n + 16
 
 
-@_jit
 def _rotation(wx, wy, wz, angle):
     """Return the rotation by ``angle`` about the unit axis ``w`` (Rodrigues), row-major."""
     s, c = math.sin(angle), math.cos(angle)
@@ -78,7 +103,6 @@ def _rotation(wx, wy, wz, angle):
             wz * wx * v - wy * s, wz * wy * v + wx * s, c + wz * wz * v)
 
 
-@_jit
 def chain(q, n, kinds, geo, points, jacobians, twists):
     """
     Fill each actuator's attachment point (n, 3) and its Jacobian d p / d q (n, 3, n).
@@ -138,7 +162,6 @@ def chain(q, n, kinds, geo, points, jacobians, twists):
                 jacobians[k, 0, i], jacobians[k, 1, i], jacobians[k, 2, i] = wx, wy, wz
 
 
-@_jit
 def driver(n, k, kinds, geo, u):
     """
     Return actuator k's driven point at ``u`` and its velocity per unit u: six numbers.
@@ -165,7 +188,6 @@ def driver(n, k, kinds, geo, u):
     return ox, oy, oz, 0.0, 0.0, 0.0
 
 
-@_jit
 def actuator_coordinate(n, k, kinds, geo, px, py, pz):
     """
     Return actuator k's ``u`` for its attachment at ``p`` (closed form), or NaN if unreachable.
@@ -211,7 +233,6 @@ def actuator_coordinate(n, k, kinds, geo, px, py, pz):
     return u
 
 
-@_jit
 def rows(n, kinds, geo, u, points, jacobians, residual, G_q, G_u):
     """
     Fill the rods' equations at ``points`` for the actuators at ``u``, and their derivatives.
@@ -244,7 +265,6 @@ def rows(n, kinds, geo, u, points, jacobians, residual, G_q, G_u):
     return worst
 
 
-@_jit
 def inverse(A, n, out, M):
     """
     Write the inverse of ``A`` (n, n) into ``out``; return its 1-norm condition number.
@@ -287,7 +307,6 @@ def inverse(A, n, out, M):
     return norm_a * norm_i
 
 
-@_jit
 def _views(n, buf):
     """Return the scratch arrays the loops use, as views of ``buf`` (:func:`scratch_size`)."""
     at = 0
@@ -318,7 +337,6 @@ def _views(n, buf):
     return points, jac, twists, residual, G_q, G_u, inv, M, x, step, J_x, u, buf[at:]
 
 
-@_jit
 def solve(n, kinds, geo, u, q, buf):
     """
     Solve the rods' equations for the joints ``q`` (n,) given the actuators ``u``, in place.
@@ -375,7 +393,6 @@ def solve(n, kinds, geo, u, q, buf):
     return OK
 
 
-@_jit
 def _actuator_jacobian(n, geo, G_q, G_u, J_x):
     """Fill ``J_x`` = d x_a / d q from the rods' rows: ``d u / d q = -G_u^-1 G_q``, x_a = n u."""
     for k in range(n):
@@ -384,7 +401,6 @@ def _actuator_jacobian(n, geo, G_q, G_u, J_x):
             J_x[k, i] = -reduction * G_q[k, i] / G_u[k]
 
 
-@_jit
 def state(n, kinds, geo, damping, x_a, v_a, tau_a, q_warm, out_q, out_v, out_tau, buf):
     """
     Map one actuator state to the joints: positions, velocities, efforts after damping.
@@ -419,7 +435,6 @@ def state(n, kinds, geo, damping, x_a, v_a, tau_a, q_warm, out_q, out_v, out_tau
     return OK
 
 
-@_jit
 def command(n, kinds, geo, q_j, v_j, a_j, tau_j, has, out_x, out_v, out_a, out_tau, buf):
     """
     Map joint set-points to the actuators: positions, velocities, accelerations, efforts.
@@ -466,7 +481,6 @@ def command(n, kinds, geo, q_j, v_j, a_j, tau_j, has, out_x, out_v, out_a, out_t
     return OK
 
 
-@_jit
 def _bias(n, kinds, v, twists, points, out):
     """
     Write each attachment's acceleration at zero joint accelerations (n, 3): J_p-dot v.
@@ -510,7 +524,6 @@ def _bias(n, kinds, v, twists, points, out):
         out[k, 2] = dwx * py - dwy * px + wx * qy - wy * qx + dvz
 
 
-@_jit
 def _accelerations(n, kinds, geo, u, v_j, a_j, points, jac, twists, out, acc):
     """Write ``x_a''`` for joint velocities ``v_j`` and accelerations ``a_j`` (see command)."""
     _bias(n, kinds, v_j, twists, points, acc)
@@ -557,7 +570,6 @@ def _accelerations(n, kinds, geo, u, v_j, a_j, points, jac, twists, out, acc):
 L_HEADER, L_WIDTH = 1, 5
 
 
-@_jit
 def set_state(flat, n_act, out, layout, floats, warm, status):
     """
     Write every linkage's joints of one actuator state into ``out`` (3, nJ); count refusals.
@@ -606,7 +618,6 @@ def set_state(flat, n_act, out, layout, floats, warm, status):
     return refused
 
 
-@_jit
 def set_state_rows(rows, n_act, out, layout, floats, warm, status):
     """:func:`set_state` of every row of ``rows`` (R, 3 nA + 1) in order, into ``out``."""
     refused = 0
@@ -615,7 +626,6 @@ def set_state_rows(rows, n_act, out, layout, floats, warm, status):
     return refused
 
 
-@_jit
 def set_command_rows(q_j, v_j, a_j, tau_j, has, layout, floats, out_x, out_v, out_a,
                      out_tau, status):
     """

@@ -309,8 +309,8 @@ class TransmissionSet:
         has = np.array([True, 1 in given or 2 in given, 2 in given, 3 in given])
         out = np.full((4, len(rows), self.num_actuators), np.nan)
         status = np.empty((len(rows), self._linkages[0][0]), dtype=np.int64)
-        linkage_loops.set_command_rows(np.ascontiguousarray(rows, dtype=float), *fields, has,
-                                       *self._linkages, *out, status)
+        linkage_loops.kernels().set_command_rows(np.ascontiguousarray(rows, dtype=float),
+                                                 *fields, has, *self._linkages, *out, status)
         return out
 
     def state_map(self, damped=True):
