@@ -319,7 +319,11 @@ def test_a_dead_point_at_the_zero_pose_is_refused():
     doc['transmissions'][0]['actuators'][0]['crank'] = [0.0, 0.04, 0.3]
     doc['transmissions'][0]['actuators'][0]['origin'] = [0.0, 0.04, 0.25]
     doc['transmissions'][0]['actuators'][0]['attachment'] = [0.0, 0.04, 0.0]
-    with pytest.raises(ConfigError, match='dead point'):
+    name = doc['transmissions'][0]['name']
+    actuator = doc['transmissions'][0]['actuators'][0]['name']
+    # Named as the user wrote it, transmission and actuator; the index only locates it.
+    with pytest.raises(ConfigError, match=rf"^transmission '{name}': transmissions\[0\]: "
+                                          rf"actuator '{actuator}': .*dead point"):
         load_transmissions(doc)
 
 

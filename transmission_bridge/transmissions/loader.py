@@ -1,9 +1,10 @@
 """
 Read the transmissions YAML (doc/formats.md) into a :class:`TransmissionSet`.
 
-Every problem raises :class:`ConfigError` with the key path that holds it, for
-example ``transmissions[1].joints[0].mechanical_reduction (joint 'elbow'): must be
-finite and non-zero, got 0.0``. Unknown keys are errors; values are never
+Every problem raises :class:`ConfigError` naming the transmission as written, then the key
+path that holds it (the index only locates it), for example ``transmission 'arm':
+transmissions[1].joints[0].mechanical_reduction (joint 'elbow'): must be finite and
+non-zero, got 0.0``. Unknown keys are errors; values are never
 silently replaced by defaults. YAML is parsed with ``yaml.safe_load`` only.
 """
 
@@ -63,8 +64,19 @@ def parse_transmissions(data):
     items = data['transmissions']
     if not isinstance(items, list):
         raise ConfigError(f'transmissions must be a list, got {items!r}')
-    specs = [_transmission(item, f'transmissions[{i}]') for i, item in enumerate(items)]
+    specs = [_named(item, f'transmissions[{i}]') for i, item in enumerate(items)]
     return TransmissionSet(specs)
+
+
+def _named(item, path):
+    """Return the spec of ``item``; a refusal names the transmission as written first."""
+    try:
+        return _transmission(item, path)
+    except ConfigError as exc:
+        name = item.get('name') if isinstance(item, collections.abc.Mapping) else None
+        if not isinstance(name, str) or not name.strip():
+            raise
+        raise ConfigError(f'transmission {name!r}: {exc}') from None
 
 
 def _mapping(value, path, allowed):
@@ -85,7 +97,7 @@ def _required_name(value, path):
 def _transmission(value, path):
     _mapping(value, path, _TRANSMISSION_KEYS)
     name = _required_name(value, path)
-    where = f'{path} ({name!r})'
+    where = path
     for key in ('type', 'actuators', 'joints'):
         if key not in value:
             raise ConfigError(f'{where}: missing key {key!r}')
@@ -102,8 +114,9 @@ def _transmission(value, path):
                 else None)
     try:
         return TransmissionSpec(name, kind, actuators, joints, value.get('matrix'), geometry)
-    except ConfigError as exc:
-        raise ConfigError(f'{path}: {exc}') from None
+    except ConfigError as exc:      # its message names the transmission: _named says so
+        message = str(exc).removeprefix(f'transmission {name!r}: ')
+        raise ConfigError(f'{path}: {message}') from None
 
 
 def linkage_geometry(joints, actuators, path):

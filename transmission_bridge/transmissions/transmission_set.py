@@ -64,9 +64,9 @@ class TransmissionSet:
         self._skipped = tuple(skipped)
         if not specs:
             raise ConfigError('transmissions: at least one transmission is required')
-        _unique((s.name for s in specs), 'transmission')
-        _unique((a.name for s in specs for a in s.actuators), 'actuator')
-        _unique((j.name for s in specs for j in s.joints), 'joint')
+        _unique(((s.name, None) for s in specs), 'transmission')
+        _unique(((a.name, s.name) for s in specs for a in s.actuators), 'actuator')
+        _unique(((j.name, s.name) for s in specs for j in s.joints), 'joint')
         self._specs = specs
         self._transmissions = tuple(s.build() for s in specs)
         self._actuator_names = tuple(a.name for s in specs for a in s.actuators)
@@ -438,7 +438,7 @@ class TransmissionSet:
         unknown = [n for n in names if n not in self._joint_index]
         if unknown:
             raise ConfigError(f'unknown joints {unknown}')
-        _unique(names, 'joint')
+        _unique(((n, None) for n in names), 'joint')
         given = set(names)
         touched = []
         for spec in self._specs:
@@ -529,9 +529,13 @@ def _flat(states):
     return flat
 
 
-def _unique(names, kind):
-    seen = set()
-    for n in names:
+def _unique(named, kind):
+    """Refuse a name given twice; ``named``: (name, its transmission's name or None) pairs."""
+    seen = {}
+    for n, owner in named:
         if n in seen:
-            raise ConfigError(f'duplicate {kind} name {n!r}')
-        seen.add(n)
+            where = ('' if owner is None else f' (in transmission {seen[n]!r} and in '
+                     f'transmission {owner!r})' if seen[n] != owner else
+                     f' (twice in transmission {owner!r})')
+            raise ConfigError(f'duplicate {kind} name {n!r}{where}')
+        seen[n] = owner
