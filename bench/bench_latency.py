@@ -97,7 +97,7 @@ def _setup(work, model_file=None, actuators=24, transmissions=None):
                               [relay('relay', ('input', 'joint_states'),
                                      ('output', 'kinematics/gravity_torques'))],
                               list(load_model(model_file).joint_names)),
-        # robot.launch.py feed_forward:=gravity, node for node
+        # robot.launch.py joint_commands_from:=gravity, node for node
         'chain': ([BRIDGE + ['--ros-args', '-p', f'transmissions_file:={arm}', '-r',
                              'joint_commands:=kinematics/gravity_torques'],
                    KINEMATICS + ['--ros-args', '-p', f'model_file:={model_file}']],

@@ -6,7 +6,7 @@ Bridge and kinematics together: actuator_states -> joint_states -> gravity torqu
 
 One ``params_file`` serves both nodes (its sections apply by node name). The kinematics node's
 holding torques feed the bridge's ``joint_commands``, so ``actuator_commands`` carries each
-motor's holding torque (``feed_forward:=passive`` adds damping compensation, ``none`` unwires it).
+motor's holding torque (``joint_commands_from:=passive`` adds damping compensation, ``none`` unwires it).
 ``ros2 launch transmission_bridge robot.launch.py --show-args`` lists the arguments.
 """
 
@@ -18,6 +18,6 @@ from transmission_bridge.ros.launch_support import declare_arguments, nodes
 def generate_launch_description():
     return LaunchDescription([
         *declare_arguments('transmissions_file', 'model_file', 'params_file', 'tip_links',
-                           'feed_forward', 'use_sim_time', 'autostart'),
-        nodes(lambda args: [args.bridge(feed_forward=True), args.kinematics()]),
+                           'joint_commands_from', 'use_sim_time', 'autostart'),
+        nodes(lambda args: [args.bridge(commands_from_kinematics=True), args.kinematics()]),
     ])

@@ -36,7 +36,7 @@ class LiveRobot:
         self.ns = ns = unique_namespace('bag')
         common = ['-r', f'__ns:={ns}', '-r', f'/clock:={ns}/clock', '-r',
                   f'/diagnostics:={ns}/diagnostics', '-p', 'use_sim_time:=true']
-        # Fed the holding torques, as robot.launch.py feed_forward:=gravity does.
+        # Fed the holding torques, as robot.launch.py joint_commands_from:=gravity does.
         self.bridge = NodeProcess('transmission_bridge.bridge.node',
                                   ['-p', f'transmissions_file:={transmissions}',
                                    '-p', 'diagnostics_period:=0.2', '-r',

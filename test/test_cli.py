@@ -184,18 +184,23 @@ def _yaml_doc(text):
     ('robot.launch.py',
      'transmissions_file:=config/scara_transmissions.yaml model_file:=config/scara_model.yaml'),
     ('robot_description.launch.py', 'urdf_file:=config/scara.urdf'),
+    # The launch argument's name until 0.7: still wired, with a warning, until 0.9.
+    ('robot.launch.py', 'transmissions_file:=config/scara_transmissions.yaml '
+                        'model_file:=config/scara_model.yaml feed_forward:=gravity'),
 ])
 def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
     """Motor states typed with `ros2 topic pub` come out as the library's holding torques."""
     proc = launches(f'ros2 launch transmission_bridge {launch} {args}')
     _expect_up(proc, ['bridge', 'kinematics'])
+    deprecated = 'the launch argument feed_forward:= is deprecated'
+    assert (deprecated in proc.output()) == ('feed_forward' in args), proc.output()
     tset = load_transmissions(CONFIG / 'scara_transmissions.yaml')
     model = load_model(CONFIG / 'scara_model.yaml')
     q = np.array([0.3, -0.7, 4.0])
     motors = tset.joint_to_actuator('position', q)
     expected = holding_torques(model.gravity_generalized_forces(q))
     echo = _echo_once(shell, launches, '/kinematics/gravity_torques', 'sensor_msgs/msg/JointState')
-    # Both launch files wire the holding torques to the bridge (feed_forward:=gravity).
+    # Both launch files wire the holding torques to the bridge (joint_commands_from:=gravity).
     motor_echo = _echo_once(shell, launches, '/actuator_commands', 'sensor_msgs/msg/JointState')
     names = ', '.join(tset.actuator_names)
     values = ', '.join(repr(float(m)) for m in motors)
@@ -460,6 +465,14 @@ def test_missing_params_file_stops_the_launch(shell, launches):
         assert proc.wait_exit(30) == 1, proc.output()
         assert "params_file: no such file 'nothere.yaml'" in proc.output(), proc.output()
         assert 'process started' not in proc.output(), proc.output()
+
+
+@pytest.mark.parametrize('arg', ['joint_commands_from', 'feed_forward'])
+def test_an_unknown_joint_commands_source_stops_the_launch(shell, launches, arg):
+    proc = launches(f'ros2 launch transmission_bridge robot.launch.py {arg}:=gravty')
+    assert proc.wait_exit(30) == 1, proc.output()
+    assert f"{arg} must be one of gravity, passive, none, got 'gravty'" in proc.output()
+    assert 'process started' not in proc.output(), proc.output()
 
 
 def test_a_node_that_fails_stops_the_whole_launch(shell, launches):

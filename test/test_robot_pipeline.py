@@ -64,7 +64,7 @@ MOTOR_ATOL = 1e-9
 
 def test_motor_space_gravity_compensation_end_to_end(tmp_path):
     """Issue 15: actuator_commands carries each motor's holding torque, power through it kept."""
-    # As robot.launch.py wires it (feed_forward:=gravity).
+    # As robot.launch.py wires it (joint_commands_from:=gravity).
     ns, bridge, kin = _chain(tmp_path, 'ff', ['-r', 'joint_commands:=kinematics/gravity_torques'])
     g = Graph(ns)
     try:

@@ -35,6 +35,8 @@ def share(*parts):
     return os.path.join(get_package_share_directory(PACKAGE), *parts)
 
 
+# The launch argument joint_commands_from was called feed_forward until 0.8 (0.7 and before).
+DEPRECATED_FEED_FORWARD = 'feed_forward'
 # name: (default, description). Defaults that name files are filled in at launch time.
 ARGUMENTS = {
     'transmissions_file': (
@@ -55,11 +57,14 @@ ARGUMENTS = {
     'tip_links': (
         '', 'bodies whose pose the kinematics node also publishes on ~/<body>/pose, '
             "e.g. '[tool]' (empty: none)"),
-    'feed_forward': (
-        'gravity', 'what the bridge maps to the motors on actuator_commands: gravity (the '
-                   "kinematics node's ~/gravity_torques, each motor's holding torque), passive "
-                   '(~/passive_torques: gravity and damping compensation) or none (the bridge '
-                   'takes joint_commands from you)'),
+    'joint_commands_from': (
+        'gravity', "what the bridge's joint_commands come from, mapped to the motors on "
+                   "actuator_commands: gravity (the kinematics node's ~/gravity_torques, each "
+                   "motor's holding torque), passive (~/passive_torques: gravity and damping "
+                   'compensation) or none (the bridge takes joint_commands from you)'),
+    DEPRECATED_FEED_FORWARD: (
+        '', 'deprecated name of joint_commands_from (until 0.9; the kinematics node has a '
+            'parameter feed_forward of another meaning): given, it wins, with a warning'),
     'use_sim_time': ('false', 'true when replaying a bag with --clock'),
     'autostart': (
         'true', 'true: the bridge (a lifecycle node) configures and activates itself at '
@@ -74,8 +79,8 @@ _DEFAULT_FILES = {
     'urdf_file': ('config', 'example_robot.urdf'),
 }
 _NODE_DEFAULTS = {BRIDGE: 'bridge.yaml', KINEMATICS: 'kinematics.yaml'}
-# feed_forward argument -> the kinematics node's topic the bridge maps to actuator_commands
-FEED_FORWARD = {'gravity': 'gravity_torques', 'passive': 'passive_torques', 'none': ''}
+# joint_commands_from -> the kinematics node's topic the bridge maps to actuator_commands
+COMMANDS_FROM = {'gravity': 'gravity_torques', 'passive': 'passive_torques', 'none': ''}
 
 
 class LaunchArgumentError(ValueError):
@@ -83,7 +88,13 @@ class LaunchArgumentError(ValueError):
 
 
 def declare_arguments(*names):
-    """Return a DeclareLaunchArgument, with its description, for each of ``names``."""
+    """
+    Return a DeclareLaunchArgument, with its description, for each of ``names``.
+
+    ``joint_commands_from`` brings its deprecated name along (``feed_forward``).
+    """
+    if 'joint_commands_from' in names:
+        names += (DEPRECATED_FEED_FORWARD,)
     return [DeclareLaunchArgument(name, default_value=ARGUMENTS[name][0],
                                   description=ARGUMENTS[name][1]) for name in names]
 
@@ -91,8 +102,10 @@ def declare_arguments(*names):
 def nodes(function):
     """Return an action that calls ``function(Arguments)`` at launch and adds its nodes."""
     def expand(context):
-        actions = []
-        for node in function(Arguments(context)):
+        args = Arguments(context)
+        made = function(args)
+        actions = list(args.notes)          # said first: what the arguments asked to say
+        for node in made:
             actions.append(node)
             if isinstance(node, Node):
                 actions.append(RegisterEventHandler(OnProcessExit(
@@ -121,6 +134,8 @@ class Arguments:
         self.use_sim_time = self.boolean('use_sim_time')
         self.params_file = self.existing_file('params_file')
         self._user_params = _read_params(self.params_file) if self.params_file else {}
+        #: What the launch says before its nodes start (deprecated arguments).
+        self.notes = []
 
     def get(self, name):
         """Return the argument's value as given ('' if empty or not declared)."""
@@ -184,21 +199,31 @@ class Arguments:
         return Node(package=PACKAGE, executable=executable, name=executable, output='screen',
                     parameters=parameters, **kwargs)
 
-    def bridge(self, feed_forward=False, source=None):
+    def bridge(self, commands_from_kinematics=False, source=None):
         """
-        Return the bridge on ``transmissions_file``; with the kinematics node's feed-forward.
+        Return the bridge on ``transmissions_file``; with the kinematics node's torques.
+
+        ``commands_from_kinematics``: its joint_commands come from the kinematics node's
+        topic that ``joint_commands_from`` names.
 
         ``source``: the parameters that say where the robot comes from, instead of
         ``transmissions_file`` (a URDF as robot_description).
         """
         remappings = []
-        if feed_forward:
-            choice = self.get('feed_forward')
-            if choice not in FEED_FORWARD:
-                raise LaunchArgumentError(f'feed_forward must be one of '
-                                          f'{", ".join(FEED_FORWARD)}, got {choice!r}')
-            if FEED_FORWARD[choice]:
-                remappings = [('joint_commands', f'/{KINEMATICS}/{FEED_FORWARD[choice]}')]
+        if commands_from_kinematics:
+            name = 'joint_commands_from'
+            if self.get(DEPRECATED_FEED_FORWARD):
+                name = DEPRECATED_FEED_FORWARD
+                self.notes.append(LogInfo(msg=(
+                    f'WARNING: the launch argument {DEPRECATED_FEED_FORWARD}:= is deprecated '
+                    'and goes in 0.9: write joint_commands_from:='
+                    f'{self.get(DEPRECATED_FEED_FORWARD)} (the same choices)')))
+            choice = self.get(name)
+            if choice not in COMMANDS_FROM:
+                raise LaunchArgumentError(f'{name} must be one of '
+                                          f'{", ".join(COMMANDS_FROM)}, got {choice!r}')
+            if COMMANDS_FROM[choice]:
+                remappings = [('joint_commands', f'/{KINEMATICS}/{COMMANDS_FROM[choice]}')]
         if source is None:
             source = self.robot_file('transmissions_file', BRIDGE)
         if 'autostart' in self._values:
@@ -242,7 +267,7 @@ class Arguments:
         nothing = text is not None and _nothing_to_bridge(text)
         if nothing:
             return [LogInfo(msg=f'{BRIDGE} not started: {nothing}'), kinematics]
-        return [self.bridge(feed_forward=True, source=source), kinematics]
+        return [self.bridge(commands_from_kinematics=True, source=source), kinematics]
 
 
 def _nothing_to_bridge(text):
