@@ -348,3 +348,108 @@ def test_the_receive_clock_follows_use_sim_time(context):
             assert got == node.get_clock().now().nanoseconds == 0
         else:
             assert before <= got <= time.time_ns()
+
+
+# --- degraded states stay on the fast path ------------------------------------------------
+# While some joints are withheld (an encoder waiting for its turns, an actuator of another
+# topic stale, a linkage refusing the state), the other joints' messages keep to the fast
+# route, byte for byte what the typed route publishes; what changes the withheld set (the
+# turns given, the actuator heard again, the linkage solvable again) goes typed once.
+DEGRADED_MESSAGES = 300     # per phase
+DEGRADED_TYPED_MAX = 6      # typed messages a phase change may take (learn, then relearn)
+
+
+def _feed(bridges, topic, names, rows, stamp0, tally, frame='motors'):
+    """Send ``rows`` to both bridges, compare; return the next stamp and the last output."""
+    for k, row in enumerate(rows):
+        data = serialize_message(_js(names, frame, stamp0 + k * 1_000_000, row))
+        outputs = [node.actuator_states(topic, data) for node in bridges]
+        _compare(*outputs, tally)
+    last = outputs[1]
+    return stamp0 + len(rows) * 1_000_000, last
+
+
+def _typed(bridge):
+    return bridge._typed_count['actuator_states']
+
+
+def test_an_encoder_waiting_for_its_turns_keeps_the_other_joints_fast(context):
+    rng = np.random.default_rng(1211)
+    bridges = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'single_turn_encoder_transmissions.yaml')})
+    names = ['knee_motor', 'hip_motor']
+    # knee: 6:1 behind a one-turn encoder, so readings near 1 rad fit two turns; hip: 1:1.
+    rows = [[np.array([1.0, 0.0]) + rng.uniform(-0.2, 0.2, 2), rng.normal(size=2),
+             rng.normal(size=2)] for _ in range(DEGRADED_MESSAGES)]
+    tally = {True: 0, False: 0}
+    stamp, out = _feed(bridges, 'actuator_states', names, rows, 10**9, tally)
+    assert bridges[0]._states.encoders.ambiguous      # still waiting: the knee is withheld
+    assert list(out.name) == ['hip']
+    assert _typed(bridges[0]) <= DEGRADED_TYPED_MAX, _typed(bridges[0])
+    for node in bridges:                                # the operator gives the turns
+        assert node.set_parameters([Parameter('actuators.knee_motor.encoder_turns',
+                                              value=0)])[0].successful
+    before = _typed(bridges[0])
+    _, out = _feed(bridges, 'actuator_states', names, rows, stamp + 10**6, tally)
+    assert _typed(bridges[0]) - before <= DEGRADED_TYPED_MAX
+    assert list(out.name) == ['knee', 'hip']
+    assert bridges[0]._states.counters.as_dict() == bridges[1]._states.counters.as_dict()
+
+
+def test_a_stale_actuator_of_another_topic_keeps_the_other_joints_fast(context):
+    rng = np.random.default_rng(1212)
+    stale_s = 0.3
+    bridges = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'),
+        'actuator_state_topics': list(TOPICS), 'stale_timeout': stale_s})
+    names = list(TS.actuator_names)
+    wrist = [n for n in names if n.startswith('wrist')]
+    arm = [n for n in names if n not in wrist]
+
+    def rows(n):
+        return [[rng.normal(size=n) for _ in range(3)] for _ in range(DEGRADED_MESSAGES)]
+    tally = {True: 0, False: 0}
+    stamp, _ = _feed(bridges, TOPICS[1], wrist, rows(len(wrist))[:2], 10**9, tally)
+    stamp, out = _feed(bridges, TOPICS[0], arm, rows(len(arm)), stamp, tally)
+    assert 'wrist_roll' in out.name
+    time.sleep(2 * stale_s)                             # the wrist's driver stops
+    typed_before = _typed(bridges[0])
+    stamp, out = _feed(bridges, TOPICS[0], arm, rows(len(arm)), stamp, tally)
+    assert _typed(bridges[0]) - typed_before <= DEGRADED_TYPED_MAX
+    assert bridges[0]._states.stale_joints == ('wrist_pitch', 'wrist_roll')
+    assert 'wrist_roll' not in out.name and 'elbow' in out.name
+    typed_before = _typed(bridges[0])                   # it comes back
+    stamp, _ = _feed(bridges, TOPICS[1], wrist, rows(len(wrist))[:2], stamp, tally)
+    _, out = _feed(bridges, TOPICS[0], arm, rows(len(arm)), stamp, tally)
+    assert _typed(bridges[0]) - typed_before <= DEGRADED_TYPED_MAX
+    assert 'wrist_roll' in out.name
+    assert bridges[0]._states.counters.as_dict() == bridges[1]._states.counters.as_dict()
+
+
+def test_a_refusing_linkage_keeps_the_other_joints_fast(context):
+    rng = np.random.default_rng(1213)
+    legged = load_transmissions(CONFIG / 'legged_robot.urdf')
+    bridges = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'legged_robot.urdf')})
+    names = list(legged.actuator_names)
+    ankle = names.index('right_ankle_lower_motor')
+
+    def rows(ankle_at):
+        out = []
+        for _ in range(DEGRADED_MESSAGES):
+            position = rng.uniform(-0.02, 0.02, len(names))
+            position[ankle] += ankle_at
+            out.append([position, rng.normal(size=len(names)), rng.normal(size=len(names))])
+        return out
+    tally = {True: 0, False: 0}
+    phases = [(0.0, ()), (3.0, ('right_ankle_pitch', 'right_ankle_roll')), (0.0, ())]
+    stamp = 10**9
+    for ankle_at, withheld in phases:
+        typed_before = _typed(bridges[0])
+        stamp, out = _feed(bridges, 'actuator_states', names, rows(ankle_at), stamp, tally)
+        assert _typed(bridges[0]) - typed_before <= DEGRADED_TYPED_MAX, ankle_at
+        assert set(out.name) == set(legged.joint_names) - set(withheld)
+        assert tuple(j for joints in bridges[0]._states.refused for j in joints) == withheld
+    counters = bridges[0]._states.counters
+    assert counters.refused_linkage_states >= DEGRADED_MESSAGES - DEGRADED_TYPED_MAX
+    assert counters.as_dict() == bridges[1]._states.counters.as_dict()

@@ -150,14 +150,50 @@ class EncoderTracks:
 
     def _resolve(self, positions):
         """Find the turns of each transmission still unknown, if its joints allow only one."""
+        for spec, found, why in self._findings(positions):
+            if found is not None:
+                where, turns = found
+                for k, t in zip(where, turns):
+                    self.turns[k] += t
+                    self.known[k] = True
+                self.ambiguous.pop(spec.name, None)
+            elif why:
+                self.ambiguous[spec.name] = why
+            else:
+                self.ambiguous.pop(spec.name, None)
+        self.whole_positions(positions)
+        self._update_blocked()
+
+    def attempt(self, positions):
+        """
+        Return ``(resolves, reasons)``: what :meth:`take` would find in ``positions``.
+
+        Nothing changes. ``resolves``: the turns of some transmission would be found (its
+        joints published from this state on); ``reasons``: {transmission: why it still
+        waits}, what :attr:`ambiguous` would say. The fast path's step asks this while an
+        encoder waits, and says ``reasons`` with :meth:`note` once it took the message.
+        """
+        resolves, reasons = False, {}
+        for spec, found, why in self._findings(positions):
+            resolves = resolves or found is not None
+            if why:
+                reasons[spec.name] = why
+        return resolves, reasons
+
+    def note(self, reasons):
+        """Say ``reasons`` (from :meth:`attempt`) in :attr:`ambiguous`."""
+        self.ambiguous.update(reasons)
+
+    def _findings(self, positions):
+        """Yield ``(spec, (where, turns) or None, why or '')`` per encoder transmission."""
         for spec, transmission, members, mine, at, _ in self._groups:
             unknown = [j for j, k in zip(mine, at) if not self.known[k]]
             if not unknown:
-                self.ambiguous.pop(spec.name, None)
+                yield spec, None, ''
                 continue
             local = positions[members]
             if not np.isfinite(local).all():
-                self.ambiguous[spec.name] = 'waiting for every actuator of it to report'
+                yield spec, None, 'waiting for every actuator of it to report'
                 continue
             where = [at[mine.index(j)] for j in unknown]
             lower = [j.lower_limit for j in spec.joints]
@@ -166,17 +202,12 @@ class EncoderTracks:
                 found = candidate_turns(transmission, local, unknown, self.periods[where],
                                         lower, upper)
             except ConfigError as exc:
-                self.ambiguous[spec.name] = str(exc)
+                yield spec, None, str(exc)
                 continue
             if len(found) == 1:
-                for k, t in zip(where, found[0]):
-                    self.turns[k] += t
-                    self.known[k] = True
-                self.ambiguous.pop(spec.name, None)
+                yield spec, (where, found[0]), ''
             else:
-                self.ambiguous[spec.name] = self._why(spec, found, unknown)
-        self.whole_positions(positions)
-        self._update_blocked()
+                yield spec, None, self._why(spec, found, unknown)
 
     def _update_blocked(self):
         blocked = []

@@ -12,16 +12,18 @@ bytes written into a template. Both routes give the same bytes for the same inpu
 (test_fast_path.py, message by message over a hostile stream), and a message the fast
 route does not take leaves everything as it was, for the typed route.
 
-Actuator states (:class:`StateRelay`, one per topic) take the fast route only in the
-steady state, where what ingest would do is short: every value finite, the stamp not
-going back, no other topic having written these actuators last, every transmission
-complete (so the output names every joint), no linkage refusing the state, no actuator of
-another topic stale, the configuration and the set of reported actuators unchanged since
-the relay learned
-(:attr:`ActuatorStates.generation`). Within
-those invariants the relay's step changes the counters, stamps, seen times and values
-exactly as ``ingest`` does, and writes the joint state straight into the output bytes.
-Anything else (NaN, a new actuator, a time jump, a new configuration) is the typed route's.
+Actuator states (:class:`StateRelay`, one per topic) take the fast route while what ingest
+would do is short: every value finite, the stamp not going back, no other topic having
+written these actuators last, the configuration and the set of reported actuators
+unchanged since the relay learned (:attr:`ActuatorStates.generation`), and the same joints
+withheld for the same reasons as when it learned: an actuator never reported, or stale
+(another topic's), an encoder waiting for its turns (no turns found in this state), a
+linkage refusing the state (the same linkages, the same status). A degraded robot so
+keeps its other joints on the fast route; what changes the withheld set is the typed
+route's, which then learns the new set. Within those invariants the relay's step changes
+the counters, stamps, seen times, encoder readings and values exactly as ``ingest``
+does, and writes the joint state straight into the output bytes. Anything else (NaN, a
+new actuator, a time jump, a new configuration) is the typed route's.
 
 Joint commands (:class:`CommandCodec`) keep the core's full checks on both routes: the
 fast route only replaces decoding and message building with views and a template.
@@ -66,21 +68,26 @@ class StateRelay:
         Set :attr:`take` up for messages like ``msg`` (``data`` decoded), which ``states`` took.
 
         No relay (``take`` takes nothing) unless the layout decodes ``data`` back, has all
-        three arrays, every actuator it names was reported, every joint is complete and no
-        linkage refused the last state.
+        three arrays, every actuator it names was reported and the message published
+        joints. A degraded state (joints withheld: an actuator never reported or stale, an
+        encoder waiting for its turns, a linkage refusing the state) is learned as it is:
+        the relay publishes the same joints while the same ones are withheld for the same
+        reasons, and leaves the message to the typed route when that changes.
         """
         self.take = _never
         layout = JointStateLayout.learn_message(data, msg)
         if layout is None or not layout.stacked:
             return
         found = states.known_columns(self._source, layout.names)
-        incomplete, joint_names = states.complete_joints()
-        if (found is None or incomplete is not None or states.refused or states.stale_joints
-                or not states.encoders.resolved):
+        keep = states.last_kept
+        if found is None or keep is False:
             return
+        names = states.transmissions.joint_names
+        joint_names = names if keep is None else tuple(names[i] for i in keep)
         n = len(joint_names)
         template = JointStateLayout(joint_names, msg.header.frame_id, (n, n, n)).encoder()
-        step = _state_step(states, found, len(layout.names), template.state, self._now_ns)
+        step = _state_step(states, found, len(layout.names), template.state, self._now_ns,
+                           keep)
         self.take = self._relay(layout, step, template)
 
     def _relay(self, layout, step, template):
@@ -105,15 +112,17 @@ class StateRelay:
         return take
 
 
-def _state_step(states, found, num_names, out, now_ns):
+def _state_step(states, found, num_names, out, now_ns, keep=None):
     """
     Return ``step(block, stamp_ns) -> bool``: one message into ``states`` and ``out``.
 
     ``block``: the message's position, velocity and effort rows, ``num_names + 1`` apart
-    (:meth:`JointStateLayout.block`); ``out``: the (3, nJ) joint state to write. False:
-    not taken, nothing changed. Two forms: a message naming every actuator and nothing else
-    is gathered into a spare state buffer that then becomes the state (no scatter); any
-    other writes its actuators' values in place.
+    (:meth:`JointStateLayout.block`); ``out``: the (3, len(keep)) joint state to write.
+    ``keep``: the joints the last message published (None: every joint). False: not
+    taken, nothing changed. Two forms: in the steady state a message naming every actuator
+    and nothing else is gathered into a spare state buffer that then becomes the state (no
+    scatter); any other message, or a degraded state, writes its actuators' values into a
+    copy of the state.
     """
     sid, rows, cols, num_unknown = found
     generation = states.generation
@@ -144,7 +153,8 @@ def _state_step(states, found, num_names, out, now_ns):
     encoders = states.encoders
     in_message = np.isin(encoders.cols, np.arange(len(owner))[cols])   # encoders it reads
     unwraps = bool(in_message.any())
-    if num_unknown == 0 and len(rows) == states.transmissions.num_actuators:
+    steady = keep is None and not states.refused and encoders.resolved
+    if steady and num_unknown == 0 and len(rows) == states.transmissions.num_actuators:
         # Every actuator, in the message's order: its values gathered in actuator order.
         order = np.empty((3, len(rows)), dtype=np.intp)
         order[:, cols] = gather
@@ -183,23 +193,43 @@ def _state_step(states, found, num_names, out, now_ns):
             return True
         return step
 
-    joint_map = states.joint_map
-    others = np.setdiff1d(np.arange(states.transmissions.num_actuators), cols)
+    return _general_step(states, found, gather, in_message, owned, out, now_ns, keep)
 
-    # Some actuators (another topic has the rest), or names the robot lacks: the message's
-    # values written into a copy of the state, the whole of it mapped (other topics' values
-    # may hold a NaN, which the general map handles), and the copy made the state unless a
-    # linkage refused it, or an actuator of another topic went stale (the typed route then
-    # leaves its joints out).
+
+def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
+    """
+    Return the step of a message naming some actuators, or of any in a degraded state.
+
+    The message's values are written into a copy of the state, the whole of it mapped
+    (other topics' values may hold a NaN, which the general map handles), and the copy made
+    the state, provided the joints it withholds are the ones ``ingest`` withheld when the
+    relay learned (``keep``: those it published), for the same reasons: the same actuators
+    of other topics stale, no encoder finding its turns in this state, the same linkages
+    refusing it with the same status. Anything else is the typed route's.
+    """
+    sid, _, cols, num_unknown = found
+    generation = states.generation
+    counters, stamps, source_ids = states.counters, states.stamps, states.source_ids
+    joint_map, encoders = states.joint_map, states.encoders
+    others = np.setdiff1d(np.arange(states.transmissions.num_actuators), cols)
+    stale_ns = states.stale_ns
+    was_stale = (states.stale_mask(now_ns())[others] if stale_ns is not None
+                 else np.zeros(len(others), dtype=bool))
+    watch_stale = stale_ns is not None and len(others) > 0
+    refusing = joint_map.refused            # the same linkages, for the same reasons
+    unwraps = bool(in_message.any())
+    waiting = unwraps and not encoders.resolved
+    full = out if keep is None else np.empty((3, states.transmissions.num_joints))
+
     def step(block, stamp_ns):
         last = stamps.get(sid)
         if (states.generation != generation or last is not None and stamp_ns < last
                 or len(source_ids) > 1 and not owned()):
             return False
         now = now_ns()
-        if states.stale_ns is not None and len(others):
+        if watch_stale:
             states.settle_seen()
-            if now - states.last_seen_ns[others].min() > states.stale_ns:
+            if not np.array_equal(now - states.last_seen_ns[others] > stale_ns, was_stale):
                 return False
         values = block.take(gather)
         if not squares_are_finite(values.reshape(-1)):
@@ -209,11 +239,19 @@ def _state_step(states, found, num_names, out, now_ns):
         spare_values[:, cols] = values
         if unwraps:
             tracked = encoders.trial(spare_values[0], in_message)
-        joint_map(spare, out)
-        if joint_map.refused:
+            if waiting:
+                resolves, reasons = encoders.attempt(spare_values[0])
+                if resolves:                # more joints from now on: the typed route's
+                    return False
+        joint_map(spare, full)
+        if joint_map.refused != refusing:
             return False
+        if keep is not None:
+            full.take(keep, 1, out, 'wrap')
         if unwraps:
             encoders.commit(in_message, *tracked)
+            if waiting:
+                encoders.note(reasons)
         states.spare_flat, states.flat = states.flat, spare
         states.spare_values, states.values = states.values, spare_values
         states.settle_seen()
@@ -221,6 +259,7 @@ def _state_step(states, found, num_names, out, now_ns):
         stamps[sid] = stamp_ns
         counters.received += 1
         counters.unknown_names += num_unknown
+        counters.refused_linkage_states += len(refusing)
         states.last_result = ACCEPTED
         counters.published += 1
         return True

@@ -114,6 +114,9 @@ class ActuatorStates:
         self.stale_ns = None
         #: The joints the last output left out because an actuator of theirs was stale.
         self.stale_joints = ()
+        #: The joints the last message published: their indices (None: every joint), or
+        #: False when it published nothing. The fast path keeps to them (:mod:`.fast`).
+        self.last_kept = False
         self._all_reported = False
         self.set_transmissions(tset)
 
@@ -249,6 +252,7 @@ class ActuatorStates:
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
+        self.last_kept = False
         return None
 
     def _forget(self, sid):
@@ -293,6 +297,7 @@ class ActuatorStates:
         if idx is not None:
             pos, vel, eff = (None if x is None else x[idx] for x in (pos, vel, eff))
         self.counters.published += 1
+        self.last_kept = idx
         return JointOutput(names, pos, vel, eff)
 
     def _note_refusals(self, joint_map):
