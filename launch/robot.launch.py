@@ -6,7 +6,8 @@ Bridge and kinematics together: actuator_states -> joint_states -> gravity torqu
 
 One ``params_file`` serves both nodes (its sections apply by node name). The kinematics node's
 holding torques feed the bridge's ``joint_commands``, so ``actuator_commands`` carries each
-motor's holding torque (``joint_commands_from:=passive`` adds damping compensation, ``none`` unwires it).
+motor's holding torque (``joint_commands_from:=passive`` adds damping compensation, ``none``
+unwires it).
 ``ros2 launch transmission_bridge robot.launch.py --show-args`` lists the arguments.
 """
 

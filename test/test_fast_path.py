@@ -245,7 +245,7 @@ def test_a_frame_id_that_changes_every_message_keeps_to_the_fast_route(context):
         assert out.header.frame_id == frame
         data = serialize_message(_js(joints, frame, stamp, [a[:len(joints)] for a in arrays]))
         _compare(*(list(node.joint_states(data)) for node in kinematics), tally)
-    assert bridges[0]._typed_count['actuator_states'] <= 10
+    assert bridges[0]._routes.typed_count['actuator_states'] <= 10
     assert kinematics[0]._typed_count <= 10
 
 
@@ -325,7 +325,7 @@ def test_publish_every_decimates_and_switches_off_outputs(context):
 
 @pytest.mark.parametrize('override, words', [
     ({'publish_every.gravity_torque': 2}, "no parameter 'publish_every.gravity_torque'"),
-    ({'publish_every.body_poses': -2}, 'publish_every.body_poses must be >= 0, got -2'),
+    ({'publish_every.body_poses': -2}, 'publish_every.body_poses must be an integer >= 0, got -2'),
 ])
 def test_a_bad_publish_every_stops_start_up_with_the_key(context, override, words):
     with pytest.raises(StartupError, match=words):
@@ -370,7 +370,7 @@ def _feed(bridges, topic, names, rows, stamp0, tally, frame='motors'):
 
 
 def _typed(bridge):
-    return bridge._typed_count['actuator_states']
+    return bridge._routes.typed_count['actuator_states']
 
 
 def test_an_encoder_waiting_for_its_turns_keeps_the_other_joints_fast(context):

@@ -74,3 +74,12 @@ def test_numba_loads_only_for_a_set_with_a_linkage(robot, loads):
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == str(loads), result.stdout
+
+
+@pytest.mark.parametrize('node', ['bridge/node.py', 'robot_state/node.py'])
+def test_node_files_stay_small(node):
+    # ROS wiring only: parameter tables, message routes, diagnostics and watchdog glue live
+    # in rooms of their own (settings.py, routes.py, supervision.py), which tests drive
+    # without a node.
+    lines = (PKG / node).read_text().count('\n')
+    assert lines <= 350, f'{node}: {lines} lines'

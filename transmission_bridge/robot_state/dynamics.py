@@ -9,11 +9,10 @@ to stop the kinematics). doc/dynamics.md has the formulas.
 
 import numpy as np
 
+from .settings import TRANSMISSIONS_FILE
 from ..kinematics import ModelError
 from ..transmissions import ConfigError, load_transmissions
 from ..transmissions.urdf import transmissions_from_urdf
-
-TRANSMISSIONS_FILE = 'transmissions_file'
 
 
 def motor_transmissions(model, source, path, warn):

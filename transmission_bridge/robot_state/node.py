@@ -17,12 +17,9 @@ the node also publishes it on ``robot_description`` (transient local). Without t
 bare pip install) the node runs with one warning that TF is off.
 """
 
-import math
-
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -30,62 +27,29 @@ from std_msgs.msg import Float64, Header, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .core import KinematicsCore
-from .dynamics import motor_transmissions, TRANSMISSIONS_FILE, warm_up_dynamics
+from .dynamics import motor_transmissions, warm_up_dynamics
 from .fast import JointStatesRelay
 from .messages import TFMessage, TypedOutputs
+from .settings import (BASE_FRAME, FEED_FORWARD, FRAME_PREFIX, HELP, MODEL_FILE, OUTPUTS,
+                       PUBLISH_EVERY, SETTINGS, SOURCE_HELP, STALE_TIMEOUT, TIP_LINKS,
+                       TRANSMISSIONS_FILE)
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
-from ..ros.configurable import ConfigurableNode, LATCHED, positive, RELIABLE_10, STREAM_IN
+from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
 from ..ros.conversions import (doubles, name_values, now_ns_function, stamp_to_ns,
                                transform_msgs)
 from ..ros.diagnostics import diagnostics, report_input
 from ..ros.named_input import seconds_to_ns
-from ..ros.node_main import exit_with, run_node, StartupError
-from ..ros.parameters import declare
+from ..ros.node_main import exit_with, run_node
 from ..ros.robot_parameters import RobotParameters
+from ..ros.settings import declare_settings, refusal
 
-MODEL_FILE = 'model_file'
-BASE_FRAME = 'base_frame'
-TIP_LINKS = 'tip_links'
-PUBLISH_EVERY = 'publish_every'
-FRAME_PREFIX = 'frame_prefix'
-STALE_TIMEOUT = 'stale_timeout'
-FEED_FORWARD = 'feed_forward'
-FEED_FORWARDS = ('gravity', 'inverse_dynamics')
-OUTPUTS = ('gravity_torques', 'passive_torques', 'body_poses', 'tip_poses', 'potential_energy',
-           'tf')
 # What tf2_ros' broadcasters offer: /tf reliable with a deep queue, /tf_static latched.
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 _EVERY_INPUT = [1] * len(OUTPUTS)     # publish_every of each output, by default
 _ALL_DUE = (True,) * len(OUTPUTS)
-
-HELP = """
-kinematics: joint_states -> gravity and damping torques, body poses, potential energy.
-
-Usage:
-  ros2 run transmission_bridge kinematics --ros-args -p model_file:=FILE
-  ros2 launch transmission_bridge kinematics.launch.py model_file:=FILE [tip_links:=[BODY]]
-
-Topics: joint_states in; ~/gravity_torques (effort = torque that holds the pose, -tau_g),
-~/passive_torques (-tau_g + b v), ~/body_poses, ~/<tip>/pose, ~/potential_energy, /tf
-(movable joints), /tf_static (fixed joints) and robot_description (given a URDF) out;
-~/trajectory_in -> ~/trajectory_out (efforts filled with the feed-forward).
-Start-up parameters: model_file (YAML or URDF) or robot_description (URDF text) or
-use_robot_description_topic:=true; base_frame, tip_links, frame_prefix, diagnostics_period,
-input_time_share, drop_on_overload, fast_path, transmissions_file (motors' rotor inertia and
-friction for the inverse dynamics; a URDF model's own transmissions otherwise). Settable at
-runtime: feed_forward (gravity or inverse_dynamics), stale_timeout (a joint
-reported once and then not for this long stops the torques), gravity,
-joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
-(screw joints only), payload.body, payload.mass, payload.com (one payload: set them
-together), publish_every.<output> (gravity_torques, passive_torques, body_poses, tip_poses,
-potential_energy, tf: 1 every message, N every Nth, 0 off) ('ros2 param describe' gives
-units and ranges).
-Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
-~/reset_damping, ~/go_to_default_pose.
-"""
 
 
 class KinematicsNode(ConfigurableNode):
@@ -97,46 +61,21 @@ class KinematicsNode(ConfigurableNode):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        sources = self._declare_sources(
-            MODEL_FILE, 'path of the robot model YAML or URDF (doc/formats.md); required '
-            'unless robot_description is given', 'URDF of the robot, instead of model_file')
+        sources = self._declare_sources(MODEL_FILE, *SOURCE_HELP)
         self._path = sources.path
-        base = declare(self, BASE_FRAME, 'world', str,
-                       "frame_id of the outputs: 'world', the URDF's root link (the same frame) "
-                       'or a body of the model',
-                       read_only=True)
-        tips = declare(self, TIP_LINKS, [], 'string_array',
-                       'bodies whose pose is also published on ~/<body>/pose',
-                       read_only=True)
-        self._prefix = declare(self, FRAME_PREFIX, '', str,
-                               'put before every frame id of /tf and /tf_static, as '
-                               "robot_state_publisher's frame_prefix (e.g. 'robot1/')",
-                               read_only=True)
-        self._stale_ns = seconds_to_ns(positive(STALE_TIMEOUT, declare(
-            self, STALE_TIMEOUT, 0.5, float,
-            'a joint reported once and then not for this long is stale, s: torques, poses '
-            'and energy stop, /tf goes on for the other joints', constraints='> 0')))
+        own = declare_settings(self, SETTINGS)
+        base, tips, self._prefix = own[BASE_FRAME], own[TIP_LINKS], own[FRAME_PREFIX]
+        self._stale_ns = seconds_to_ns(own[STALE_TIMEOUT])
         self._now_ns = now_ns_function(self.get_clock())
-        self._mode = declare(self, FEED_FORWARD, 'gravity', str,
-                             "the efforts of ~/trajectory_out: 'gravity' (hold each point, "
-                             "-tau_g + b v) or 'inverse_dynamics' (M a + C v - tau_g + b v, "
-                             "with the motors' rotors and friction when transmissions are "
-                             'known)', constraints=' or '.join(FEED_FORWARDS))
-        if self._mode not in FEED_FORWARDS:
-            raise StartupError(f'{FEED_FORWARD} must be one of {", ".join(FEED_FORWARDS)}, '
-                               f'got {self._mode!r}')
-        self._transmissions_file = declare(
-            self, TRANSMISSIONS_FILE, '', str,
-            "transmissions YAML or URDF whose actuators' rotor_inertia and friction the "
-            "inverse dynamics include ('': those of a URDF model, if it gives any)",
-            read_only=True)
+        self._mode = own[FEED_FORWARD]
+        self._transmissions_file = own[TRANSMISSIONS_FILE]
         self._next_transmissions = None         # found by _load, taken by _configure
         period = self._declare_diagnostics_period()
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
         self._relay = self._typed = None        # per model: the fast and the typed outputs
         self._typed_count = 0                   # messages the typed route took
-        self._every = [self._declare_every(name) for name in OUTPUTS]
+        self._every = [own[f'{PUBLISH_EVERY}.{name}'] for name in OUTPUTS]
         self._all_due = self._every == _EVERY_INPUT     # every output for every input
         self._count = 0                   # inputs that produced outputs (for publish_every)
         self._source = sources.label
@@ -248,14 +187,6 @@ class KinematicsNode(ConfigurableNode):
         self._tf_static_pub.publish(TFMessage(transforms=transform_msgs(
             pairs, self._core.static_transform_rows(), header)))
 
-    def _declare_every(self, output):
-        name = f'{PUBLISH_EVERY}.{output}'
-        value = declare(self, name, 1, int, f'publish ~/{output} for every Nth input '
-                        'message (1: every message, 0: never)', constraints='>= 0')
-        if value < 0:
-            raise StartupError(f'{name} must be >= 0, got {value}')
-        return value
-
     def _checked(self, model):
         """Return ``model`` if base_frame is a frame and tip_links bodies of it, else raise."""
         try:
@@ -271,20 +202,8 @@ class KinematicsNode(ConfigurableNode):
         """On-set callback: build the would-be model; refuse with the reason."""
         if self._syncing:
             return SetParametersResult(successful=True)
-        for p in params:
-            if p.name.startswith(PUBLISH_EVERY + '.') and (
-                    p.type_ != Parameter.Type.INTEGER or p.value < 0):
-                return SetParametersResult(
-                    successful=False, reason=f'{p.name} must be an integer >= 0, got {p.value!r}')
-            if p.name == FEED_FORWARD and p.value not in FEED_FORWARDS:
-                return SetParametersResult(
-                    successful=False, reason=f'{FEED_FORWARD} must be one of '
-                    f'{", ".join(FEED_FORWARDS)}, got {p.value!r}')
-            if p.name == STALE_TIMEOUT and not (
-                    p.type_ == Parameter.Type.DOUBLE and math.isfinite(p.value) and p.value > 0):
-                return SetParametersResult(
-                    successful=False, reason=f'{STALE_TIMEOUT} must be > 0, got {p.value!r}')
-        reason = self._robot.validate(params, self._core and self._core.model)
+        reason = refusal(SETTINGS, params) or self._robot.validate(
+            params, self._core and self._core.model)
         return SetParametersResult(successful=not reason, reason=reason)
 
     def _apply_parameters(self, params):
