@@ -20,7 +20,7 @@ STAMP := $(VENV)/.ready-$(shell cat $(REQS) $(ROS_CLI_REQS) setup.py setup.cfg \
 # and keep discovery on loopback: runs never see each other or a robot.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: test demo docs venv layout bench stress clean
+.PHONY: test demo docs venv layout warm bench stress clean
 
 venv: $(STAMP) layout
 
@@ -40,10 +40,15 @@ endif
 		--no-build-isolation -e .
 	touch $@
 
-test: venv
+# numba's cache filled before the tests (and the demo) start nodes: a node's first start is
+# then warm (compiling takes seconds on a slow machine; cheap once the cache is full).
+warm: venv
+	$(BIN)/python -m transmission_bridge.tools.warm_up
+
+test: warm
 	$(BIN)/python -m pytest -q -rs
 
-demo: venv
+demo: warm
 	$(BIN)/python -m transmission_bridge.tools.demo $(if $(ROBOT),--robot $(ROBOT))
 
 # The parameter and topic tables are read from the nodes, created in-process: keep their DDS

@@ -2,10 +2,46 @@
 
 from glob import glob
 import os
+import subprocess
+import sys
 
 from setuptools import find_packages, setup
+from setuptools.command.install import install
 
 package_name = 'transmission_bridge'
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class InstallWarm(install):
+    """
+    Install, then fill numba's cache of the installed package (``colcon build``).
+
+    numba compiles the linkage and kinematics kernels on first use and caches them beside
+    the installed sources; doing it here makes a node's first start after install warm. A
+    staged install (a wheel: ``--root``) is left alone, its cache would name the stage; a
+    failure is a warning, never a failed install (without numba the numpy code runs).
+    """
+
+    def run(self):
+        super().run()
+        if self.root:
+            return
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [os.path.abspath(self.install_lib), os.environ.get('PYTHONPATH', '')]))
+        done = subprocess.run(
+            [sys.executable, '-m', 'transmission_bridge.tools.warm_up', '--transmissions',
+             os.path.join(HERE, 'config', 'legged_robot.urdf'), '--model',
+             os.path.join(HERE, 'config', 'example_arm_model.yaml')],
+            cwd=self.install_lib, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        out = done.stdout.strip()
+        if done.returncode == 0:
+            print(out)
+        else:
+            print('transmission_bridge: numba kernels not compiled at install (a first start '
+                  'compiles them): ' + (out.splitlines() or [''])[-1])
+
 
 setup(
     name=package_name,
@@ -34,6 +70,7 @@ setup(
                     'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags',
                              'matplotlib', 'psutil', 'drake',
                              'dask[distributed]', 'pyarrow']},
+    cmdclass={'install': InstallWarm},
     entry_points={
         'console_scripts': [
             'transmission_bridge = transmission_bridge.bridge.node:main',

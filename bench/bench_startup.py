@@ -9,7 +9,11 @@ worktree add /tmp/v030 4acc6b2`` is 0.3.0), alternating. Resident: the bridge on
 example arm (``config/example_robot_transmissions.yaml``) and on the legged robot (four
 linkages: numba loads for them), started as ``ros2 run`` starts it, against the typed rclpy
 relay of bench/relay_node.py, each measured once its node answers on the graph and then
-idles for a second. The ratios are of one run, side by side.
+idles for a second. First joint_states: from starting the legged robot's bridge (a driver
+streaming its motors at 500 Hz meanwhile) to its first joint_states, with numba's cache as
+``make test`` and an install leave it (warm) and empty (``NUMBA_CACHE_DIR`` a new folder:
+every linkage kernel compiled while the bridge configures). The ratios are of one run,
+side by side.
 """
 
 import argparse
@@ -71,6 +75,45 @@ def resident_mb(cmd, cwd, ready_text):
             proc.wait(10)
 
 
+def first_joint_states_s(path, env_extra):
+    """Start the bridge on ``path``; return the seconds until its first joint_states."""
+    import rclpy
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+    from transmission_bridge.transmissions import load_transmissions
+    names = list(load_transmissions(ROOT / path).actuator_names)
+    env = dict(_env(ROOT), **env_extra)
+    ns = f'/cold_{os.getpid()}_{time.monotonic_ns() % 10**6}'
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(env['ROS_DOMAIN_ID']))
+    node = rclpy.create_node('driver', namespace=ns, context=context)
+    got = []
+    node.create_subscription(JointState, 'joint_states', lambda m: got.append(time.monotonic()),
+                             10)
+    pub = node.create_publisher(JointState, 'actuator_states', qos_profile_sensor_data)
+    msg = JointState(name=names, position=[0.0] * len(names), velocity=[0.0] * len(names),
+                     effort=[0.0] * len(names))
+    from rclpy.executors import SingleThreadedExecutor
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, '-m', 'transmission_bridge.bridge.node',
+                             '--ros-args', '-r', f'__ns:={ns}', '-p',
+                             f'transmissions_file:={path}'], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while not got and time.monotonic() - start < 120:
+            msg.header.stamp = node.get_clock().now().to_msg()
+            pub.publish(msg)
+            executor.spin_once(timeout_sec=0.002)
+        return got[0] - start if got else float('nan')
+    finally:
+        proc.send_signal(2)
+        proc.wait(20)
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+
+
 def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -96,6 +139,14 @@ def main(argv=None):
                            '-p', f'transmissions_file:={path}'], ROOT, 'active:')
         rows.append({'what': f'bridge on the {robot}, resident', 'value': rss, 'unit': 'MB',
                      'ratio': rss / relay, 'spread': 1.0})
+    warm = first_joint_states_s(ROBOTS['legged robot (linkages)'], {})
+    with tempfile.TemporaryDirectory() as empty:
+        cold = first_joint_states_s(ROBOTS['legged robot (linkages)'],
+                                    {'NUMBA_CACHE_DIR': empty})
+    rows.append({'what': 'legged robot: first joint_states after start, warm cache',
+                 'value': warm, 'unit': 's', 'ratio': 1.0, 'spread': 1.0})
+    rows.append({'what': 'legged robot: first joint_states after start, empty cache',
+                 'value': cold, 'unit': 's', 'ratio': cold / warm, 'spread': 1.0})
     report('startup', rows, ['what', 'value', 'unit', 'ratio', 'spread'])
 
 

@@ -48,9 +48,13 @@ class LiveRobot:
         self.kin = NodeProcess('transmission_bridge.robot_state.node',
                                ['-p', f'model_file:={model}', *common], tmp_path / 'kin.log')
         self.graph = Graph(ns)
+        # Ready when each says so (the bridge once active, its kernels compiled; the
+        # kinematics node once its model's kernels are): never after a fixed time.
         assert self.graph.spin_until(
-            lambda: self.graph.node.count_publishers('joint_states') > 0
-            and self.graph.node.count_publishers('kinematics/gravity_torques') > 0, 20), \
+            lambda: 'active: publishing joint_states' in self.bridge.output()
+            and 'kernels ready in' in self.kin.output()
+            and self.graph.node.count_publishers('joint_states') > 0
+            and self.graph.node.count_publishers('kinematics/gravity_torques') > 0, 60), \
             self.bridge.output() + self.kin.output()
 
     def replay_args(self):
@@ -130,11 +134,16 @@ def _replay_record_convert(robot, tmp_path, storage, atol):
     rec = _record(robot, tmp_path / 'recorded', tmp_path)
     # On a busy machine the bridge -> recorder link can still be matching after _record's
     # wait; a short warm-up replay gives it time, so the bag under test is recorded whole.
+    seen = []           # the last output of the chain, as the recorder sees it
+    robot.graph.node.create_subscription(JointState, 'actuator_commands',
+                                         lambda m: seen.append(m), 100)
     assert tool('replay', warm, *robot.replay_args()).returncode == 0
     played = tool('replay', bag, *robot.replay_args())
     assert played.returncode == 0, played.stderr
     assert f'played {n} messages' in played.stdout
-    time.sleep(1.0)
+    bag_stamps = lambda: sum(  # noqa: E731
+        m.header.stamp.sec * 10**9 + m.header.stamp.nanosec < WARMUP_START_NS for m in seen)
+    robot.graph.spin_until(lambda: bag_stamps() >= n, 20)      # the chain's last hop is in
     rec.send_signal(signal.SIGINT)
     assert rec.wait(20) == 0, (tmp_path / 'record.log').read_text()
     converted = tool('convert', bag, tmp_path / 'converted', '--transmissions',

@@ -65,6 +65,16 @@ def test_share_files_and_ament_index(workspace):
     assert (marker / 'transmission_bridge').is_file()
 
 
+def test_the_install_fills_numbas_cache(workspace):
+    """A first start after colcon build is warm: the kernels are compiled at install."""
+    pytest.importorskip('numba', reason='numba is not installed: nothing is compiled')
+    ws, _ = workspace
+    site = next((ws / 'install' / 'transmission_bridge' / 'lib').glob(
+        'python3*/site-packages/transmission_bridge'))
+    for folder in ('transmissions', 'kinematics/kernels'):
+        assert list((site / folder / '__pycache__').glob('*.nbi')), folder
+
+
 def test_colcon_test_runs_the_real_tests(workspace, ws_shell):
     """Defect 1: `colcon test` ran unittest and 0 tests; now pytest runs and counts them."""
     ws, _ = workspace

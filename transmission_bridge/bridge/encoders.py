@@ -14,7 +14,7 @@ taken, :meth:`EncoderTracks.commit`, so a message it does not take changes nothi
 import numpy as np
 
 from ..transmissions import ConfigError
-from ..transmissions.encoders import candidate_turns, unwrap
+from ..transmissions.encoders import actuator_reach, candidate_turns, unwrap
 
 
 class EncoderTracks:
@@ -44,6 +44,9 @@ class EncoderTracks:
         self.turns = np.zeros(len(cols))             # whole numbers (floats: no overflow)
         self.known = np.zeros(len(cols), dtype=bool)
         self._pending = {}                  # encoder position -> turns given before a reading
+        # transmission -> its joints' limits and its actuators' reach within them
+        self._limits = {}
+        self._reasons = {}                  # (transmission, encoders, choices) -> why
         #: Why a transmission's joints wait: {transmission name: reason}.
         self.ambiguous = {}
         #: The joints not published until their turns are known (set indices).
@@ -196,18 +199,28 @@ class EncoderTracks:
                 yield spec, None, 'waiting for every actuator of it to report'
                 continue
             where = [at[mine.index(j)] for j in unknown]
-            lower = [j.lower_limit for j in spec.joints]
-            upper = [j.upper_limit for j in spec.joints]
             try:
+                limits = self._limits.get(spec.name)
+                if limits is None:              # the same for every reading: found once
+                    lower = np.array([j.lower_limit for j in spec.joints], dtype=float)
+                    upper = np.array([j.upper_limit for j in spec.joints], dtype=float)
+                    limits = self._limits[spec.name] = (
+                        lower, upper, actuator_reach(transmission, lower, upper))
                 found = candidate_turns(transmission, local, unknown, self.periods[where],
-                                        lower, upper)
+                                        *limits)
             except ConfigError as exc:
                 yield spec, None, str(exc)
                 continue
             if len(found) == 1:
                 yield spec, (where, found[0]), ''
-            else:
-                yield spec, None, self._why(spec, found, unknown)
+                continue
+            key = (spec.name, tuple(unknown), tuple(found))
+            why = self._reasons.get(key)
+            if why is None:                     # said alike for the same choices
+                if len(self._reasons) > 64:
+                    self._reasons.clear()
+                why = self._reasons[key] = self._why(spec, found, unknown)
+            yield spec, None, why
 
     def _update_blocked(self):
         blocked = []

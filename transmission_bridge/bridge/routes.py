@@ -11,6 +11,9 @@ node subscribes, publishes and decides when (its lifecycle state); tests and ben
 :meth:`Routes.actuator_states` and :meth:`Routes.joint_commands` directly.
 """
 
+import time
+
+import numpy as np
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
@@ -19,6 +22,35 @@ from .fast import CommandCodec, StateRelay
 from .state import ActuatorStates
 from ..ros.conversions import ReusedJointState, stamp_to_ns
 from ..ros.diagnostics import report_input
+from ..ros.wire import JointStateLayout
+
+
+def warm_up(tset):
+    """
+    Compile every linkage kernel a stream of ``tset`` calls; return the seconds it took.
+
+    numba compiles a kernel for each kind of array it is called with, on its first call (or
+    loads it from its disk cache): here, before the first message, not on it. The kinds the
+    bridge uses: a state in and a new joint state out (the typed route), into a contiguous
+    array (a degraded relay) and into a message template's view (the fast route), a bag's
+    rows (the converter), streaming commands and trajectories. 0 for a set without linkages
+    (nothing is compiled, numba is not imported).
+    """
+    if not len(tset.linkage_joints):
+        return 0.0
+    start = time.perf_counter()
+    n_act, n = tset.num_actuators, tset.num_joints
+    flat = np.zeros(3 * n_act + 1)
+    flat[-1] = 1.0
+    joint_map = tset.state_map()
+    joint_map(flat)
+    joint_map(flat, np.empty((3, n)))
+    joint_map.writer(JointStateLayout(tset.joint_names, '', (n, n, n)).encoder().state)(flat)
+    joint_map(np.stack([flat, flat]))
+    zeros, mapper = [0.0] * n, CommandMapper(tset)
+    mapper.map_command(tset.joint_names, zeros, zeros, zeros)
+    mapper.map_trajectory(tset.joint_names, *([zeros, zeros],) * 4)
+    return time.perf_counter() - start
 
 
 class Routes:
@@ -36,6 +68,10 @@ class Routes:
 
     def configure(self, tset, stale_ns, limit_commands):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
+        seconds = warm_up(tset)
+        if seconds > 0.01:
+            self._logger.info(f'linkage kernels ready in {seconds:.2f} s (compiled, or loaded '
+                              "from numba's cache)")
         if self.states is None:
             self.states = ActuatorStates(tset)
             self.states.stale_ns = stale_ns

@@ -26,6 +26,7 @@ still fresh. Outputs, all for the same configuration::
 """
 
 import dataclasses
+import time
 import typing
 
 import numpy as np
@@ -116,7 +117,10 @@ class KinematicsCore:
                     q[k], v[k], reported[k] = self.q[i], self.v[i], True
         self._model, self._base = model, base
         self._damping = model.effective_damping    # per model (mimics folded), not per message
+        start = time.perf_counter()
         model.warm_up()             # numba compiles now, not on the first message
+        #: How long the last model's kernels took to compile or load (s).
+        self.warm_up_seconds = time.perf_counter() - start
         self.workspace = model.one_configuration()
         # The configuration lives in the workspace's q: evaluating it copies nothing.
         self.workspace.q[:] = q

@@ -12,7 +12,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
-from .node_main import StartupError
+from .node_main import settle_memory, StartupError
 from .parameters import declare, descriptor, unknown_parameter
 from .time_jumps import on_backward_jump
 
@@ -147,9 +147,10 @@ class ConfigurableNode(Node):
         raise NotImplementedError
 
     def _loaded(self, config):
-        """Log, once per loaded configuration, what the loader assumed or skipped."""
+        """Log, once per loaded configuration, what the loader assumed; settle the memory."""
         for warning in config.warnings:
             self.get_logger().warning(f'{self._source}: {warning}')
+        settle_memory()         # the configuration out of the collector's way (node_main)
 
     def _start_with(self, given):
         """Load ``given`` at start-up, declare its parameters and configure; return the config."""

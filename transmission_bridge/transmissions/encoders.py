@@ -59,49 +59,62 @@ def unwrap(readings, last, turns, periods):
         return readings + turns * periods
 
 
-def candidate_turns(transmission, positions, encoders, periods, lower, upper):
+def candidate_turns(transmission, positions, encoders, periods, lower, upper, reach=None):
     """
     Return the turns to add to the ``encoders`` that put every joint within its limits.
 
     ``transmission``: the map (``actuator_to_joint``/``joint_to_actuator``, joint offsets
     included) of one transmission; ``positions``: its actuators' positions (the encoders'
     as read so far, made continuous); ``encoders``: the indices of those whose turns are
-    unknown, with their ``periods``; ``lower``, ``upper``: the joint limits. Returns a list
-    of integer tuples (one per encoder), empty if none fits. Raises ConfigError when a joint
-    has no limit on a side (any number of turns would fit).
+    unknown, with their ``periods``; ``lower``, ``upper``: the joint limits; ``reach``:
+    :func:`actuator_reach` of the same (computed here when not given: a stream of readings
+    passes it once). Returns a list of integer tuples (one per encoder), empty if none fits.
+    Raises ConfigError when a joint has no limit on a side (any number of turns would fit).
     """
     lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
-        raise ConfigError('a joint without both position limits cannot tell the turns '
-                          'apart: give the turns (encoder_turns)')
+    if reach is None:
+        reach = actuator_reach(transmission, lower, upper)
     positions = np.asarray(positions, dtype=float)
-    # The actuator positions over the joint limits: their box's corners for a linear map,
-    # a grid of it for a linkage (whose actuators are not monotonic in every joint).
-    axes = [np.linspace(lo, hi, 2 if transmission_is_linear(transmission) else 9)
-            for lo, hi in zip(lower, upper)]
-    samples = np.array(list(itertools.product(*axes)))
-    reach = transmission.joint_to_actuator('position', samples)
+    low, high = reach
     ranges = []
     for k, period in zip(encoders, periods):
-        values = reach[:, k][np.isfinite(reach[:, k])]
-        if not len(values):
-            return []
-        span = (values.min() - positions[k]) / period, (values.max() - positions[k]) / period
+        span = (low[k] - positions[k]) / period, (high[k] - positions[k]) / period
         if not all(map(math.isfinite, span)) or max(map(abs, span)) > 2.0 ** 52:
             return []           # a reading no whole number of turns brings into range
         first, last = math.ceil(span[0] - 1e-9), math.floor(span[1] + 1e-9)
         ranges.append(range(first - 1, last + 2))       # a margin: the grid is not exact
     if math.prod(len(r) for r in ranges) > MAX_CANDIDATES:
         raise ConfigError('too many possible turns to try: give the turns (encoder_turns)')
-    found = []
-    for turns in itertools.product(*ranges):
-        trial = positions.copy()
-        trial[list(encoders)] += np.array(turns, dtype=float) * np.asarray(periods)
-        joints = transmission.actuator_to_joint('position', trial)
-        if (np.isfinite(joints).all() and (joints >= lower - LIMIT_TOL).all()
-                and (joints <= upper + LIMIT_TOL).all()):
-            found.append(tuple(int(t) for t in turns))
-    return found
+    # Every candidate at once: one batch through the map (rows are independent).
+    combos = np.array(list(itertools.product(*ranges)), dtype=float).reshape(-1, len(ranges))
+    trials = np.repeat(positions[None, :], len(combos), axis=0)
+    trials[:, list(encoders)] += combos * np.asarray(periods)
+    joints = transmission.actuator_to_joint('position', trials)
+    fits = (np.isfinite(joints).all(axis=-1) & (joints >= lower - LIMIT_TOL).all(axis=-1)
+            & (joints <= upper + LIMIT_TOL).all(axis=-1))
+    return [tuple(int(t) for t in turns) for turns in combos[fits]]
+
+
+def actuator_reach(transmission, lower, upper):
+    """
+    Return ``(low, high)``: each actuator's least and greatest position within the joint limits.
+
+    Sampled at the limits' box's corners for a linear map, on a grid of it for a linkage
+    (whose actuators are not monotonic in every joint); NaN for an actuator no sample
+    reaches. Raises ConfigError when a joint has no limit on a side.
+    """
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
+        raise ConfigError('a joint without both position limits cannot tell the turns '
+                          'apart: give the turns (encoder_turns)')
+    axes = [np.linspace(lo, hi, 2 if transmission_is_linear(transmission) else 9)
+            for lo, hi in zip(lower, upper)]
+    samples = np.array(list(itertools.product(*axes)))
+    reach = transmission.joint_to_actuator('position', samples)
+    finite = np.isfinite(reach)
+    low = np.where(finite.any(axis=0), np.where(finite, reach, np.inf).min(axis=0), np.nan)
+    high = np.where(finite.any(axis=0), np.where(finite, reach, -np.inf).max(axis=0), np.nan)
+    return low, high
 
 
 def transmission_is_linear(transmission):
