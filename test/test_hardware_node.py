@@ -417,9 +417,10 @@ def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path
     # Before, every message of the topic took the typed route and the budget dropped 60-90
     # every 0.2 s on a two-core machine.
     rate, count = 500.0, 2000
+    encoders = CONFIG / 'single_turn_encoder_transmissions.yaml'
     with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE,
-                      {'transmissions_file': str(CONFIG / 'single_turn_encoder_transmissions.yaml'),
-                       'diagnostics_period': 0.1}, 'hwr', 'actuator_states') as g:
+                      {'transmissions_file': str(encoders), 'diagnostics_period': 0.1},
+                      'hwr', 'actuator_states') as g:
         _wire(g)
         assert g.spin_until(lambda: 'active: publishing' in g.proc.output(), timeout=30)
         rng = np.random.default_rng(1214)
