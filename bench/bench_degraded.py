@@ -24,7 +24,6 @@ import argparse
 import pathlib
 import statistics
 import sys
-import tempfile
 import time
 
 from bench_nodes import _callback, _node, ROUNDS
@@ -65,6 +64,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--number', type=int, default=2000,
                         help='messages per case, timed in 20 alternating rounds')
+    parser.add_argument('--results', default='degraded', help='results file name')
     args = parser.parse_args(argv)
     import rclpy
     from rclpy.parameter import Parameter
@@ -72,7 +72,6 @@ def main(argv=None):
     from transmission_bridge.transmissions import load_transmissions
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'], domain_id=232)
-    tempfile.mkdtemp(prefix='bench_degraded_')
     rng = np.random.default_rng(49)
     needed = 50 + args.number
     rows = []
@@ -144,7 +143,7 @@ def main(argv=None):
         return _serialized(names, _rows(rng, needed, len(names), position), 10**9)
     measure('one linkage refusing (legged robot, 12 motors)', nodes, 'actuator_states',
             {'degraded': legged_rows(3.0), 'healthy': legged_rows(0.0)})
-    report('degraded', rows, ['what', 'healthy_us', 'degraded_us', 'degraded/healthy', 'typed'])
+    report(args.results, rows, ['what', 'healthy_us', 'degraded_us', 'degraded/healthy', 'typed'])
 
 
 if __name__ == '__main__':

@@ -83,3 +83,13 @@ def test_node_files_stay_small(node):
     # without a node.
     lines = (PKG / node).read_text().count('\n')
     assert lines <= 350, f'{node}: {lines} lines'
+
+
+def test_the_bridge_node_imports_neither_the_kinematics_library_nor_numba():
+    code = ('import sys, transmission_bridge.bridge.node; '
+            "print(sorted({m.split('.')[0] if m == 'numba' else m for m in sys.modules "
+            "if m == 'numba' or m.startswith('transmission_bridge.kinematics')}))")
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split('\n')[-2] == '[]', result.stdout

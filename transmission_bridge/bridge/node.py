@@ -1,9 +1,9 @@
 """
 The ``transmission_bridge`` node: actuator states in, joint states out, commands back.
 
-ROS wiring only: parameters, publishers, subscriptions, services. What happens to a message
-is the state side's (:mod:`.state`), the command side's (:mod:`.commands`) and, for a steady
-stream, the fast path's (:mod:`.fast`). Topics, parameters and services are listed in
+ROS wiring only: parameters, publishers, subscriptions, services. A message's routes are
+:mod:`.routes`' (:mod:`.state`, :mod:`.commands`, :mod:`.fast`); the node's own parameters
+:mod:`.settings`', its status and watchdog :mod:`.supervision`'. Topics, parameters, services in
 doc/nodes.md (tables generated from here).
 """
 

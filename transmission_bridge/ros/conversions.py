@@ -10,8 +10,6 @@ from rclpy.clock import JumpThreshold, ROSClock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..kinematics.spatial import pose_rows
-
 
 def stamp_to_ns(stamp):
     """Return a builtin_interfaces/Time as integer nanoseconds."""
@@ -69,6 +67,8 @@ def doubles(values):
 
 def poses_to_msgs(X):
     """Return geometry_msgs/Pose messages for homogeneous transforms ``X`` (n, 4, 4)."""
+    # Here, not at the top: the bridge imports this module and needs no kinematics library.
+    from ..kinematics.spatial import pose_rows
     poses = [Pose() for _ in range(len(X))]
     fill_poses(poses, pose_rows(X))
     return poses
