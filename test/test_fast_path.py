@@ -418,6 +418,11 @@ def test_a_stale_actuator_of_another_topic_keeps_the_other_joints_fast(context):
     assert _typed(bridges[0]) - typed_before <= DEGRADED_TYPED_MAX
     assert bridges[0]._states.stale_joints == ('wrist_pitch', 'wrist_roll')
     assert 'wrist_roll' not in out.name and 'elbow' in out.name
+    for timeout in (3600.0, stale_s):   # ros2 param set: not stale, then stale again
+        for node in bridges:
+            assert node.set_parameters([Parameter('stale_timeout', value=timeout)])[0].successful
+        stamp, out = _feed(bridges, TOPICS[0], arm, rows(len(arm))[:20], stamp, tally)
+        assert ('wrist_roll' in out.name) == (timeout > stale_s), timeout
     typed_before = _typed(bridges[0])                   # it comes back
     stamp, _ = _feed(bridges, TOPICS[1], wrist, rows(len(wrist))[:2], stamp, tally)
     _, out = _feed(bridges, TOPICS[0], arm, rows(len(arm)), stamp, tally)

@@ -212,10 +212,9 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
     counters, stamps, source_ids = states.counters, states.stamps, states.source_ids
     joint_map, encoders = states.joint_map, states.encoders
     others = np.setdiff1d(np.arange(states.transmissions.num_actuators), cols)
-    stale_ns = states.stale_ns
-    was_stale = (states.stale_mask(now_ns())[others] if stale_ns is not None
+    was_stale = (states.stale_mask(now_ns())[others] if states.stale_ns is not None
                  else np.zeros(len(others), dtype=bool))
-    watch_stale = stale_ns is not None and len(others) > 0
+    any_others = len(others) > 0
     refusing = joint_map.refused            # the same linkages, for the same reasons
     unwraps = bool(in_message.any())
     waiting = unwraps and not encoders.resolved
@@ -227,7 +226,8 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
                 or len(source_ids) > 1 and not owned()):
             return False
         now = now_ns()
-        if watch_stale:
+        stale_ns = states.stale_ns          # live: ros2 param set changes it, not the layout
+        if any_others and stale_ns is not None:
             states.settle_seen()
             if not np.array_equal(now - states.last_seen_ns[others] > stale_ns, was_stale):
                 return False
