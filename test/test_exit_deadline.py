@@ -40,3 +40,19 @@ def test_a_body_that_finishes_in_time_goes_on_and_no_timer_fires_later():
     assert done.returncode == 3, done
     assert done.stdout == 'body finished\n'
     assert 'deadline passed' not in done.stderr
+
+
+def test_settle_memory_freezes_only_in_a_nodes_own_process():
+    # run_node enables it; a node built beside other code (a test, a benchmark) freezes
+    # nothing of its host's.
+    code = ('import gc\n'
+            'from transmission_bridge.ros import node_main\n'
+            'node_main.settle_memory()\n'
+            'before = gc.get_freeze_count()\n'
+            'node_main._SETTLE.append(True)\n'
+            'node_main.settle_memory()\n'
+            'print(before, gc.get_freeze_count() > 1000)\n')
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ['0', 'True']

@@ -40,6 +40,11 @@ def default_executor():
     return EventsExecutor()
 
 
+# Whether settle_memory acts: in a node's own process (run_node), not where nodes are built
+# beside other code (tests, benchmarks), whose objects are not the node's to freeze.
+_SETTLE = []
+
+
 def settle_memory():
     """
     Move every object alive now out of the garbage collector's way (``gc.freeze``).
@@ -48,9 +53,13 @@ def settle_memory():
     numba's and LLVM's where kernels are loaded). A full collection walks every one of them
     (50-100 ms here, more under load): no message is handled meanwhile, and the input budget,
     finding its probes late, then drops input while it recovers. Frozen, they are never walked
-    again; collections see only what came since. Called once a configuration is loaded; the
-    previous freeze is undone first, so that what an old configuration left is collected.
+    again; collections see only what came since. :func:`run_node` calls it once the node is
+    built, and nodes once a new configuration is loaded; the previous freeze is undone first,
+    so that what an old configuration left is collected. Elsewhere (a node built in a test's
+    or a benchmark's process) it does nothing.
     """
+    if not _SETTLE:
+        return
     gc.unfreeze()
     gc.collect()
     gc.freeze()
@@ -86,7 +95,9 @@ def run_node(node_class, args=None, executor_class=default_executor):
     executor = None
     code = 0
     try:
+        _SETTLE.append(True)
         node = node_class()
+        settle_memory()
         executor = executor_class()
         executor.add_node(node)
         while not stop and rclpy.ok():
