@@ -151,13 +151,20 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     rx = rclpy.create_node('receiver', namespace=ns, context=context)
     executor = rclpy.executors.SingleThreadedExecutor(context=context)
     executor.add_node(rx)
-    latencies, seqs = [], []
+    latencies, seqs, own = [], [], []
 
-    unpack = struct.Struct('<iI').unpack_from
+    unpack = struct.Struct('<iII').unpack_from
 
     def receive(data):              # raw: the stamp is the first field after the CDR header
-        sec, nanosec = unpack(data, 4)
+        sec, nanosec, frame_length = unpack(data, 4)
         stamp = sec * 1_000_000_000 + nanosec
+        if frame_length <= 1:
+            # Not the stream's: the generator's frame_id (or the kinematics node's base
+            # frame, in the chain) is copied through every hop. The bridge's watchdog sends
+            # its safe command with none, 0.5 s after the stream ends (counted as messages,
+            # these once made every run's 'stalls' and a negative 'lost').
+            own.append(stamp)
+            return
         latencies.append(time.time_ns() - stamp)
         seqs.append(stamp)          # unique per message; every node copies the stamp
 
@@ -217,7 +224,8 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
             'max_us': float(lat.max()) if len(lat) else float('nan'),
             'stalls': int((gaps > stall_s).sum()),
             'max_gap_ms': float(gaps.max() * 1e3) if len(gaps) else float('nan'),
-            'cpu_percent': cpu, 'rss_mb': rss / 2 ** 20}
+            'cpu_percent': cpu, 'rss_mb': rss / 2 ** 20,
+            'own_messages': len(own)}       # the nodes' own (the watchdog's), not counted
 
 
 def combine(runs):
@@ -231,7 +239,7 @@ def combine(runs):
     rows = []
     for kind, results in runs.items():
         row = dict(results[0])
-        for key in ('sent', 'received', 'lost', 'stalls'):
+        for key in ('sent', 'received', 'lost', 'stalls', 'own_messages'):
             row[key] = sum(r[key] for r in results)
         dropped = [r['dropped'] for r in results]
         row['dropped'] = -1 if -1 in dropped else sum(dropped)
@@ -309,7 +317,7 @@ def _measure(args, work):
     report(args.results, rows, [
         'target', 'node', 'rate_hz', 'sent', 'lost', 'dropped', 'p50_us', 'p99_us', 'max_us',
         'stalls', 'max_gap_ms', 'p50/relay', 'p50/raw', 'p99/relay', 'p99/raw', 'cpu_percent',
-        'cpu/relay', 'rss_mb'])
+        'cpu/relay', 'rss_mb', 'own_messages'])
     if args.rates:
         swept = []
         for rate in sorted(args.rates):
