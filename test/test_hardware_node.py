@@ -422,7 +422,8 @@ def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path
                       {'transmissions_file': str(encoders), 'diagnostics_period': 0.1},
                       'hwr', 'actuator_states') as g:
         _wire(g)
-        assert g.spin_until(lambda: 'active: publishing' in g.proc.output(), timeout=30)
+        assert g.spin_until(lambda: 'active: publishing' in g.proc.output()
+                            and g.actuators.get_subscription_count() > 0, timeout=30)
         rng = np.random.default_rng(1214)
         start = time.monotonic()
         for k in range(count):
@@ -441,6 +442,7 @@ def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path
         assert {tuple(m.name) for m in g.joint_states} == {('hip',)}
         assert values['dropped_overload'] == '0', values
         assert int(values['messages_typed']) <= 5, values
-        # Best-effort input on loopback: the transport may lose a message under load; the
-        # bridge publishes one joint state for every one it received.
-        assert len(g.joint_states) >= 0.99 * count, (len(g.joint_states), values)
+        # The bridge publishes a joint state for every state it received; best-effort input
+        # on a loaded loopback may lose a few before the bridge takes them.
+        assert values['published'] == values['received'], values
+        assert len(g.joint_states) >= 0.98 * count, (len(g.joint_states), values)

@@ -14,7 +14,7 @@ taken, :meth:`EncoderTracks.commit`, so a message it does not take changes nothi
 import numpy as np
 
 from ..transmissions import ConfigError
-from ..transmissions.encoders import actuator_reach, candidate_turns, unwrap
+from ..transmissions.encoders import actuator_reach, joint_gain, search_turns, unwrap
 
 
 class EncoderTracks:
@@ -47,6 +47,9 @@ class EncoderTracks:
         # transmission -> its joints' limits and its actuators' reach within them
         self._limits = {}
         self._reasons = {}                  # (transmission, encoders, choices) -> why
+        # transmission -> (positions, encoders, margin, finding) of its last search: the
+        # same finding while no actuator moved beyond the margin (search_turns)
+        self._searched = {}
         #: Why a transmission's joints wait: {transmission name: reason}.
         self.ambiguous = {}
         #: The joints not published until their turns are known (set indices).
@@ -139,6 +142,7 @@ class EncoderTracks:
 
     def reset(self):
         """Forget every reading and turn (a time jump): turns are found again."""
+        self._searched = {}
         self.last[:] = np.nan
         self.turns[:] = 0.0
         self.known[:] = False
@@ -171,7 +175,9 @@ class EncoderTracks:
         """
         Return ``(resolves, reasons)``: what :meth:`take` would find in ``positions``.
 
-        Nothing changes. ``resolves``: the turns of some transmission would be found (its
+        Nothing it says changes (the search is remembered: a transmission whose actuators
+        stay within its margin is not searched again). ``resolves``: the turns of some
+        transmission would be found (its
         joints published from this state on); ``reasons``: {transmission: why it still
         waits}, what :attr:`ambiguous` would say. The fast path's step asks this while an
         encoder waits, and says ``reasons`` with :meth:`note` once it took the message.
@@ -199,28 +205,36 @@ class EncoderTracks:
                 yield spec, None, 'waiting for every actuator of it to report'
                 continue
             where = [at[mine.index(j)] for j in unknown]
+            last = self._searched.get(spec.name)
+            if (last is not None and last[1] == unknown
+                    and np.abs(local - last[0]).max() < last[2]):
+                yield (spec, *last[3])          # nothing moved far enough to change it
+                continue
             try:
                 limits = self._limits.get(spec.name)
                 if limits is None:              # the same for every reading: found once
                     lower = np.array([j.lower_limit for j in spec.joints], dtype=float)
                     upper = np.array([j.upper_limit for j in spec.joints], dtype=float)
                     limits = self._limits[spec.name] = (
-                        lower, upper, actuator_reach(transmission, lower, upper))
-                found = candidate_turns(transmission, local, unknown, self.periods[where],
-                                        *limits)
+                        lower, upper, actuator_reach(transmission, lower, upper),
+                        joint_gain(transmission, len(members)))
+                found, margin = search_turns(transmission, local, unknown,
+                                             self.periods[where], *limits)
             except ConfigError as exc:
                 yield spec, None, str(exc)
                 continue
             if len(found) == 1:
-                yield spec, (where, found[0]), ''
-                continue
-            key = (spec.name, tuple(unknown), tuple(found))
-            why = self._reasons.get(key)
-            if why is None:                     # said alike for the same choices
-                if len(self._reasons) > 64:
-                    self._reasons.clear()
-                why = self._reasons[key] = self._why(spec, found, unknown)
-            yield spec, None, why
+                finding = (where, found[0]), ''
+            else:
+                key = (spec.name, tuple(unknown), tuple(found))
+                why = self._reasons.get(key)
+                if why is None:                 # said alike for the same choices
+                    if len(self._reasons) > 64:
+                        self._reasons.clear()
+                    why = self._reasons[key] = self._why(spec, found, unknown)
+                finding = None, why
+            self._searched[spec.name] = (local.copy(), unknown, margin, finding)
+            yield (spec, *finding)
 
     def _update_blocked(self):
         blocked = []

@@ -63,13 +63,31 @@ def candidate_turns(transmission, positions, encoders, periods, lower, upper, re
     """
     Return the turns to add to the ``encoders`` that put every joint within its limits.
 
+    :func:`search_turns`'s list, without its margin.
+    """
+    return search_turns(transmission, positions, encoders, periods, lower, upper, reach)[0]
+
+
+def search_turns(transmission, positions, encoders, periods, lower, upper, reach=None,
+                 gain=None):
+    """
+    Return ``(found, margin)``: the turns that fit (:func:`candidate_turns`), and how far they hold.
+
     ``transmission``: the map (``actuator_to_joint``/``joint_to_actuator``, joint offsets
     included) of one transmission; ``positions``: its actuators' positions (the encoders'
     as read so far, made continuous); ``encoders``: the indices of those whose turns are
     unknown, with their ``periods``; ``lower``, ``upper``: the joint limits; ``reach``:
     :func:`actuator_reach` of the same (computed here when not given: a stream of readings
-    passes it once). Returns a list of integer tuples (one per encoder), empty if none fits.
-    Raises ConfigError when a joint has no limit on a side (any number of turns would fit).
+    passes it once). ``found``: a list of integer tuples (one per encoder), empty if none
+    fits. Raises ConfigError when a joint has no limit on a side (any number of turns would
+    fit).
+
+    ``margin`` (with ``gain``, :func:`joint_gain` of a linear map; else 0): while no actuator
+    moves farther than this from ``positions`` (same unit), ``found`` stays the answer. No
+    candidate's joint comes closer to a limit than ``gain`` times the motion allows, and a
+    motion under half a period brings no new candidate into reach. Half of that, for the
+    rounding of a different position. A stream searched again only beyond it gets every
+    answer a search at each reading would give.
     """
     lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     if reach is None:
@@ -80,7 +98,7 @@ def candidate_turns(transmission, positions, encoders, periods, lower, upper, re
     for k, period in zip(encoders, periods):
         span = (low[k] - positions[k]) / period, (high[k] - positions[k]) / period
         if not all(map(math.isfinite, span)) or max(map(abs, span)) > 2.0 ** 52:
-            return []           # a reading no whole number of turns brings into range
+            return [], 0.0      # a reading no whole number of turns brings into range
         first, last = math.ceil(span[0] - 1e-9), math.floor(span[1] + 1e-9)
         ranges.append(range(first - 1, last + 2))       # a margin: the grid is not exact
     if math.prod(len(r) for r in ranges) > MAX_CANDIDATES:
@@ -92,7 +110,29 @@ def candidate_turns(transmission, positions, encoders, periods, lower, upper, re
     joints = transmission.actuator_to_joint('position', trials)
     fits = (np.isfinite(joints).all(axis=-1) & (joints >= lower - LIMIT_TOL).all(axis=-1)
             & (joints <= upper + LIMIT_TOL).all(axis=-1))
-    return [tuple(int(t) for t in turns) for turns in combos[fits]]
+    found = [tuple(int(t) for t in turns) for turns in combos[fits]]
+    if gain is None:
+        return found, 0.0
+    to_limit = np.minimum(np.abs(joints - (lower - LIMIT_TOL)),
+                          np.abs(upper + LIMIT_TOL - joints))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        room = np.where(gain > 0, to_limit / gain, np.inf)
+    margin = min(float(room.min()), 0.5 * float(np.min(periods)))
+    return found, 0.5 * margin if math.isfinite(margin) else 0.0
+
+
+def joint_gain(transmission, num_actuators):
+    """
+    Return how fast each joint follows the actuators at most, ``sum_k |dq_j / dx_k|`` (nJ,).
+
+    For a linear map (its position map is affine: the differences from the zero position
+    along each actuator); None for a linkage, whose rate changes with the pose.
+    """
+    if not transmission_is_linear(transmission):
+        return None
+    steps = np.vstack([np.zeros(num_actuators), np.eye(num_actuators)])
+    joints = transmission.actuator_to_joint('position', steps)
+    return np.abs(joints[1:] - joints[0]).sum(axis=0)
 
 
 def actuator_reach(transmission, lower, upper):
