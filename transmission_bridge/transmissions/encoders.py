@@ -71,7 +71,7 @@ def candidate_turns(transmission, positions, encoders, periods, lower, upper, re
 def search_turns(transmission, positions, encoders, periods, lower, upper, reach=None,
                  gain=None):
     """
-    Return ``(found, margin)``: the turns that fit (:func:`candidate_turns`), and how far they hold.
+    Return ``(found, margin)``: the turns that fit, and how far the actuators may move.
 
     ``transmission``: the map (``actuator_to_joint``/``joint_to_actuator``, joint offsets
     included) of one transmission; ``positions``: its actuators' positions (the encoders'
