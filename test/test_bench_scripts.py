@@ -21,7 +21,7 @@ def _result(kind, p50, cpu, lost, dropped=0):
     return {'target': 'bridge', 'node': kind, 'rate_hz': 1000.0, 'sent': 100,
             'received': 100 - lost, 'lost': lost, 'dropped': dropped, 'p50_us': p50,
             'p99_us': 2 * p50, 'max_us': 3 * p50, 'stalls': 0, 'max_gap_ms': p50 / 100,
-            'cpu_percent': cpu, 'rss_mb': 60.0}
+            'cpu_percent': cpu, 'rss_mb': 60.0, 'own_messages': 1 if kind == 'node' else 0}
 
 
 def test_latency_rounds_take_the_median_of_each_rounds_ratio():
@@ -45,6 +45,7 @@ def test_latency_rounds_take_the_median_of_each_rounds_ratio():
     assert node['p50/raw'] == pytest.approx(1100 / 900, rel=1e-12)  # 1.32, 1.22, 0.79
     assert node['cpu/relay'] == pytest.approx(0.95, rel=1e-12)      # 0.9, 1.1, 0.95
     assert node['lost'] == 2 and node['sent'] == 300 and node['received'] == 298
+    assert node['own_messages'] == 3 and rows['relay']['own_messages'] == 0   # summed, apart
     assert node['dropped'] == -1                # one round had no report: not a count
     assert node['max_us'] == 3300
     assert rows['raw_relay']['lost'] == 3 and rows['raw_relay']['dropped'] == 0
