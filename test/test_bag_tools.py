@@ -26,6 +26,7 @@ LEGGED = CONFIG / 'legged_robot.urdf'       # its transmissions and its model
 LINKAGE_ATOL = 1e-12        # live and offline linkage solves start from different states
 RATE_HZ = 50.0
 WARMUP_START_NS = 1_600_000_000_000_000_000
+BAG_START_NS = 1_700_000_000_000_000_000    # write_actuator_bag's stamps start here
 
 
 class LiveRobot:
@@ -104,7 +105,7 @@ def _record(robot, out, tmp_path):
 
 
 def _without_warmup(messages):
-    return {stamp: m for stamp, m in messages.items() if stamp >= 1_700_000_000_000_000_000}
+    return {stamp: m for stamp, m in messages.items() if stamp >= BAG_START_NS}
 
 
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
@@ -142,8 +143,9 @@ def _replay_record_convert(robot, tmp_path, storage, atol):
     assert played.returncode == 0, played.stderr
     assert f'played {n} messages' in played.stdout
     bag_stamps = lambda: sum(  # noqa: E731
-        m.header.stamp.sec * 10**9 + m.header.stamp.nanosec < WARMUP_START_NS for m in seen)
-    robot.graph.spin_until(lambda: bag_stamps() >= n, 20)      # the chain's last hop is in
+        m.header.stamp.sec * 10**9 + m.header.stamp.nanosec >= BAG_START_NS for m in seen)
+    assert robot.graph.spin_until(lambda: bag_stamps() >= n, 20), bag_stamps()
+    robot.graph.spin_for(0.2)       # what the recorder, another process, still has in flight
     rec.send_signal(signal.SIGINT)
     assert rec.wait(20) == 0, (tmp_path / 'record.log').read_text()
     converted = tool('convert', bag, tmp_path / 'converted', '--transmissions',
