@@ -433,16 +433,20 @@ def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path
             g.actuators.publish(msg)
             while time.monotonic() < start + (k + 1) / rate:
                 g.executor.spin_once(timeout_sec=0.0005)
-        g.spin_until(lambda: len(g.joint_states) >= count, timeout=5)
-        assert g.spin_until(lambda: int(_values(g).get('received', 0)) >= len(g.joint_states)
-                            and int(_values(g).get('published', -1)) == len(g.joint_states),
-                            timeout=5), _values(g)
+
+        def settled():          # two reports in a row count the same: the stream is in
+            counts = [{kv.key: kv.value for kv in d.status[0].values}.get('received')
+                      for d in g.diagnostics[-2:]]
+            return len(counts) == 2 and counts[0] == counts[1]
+        assert g.spin_until(settled, timeout=5), _values(g)
         values = _values(g)
         assert 'knee' in values['encoders_waiting']
         assert {tuple(m.name) for m in g.joint_states} == {('hip',)}
         assert values['dropped_overload'] == '0', values
         assert int(values['messages_typed']) <= 5, values
-        # The bridge publishes a joint state for every state it received; best-effort input
-        # on a loaded loopback may lose a few before the bridge takes them.
+        # The bridge publishes a joint state for every state it received (its own count);
+        # best-effort input on a loaded loopback may lose a few before the bridge takes them,
+        # and this test's subscription (depth 10) a few of its outputs.
         assert values['published'] == values['received'], values
-        assert len(g.joint_states) >= 0.98 * count, (len(g.joint_states), values)
+        assert int(values['received']) >= 0.98 * count, values
+        assert len(g.joint_states) >= 0.95 * count, (len(g.joint_states), values)
