@@ -1,7 +1,6 @@
 """What both nodes share: where the robot comes from, and parameters that follow it."""
 
 import dataclasses
-import math
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -13,6 +12,7 @@ from std_srvs.srv import Trigger
 
 from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
 from .node_main import settle_memory, StartupError
+from .settings import finite_positive
 from .parameters import declare, descriptor, unknown_parameter
 from .time_jumps import on_backward_jump
 
@@ -38,8 +38,9 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 def positive(name, value):
     """Return ``value`` if it is a finite float > 0; else raise StartupError naming ``name``."""
-    if not (isinstance(value, float) and math.isfinite(value) and value > 0):
-        raise StartupError(f'{name} must be a finite number > 0, got {value!r}')
+    why = finite_positive(name)(value)
+    if why:
+        raise StartupError(why)
     return value
 
 
