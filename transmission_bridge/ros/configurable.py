@@ -12,8 +12,8 @@ from std_srvs.srv import Trigger
 
 from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
 from .node_main import settle_memory, StartupError
-from .settings import finite_positive
 from .parameters import declare, descriptor, unknown_parameter
+from .settings import finite_positive
 from .time_jumps import on_backward_jump
 
 ROBOT_DESCRIPTION = 'robot_description'
