@@ -14,14 +14,15 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from . import supervision
+from . import supervision, trajectory_action
 from .routes import Routes
+from .trajectory_action import Controllers
 from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, COMMAND_TIMEOUT, ENCODER_TURNS_HELP,
                        EncoderTurns, HELP, LIMIT_COMMANDS, ON_COMMAND_TIMEOUT, SETTINGS,
                        SOURCE_HELP, STALE_TIMEOUT, TRANSMISSIONS_FILE)
 from .watchdog import CommandWatchdog
 from ..ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
-from ..ros.conversions import name_values, now_ns_function, trajectory_msg
+from ..ros.conversions import name_values, now_ns_function
 from ..ros.diagnostics import diagnostics
 from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import exit_with, run_node, StartupError
@@ -47,6 +48,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._sources = sources = self._declare_sources(TRANSMISSIONS_FILE, *SOURCE_HELP)
         self._path, self._source = sources.path, sources.label
         own = declare_settings(self, SETTINGS)
+        goals = declare_settings(self, trajectory_action.SETTINGS)
         topics = own[ACTUATOR_STATE_TOPICS]
         self._stale_ns = seconds_to_ns(own[STALE_TIMEOUT])
         self._watchdog = CommandWatchdog(seconds_to_ns(own[COMMAND_TIMEOUT]),
@@ -63,6 +65,12 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._now_ns = now_ns_function(self.get_clock())
         self._routes = routes = Routes(topics, self._now_ns, self.get_logger(), self._watchdog,
                                        self._fast_path)
+        try:
+            self._controllers = Controllers(self, routes, lambda m: self._command_pub.publish(m),
+                                            self._now_ns, goals, self._active)
+        except ConfigError as exc:
+            raise StartupError(str(exc)) from None
+        routes.after_state, routes.owner = self._controllers.on_joint_state, self._controllers
         self._robot = RobotParameters(self, tparams, ConfigError)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -76,8 +84,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
             callback = routes.state_callback(topic, self._joint_pub.publish, self._active)
             self.create_subscription(JointState, topic, budget.wrap(callback), STREAM_IN,
                                      raw=True)
-        self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
-                                 RELIABLE_10)
+        self.create_subscription(JointTrajectory, 'joint_trajectory', lambda msg: routes.trajectory(
+            msg, self._active[0], self._traj_pub.publish), RELIABLE_10)
         self.create_subscription(JointState, 'joint_commands', routes.command_callback(
             self._command_pub.publish, self._active), STREAM_IN, raw=True)
         self._create_trigger('~/calibrate_to_default_pose', self._calibrate)
@@ -106,7 +114,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         try:
             if given:
                 tset = self._start_with(given)
-                self._refuse_unknown_overrides(('joints', 'actuators'))
+                self._refuse_unknown_overrides(('joints', 'actuators', 'constraints'))
         except StartupError as exc:
             self._configure_error = str(exc)
             self._drop_configuration()
@@ -131,7 +139,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         return SUCCESS
 
     def on_deactivate(self, state):
-        """Send the motors the safe command once, then publish and map nothing."""
+        """Abort goals; send the motors the safe command once, then publish and map nothing."""
+        self._controllers.abort_all('the bridge was deactivated (lifecycle)', hold=False)
         self._stop_if_active()
         self._watchdog.forget()
         self.get_logger().info('inactive: nothing published, commands refused')
@@ -154,6 +163,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         super().destroy_node()
 
     def _stop_if_active(self):
+        self._controllers.abort_all('the bridge stopped', hold=False)
         if self._active[0]:
             self._send_safe_commands()
             self._active[0] = False
@@ -173,6 +183,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     def _load(self, source):
         tset = load_transmissions(source)
         tparams.check_parameter_names(tset)
+        self._controllers.check(tset)
         return tset
 
     def _config(self):
@@ -192,6 +203,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
 
     def _configure(self, tset):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
+        self._controllers.configure(tset)
         self._routes.configure(tset, self._stale_ns, self._limit_commands)
         self._watchdog.forget()
         self._declare_encoder_turns(tset)
@@ -230,7 +242,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         """On-set callback: build the would-be configuration; refuse with the reason."""
         if self._syncing:
             return SetParametersResult(successful=True)
-        reason = (refusal(SETTINGS, params) or self._encoders.refusal(params)
+        reason = (refusal(SETTINGS, params) or refusal(trajectory_action.SETTINGS, params)
+                  or self._controllers.refusal(params) or self._encoders.refusal(params)
                   or self._robot.validate(params, self._states and self._states.transmissions))
         return SetParametersResult(successful=not reason, reason=reason)
 
@@ -238,6 +251,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         """Post-set callback: the validated configuration takes effect."""
         if self._syncing:
             return
+        self._controllers.apply(params)
         for p in params:
             if p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
@@ -266,22 +280,6 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     def joint_commands(self, data):
         """Return the actuator_commands (bytes or a message) for one joint_commands message."""
         return self._routes.joint_commands(data) if self._active[0] else None
-
-    def _on_trajectory(self, msg):
-        if self._commands is None or not self._active[0]:
-            self.get_logger().error('joint_trajectory rejected: ' + (
-                'no configuration yet' if self._commands is None else 'the bridge is inactive'))
-            return
-        points = msg.points
-        try:
-            names, fields = self._commands.map_trajectory(
-                msg.joint_names, [p.positions for p in points], [p.velocities for p in points],
-                [p.accelerations for p in points], [p.effort for p in points])
-        except ConfigError as exc:
-            self.get_logger().error(f'joint_trajectory rejected: {exc}')
-            return
-        self._traj_pub.publish(trajectory_msg(msg.header, names, fields,
-                                              [p.time_from_start for p in points]))
 
     # --- services ----------------------------------------------------------------
     def _calibrate(self):
@@ -336,7 +334,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                     self._stale_ns)
         for text, throttle in report.logged:        # said here, once a period, not per message
             self.get_logger().warning(text, throttle_duration_sec=throttle)
-        self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, report.counters,
+        counters = {**report.counters, **self._controllers.counters}
+        self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, counters,
                                            warning=report.warning, error=report.error,
                                            extra=report.extra))
 

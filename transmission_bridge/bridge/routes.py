@@ -20,9 +20,10 @@ from sensor_msgs.msg import JointState
 from .commands import CommandMapper
 from .fast import CommandCodec, StateRelay
 from .state import ActuatorStates
-from ..ros.conversions import ReusedJointState, stamp_to_ns
+from ..ros.conversions import ReusedJointState, stamp_to_ns, trajectory_msg
 from ..ros.diagnostics import report_input
 from ..ros.wire import JointStateLayout
+from ..transmissions import ConfigError
 
 
 def warm_up(tset):
@@ -65,6 +66,11 @@ class Routes:
         self._now_ns, self._logger, self._watchdog = now_ns, logger, watchdog
         self._fast_path = fast_path
         self._typed_joint_states, self._typed_commands = ReusedJointState(), ReusedJointState()
+        #: Called with every joint_states published (bytes or a message): the trajectory
+        #: controllers' (:mod:`.trajectory_action`); None: nothing follows a goal.
+        self.after_state = None
+        #: While goals own joints, ``owner.split(msg)`` takes their streamed commands.
+        self.owner = None
 
     def configure(self, tset, stale_ns, limit_commands):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -109,6 +115,9 @@ class Routes:
                     return
             if active[0]:
                 publish(out)
+                after = self.after_state
+                if after is not None:
+                    after(out)
         return callback
 
     def actuator_states(self, source, data):
@@ -154,6 +163,8 @@ class Routes:
         commands, codec = self.commands, self.codec
         if commands is None:
             return None
+        if self.owner is not None and self.owner.owned:
+            return self._shared_commands(data)
         decoded = codec.decode(data)
         if decoded is not None:
             names, arrays, header = decoded
@@ -167,6 +178,40 @@ class Routes:
         if self._fast_path:
             codec.learn(data, msg)
         return None if out is None else self._typed_commands.fill(out, msg.header)
+
+    def _shared_commands(self, data):
+        """The typed route while goals own joints: theirs split off, the rest mapped."""
+        self.typed_count['joint_commands'] += 1
+        msg = deserialize_message(data, JointState)
+        rest = self.owner.split(msg)
+        if rest is None:
+            rest = (msg.name, msg.position, msg.velocity, msg.effort)
+        if not len(rest[0]):
+            return None
+        return self.command(*rest, msg.header)
+
+    def command(self, names, position, velocity, effort, header):
+        """Return the actuator_commands message of one joint command (None if refused)."""
+        out = self.commands.map_command(names, position, velocity, effort)
+        self._report_command(out)
+        return None if out is None else self._typed_commands.fill(out, header)
+
+    def trajectory(self, msg, active, publish):
+        """Map one joint_trajectory message and ``publish`` it, or log why not."""
+        commands = self.commands
+        if commands is None or not active:
+            self._logger.error('joint_trajectory rejected: ' + (
+                'no configuration yet' if commands is None else 'the bridge is inactive'))
+            return
+        points = msg.points
+        try:
+            names, fields = commands.map_trajectory(
+                msg.joint_names, [p.positions for p in points], [p.velocities for p in points],
+                [p.accelerations for p in points], [p.effort for p in points])
+        except ConfigError as exc:
+            self._logger.error(f'joint_trajectory rejected: {exc}')
+            return
+        publish(trajectory_msg(msg.header, names, fields, [p.time_from_start for p in points]))
 
     def _report_command(self, out):
         if out is not None and self._watchdog.commanded(out.names, self._now_ns()):

@@ -60,6 +60,10 @@ class CommandLimits:
             sides = tuple(bool(np.isfinite(x).any()) for x in pair)
             self._limited[kind] = sides if any(sides) else ()
 
+    def magnitude_limits(self, kind):
+        """Return (joint limits, actuator limits) of ``kind`` ('velocity' or 'effort')."""
+        return self._limits[kind]
+
     def clamp(self, positions):
         """Return ``(positions clamped to the joint limits, one note per clamped joint)``."""
         x = np.asarray(positions, dtype=float)

@@ -1,0 +1,451 @@
+"""
+The bridge's FollowJointTrajectory action servers: ROS wiring of :mod:`.trajectory`.
+
+One controller for all of the bridge's joints (``~/follow_joint_trajectory``) and one per
+group ``N`` of ``trajectory_controllers`` (``~/N/follow_joint_trajectory``), each with its
+``controller_state`` and ``query_state``. A goal is checked whole before anything moves
+(:func:`.trajectory.plan_goal`); an accepted one is followed at every actuator state
+message that measures its joints (:meth:`Controllers.on_joint_state`, called by the
+subscription after joint_states is published): the desired state goes through the command
+side (:meth:`.routes.Routes.command`) to ``actuator_commands``. While a goal owns joints,
+streamed ``joint_commands`` efforts for them are its feed-forward, their positions and
+velocities are ignored (:meth:`Controllers.split`). A goal that ends other than by success
+leaves its joints holding where they are measured. doc/moveit.md says it for users.
+"""
+
+import numpy as np
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTrajectoryControllerState
+from control_msgs.srv import QueryTrajectoryState
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.serialization import deserialize_message
+from rclpy.task import Future
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from . import trajectory
+from .trajectory import Execution, Outcome, Refused
+from ..ros.configurable import RELIABLE_10
+from ..ros.conversions import stamp_to_ns
+from ..ros.parameters import declare
+from ..ros.settings import finite_non_negative, finite_positive, Setting, settings_by_name
+from ..transmissions import ConfigError
+
+CONTROLLERS = 'trajectory_controllers'
+ALLOW_PARTIAL = 'allow_partial_joints_goal'
+ALLOW_NONZERO_END = 'allow_nonzero_velocity_at_trajectory_end'
+MONITOR_RATE = 'action_monitor_rate'
+GOAL_TIME = 'constraints.goal_time'
+STOPPED_VELOCITY = 'constraints.stopped_velocity_tolerance'
+_PER_JOINT = {'trajectory': 'position tolerance along the path, rad (m if prismatic); 0: '
+                            'not checked',
+              'goal': 'position tolerance at the goal, rad (m if prismatic); 0: not checked'}
+
+SETTINGS = settings_by_name([
+    Setting(CONTROLLERS, [], 'string_array',
+            'FollowJointTrajectory groups: each N has N.joints and ~/N/follow_joint_trajectory '
+            '(~/follow_joint_trajectory drives every joint)', read_only=True),
+    Setting(ALLOW_PARTIAL, False, bool,
+            "accept goals naming some of a controller's joints (the others hold)"),
+    Setting(ALLOW_NONZERO_END, False, bool,
+            "accept goals whose last point's velocities are not 0"),
+    Setting(MONITOR_RATE, 20.0, float,
+            'rate of action feedback and controller_state while a goal runs, Hz',
+            constraints='> 0', read_only=True, check=finite_positive(MONITOR_RATE)),
+    Setting(GOAL_TIME, 0.0, float,
+            'time a goal may take past its last point to be within its goal tolerances, s; '
+            '0: no bound', constraints='>= 0', check=finite_non_negative(GOAL_TIME, 'time')),
+    Setting(STOPPED_VELOCITY, 0.01, float,
+            'velocity under which a joint counts as stopped at the goal, rad/s (m/s if '
+            'prismatic); 0: not checked', constraints='>= 0',
+            check=finite_non_negative(STOPPED_VELOCITY)),
+])
+
+
+def constraint_name(joint, which):
+    """Return ``constraints.<joint>.<which>`` (``which``: trajectory or goal)."""
+    return f'constraints.{joint}.{which}'
+
+
+class Run:
+    """One accepted goal: its handle, its execution, the future its end is set on."""
+
+    def __init__(self, handle, execution, group):
+        self.handle, self.execution, self.group = handle, execution, group
+        self.done = Future()
+        self.feed_forward = {}          # joint -> effort streamed on joint_commands
+
+
+class Group:
+    """One controller: its joints, its action server, state publisher and query service."""
+
+    def __init__(self, name, joints):
+        self.name, self.joints = name, tuple(joints)
+        self.run = None
+        self.server = self.state_pub = self.query = None
+
+    @property
+    def prefix(self):
+        """Return the controller's namespace under the node: ``~/`` or ``~/N/``."""
+        return f'~/{self.name}/' if self.name else '~/'
+
+
+class Controllers:
+    """Every FollowJointTrajectory controller of a bridge node (module docstring)."""
+
+    def __init__(self, node, routes, publish_command, now_ns, values, active):
+        self._node, self._routes, self._active = node, routes, active
+        self._publish_command, self._now_ns = publish_command, now_ns
+        self._values = dict(values)
+        self.counters = {'goals_accepted': 0, 'goals_refused': 0, 'goals_succeeded': 0,
+                         'goals_aborted': 0, 'goals_canceled': 0,
+                         'streamed_commands_ignored': 0}
+        self._names = {}            # joint names tuple -> (their indices in the set or -1)
+        self._measured = np.zeros((2, 0))
+        self._joint_index = {}
+        self._state_map = None
+        self.owned = {}             # joint -> its Run
+        self.groups = [Group('', ())]
+        for name in self._values[CONTROLLERS]:
+            joints = declare(node, f'{name}.joints', [], 'string_array',
+                             f"joints of the controller '{name}' "
+                             f'(~/{name}/follow_joint_trajectory)', read_only=True)
+            if not joints:
+                raise ConfigError(f"{name}.joints: the controller '{name}' named in "
+                                  f'{CONTROLLERS} has no joints')
+            self.groups.append(Group(name, joints))
+        for group in self.groups:
+            self._serve(group)
+        node.create_timer(1.0 / self._values[MONITOR_RATE], self._monitor)
+
+    def _serve(self, group):
+        node = self._node
+
+        async def execute(handle):     # a coroutine function: rclpy awaits it
+            return await self._execute(group, handle)
+        group.server = ActionServer(
+            node, FollowJointTrajectory, group.prefix + 'follow_joint_trajectory',
+            execute_callback=execute,
+            goal_callback=lambda goal: GoalResponse.ACCEPT,
+            cancel_callback=lambda handle: self._cancel(group, handle))
+        group.state_pub = node.create_publisher(JointTrajectoryControllerState,
+                                                group.prefix + 'controller_state', RELIABLE_10)
+        group.query = node.create_service(
+            QueryTrajectoryState, group.prefix + 'query_state',
+            lambda request, response: self._query(group, request, response))
+
+    # --- configuration -------------------------------------------------------------------
+    def check(self, tset):
+        """
+        Raise ConfigError naming ``N.joints`` where a group does not fit ``tset``.
+
+        An unknown joint, or a transmission a group covers only in part (two controllers
+        would drive its motors).
+        """
+        for group in self.groups[1:]:
+            try:
+                tset.coverage(group.joints)
+            except ConfigError as exc:
+                raise ConfigError(f'{group.name}.joints {list(group.joints)}: {exc}') from None
+
+    def configure(self, tset):
+        """
+        Make ``tset`` (checked) the configuration; declare ``constraints.<joint>.*``.
+
+        Goals running are aborted (the configuration changed under them) and hold.
+        """
+        self.abort_all('the configuration changed (reload, a parameter or a new robot)')
+        self.groups[0].joints = tuple(tset.joint_names)
+        self._joint_index = tset.joint_index
+        self._measured = np.full((2, tset.num_joints), np.nan)
+        self._names = {}
+        self._state_map = None          # made on the first goal: a goal's start state
+        node = self._node
+        for joint in tset.joint_names:
+            for which, text in _PER_JOINT.items():
+                name = constraint_name(joint, which)
+                if not node.has_parameter(name):
+                    value = declare(node, name, 0.0, float, text, constraints='>= 0')
+                    why = finite_non_negative(name)(value)
+                    if why:
+                        raise ConfigError(why)
+
+    def refusal(self, params):
+        """Return why a runtime change of a ``constraints.*`` parameter is refused ('')."""
+        for p in params:
+            if p.name.startswith('constraints.') and p.name not in SETTINGS:
+                why = finite_non_negative(p.name)(p.value)
+                if why:
+                    return why
+        return ''
+
+    def apply(self, params):
+        """Take the new values of the settings (a goal running keeps its tolerances)."""
+        for p in params:
+            if p.name in SETTINGS:
+                self._values[p.name] = p.value
+
+    # --- goals ---------------------------------------------------------------------------
+    async def _execute(self, group, handle):
+        try:
+            run = self._start(group, handle)
+        except Refused as exc:
+            self.counters['goals_refused'] += 1
+            text = f'{trajectory.CODE_NAMES[exc.code]}: {exc}'
+            self._node.get_logger().error(f'{group.prefix}follow_joint_trajectory refused '
+                                          f'before any command: {text}')
+            handle.abort()
+            return FollowJointTrajectory.Result(error_code=exc.code, error_string=text)
+        status, outcome = await run.done
+        if status == GoalStatus.STATUS_SUCCEEDED:
+            handle.succeed()
+        elif status == GoalStatus.STATUS_CANCELED:
+            handle.canceled()
+        else:
+            handle.abort()
+        return FollowJointTrajectory.Result(error_code=outcome.code, error_string=outcome.text)
+
+    def _start(self, group, handle):
+        """Check ``handle``'s goal and make it ``group``'s run; raise Refused otherwise."""
+        routes, goal = self._routes, handle.request
+        if routes.commands is None or not self._active[0]:
+            raise Refused(trajectory.INVALID_GOAL, 'the bridge is not active (lifecycle): '
+                          'nothing is commanded')
+        if goal.multi_dof_trajectory.points:
+            raise Refused(trajectory.INVALID_GOAL, 'multi_dof_trajectory is not supported')
+        traj, values = goal.trajectory, self._values
+        tset = routes.commands.transmissions
+        idx = [self._joint_index[j] for j in group.joints]
+        tol = trajectory.tolerances(
+            group.joints, [self._param(constraint_name(j, 'trajectory')) for j in group.joints],
+            [self._param(constraint_name(j, 'goal')) for j in group.joints],
+            values[STOPPED_VELOCITY], values[GOAL_TIME],
+            [(t.name, t.position, t.velocity, t.acceleration) for t in goal.path_tolerance],
+            [(t.name, t.position, t.velocity, t.acceleration) for t in goal.goal_tolerance],
+            _seconds(goal.goal_time_tolerance))
+        points = [(_seconds(p.time_from_start), p.positions, p.velocities, p.accelerations,
+                   p.effort) for p in traj.points]
+        measured = self._measure(tset, idx)
+        plan = trajectory.plan_goal(
+            tset, group.joints, list(traj.joint_names), points, measured, self._now_ns(),
+            stamp_to_ns(traj.header.stamp), tol, values[ALLOW_PARTIAL],
+            values[ALLOW_NONZERO_END], routes.commands.limit_commands)
+        run = Run(handle, Execution(plan), group)
+        for joint in group.joints:          # a new goal replaces those it shares joints with
+            old = self.owned.get(joint)
+            if old is not None and not old.done.done():
+                self._end(old, GoalStatus.STATUS_ABORTED, Outcome(
+                    trajectory.INVALID_GOAL, f'replaced by a new goal on {group.prefix}'
+                    'follow_joint_trajectory'), hold=False)
+        for joint in group.joints:
+            self.owned[joint] = run
+        group.run = run
+        self.counters['goals_accepted'] += 1
+        self._node.get_logger().info(
+            f'{group.prefix}follow_joint_trajectory: {len(points)} points over '
+            f'{plan.spline.duration:g} s ({plan.spline.kind}) for {", ".join(traj.joint_names)}')
+        return run
+
+    def _cancel(self, group, handle):
+        run = group.run
+        if run is not None and run.handle.goal_id.uuid == handle.goal_id.uuid:
+            self._end(run, GoalStatus.STATUS_CANCELED,
+                      Outcome(trajectory.SUCCESSFUL, 'canceled: the joints hold where they are'))
+        return CancelResponse.ACCEPT
+
+    def _end(self, run, status, outcome, hold=True):
+        """End ``run`` (once): its joints freed, held where measured unless ``hold`` is False."""
+        if run.done.done():
+            return
+        for joint in run.group.joints:
+            if self.owned.get(joint) is run:
+                del self.owned[joint]
+        if run.group.run is run:
+            run.group.run = None
+        key = {GoalStatus.STATUS_SUCCEEDED: 'goals_succeeded',
+               GoalStatus.STATUS_CANCELED: 'goals_canceled'}.get(status, 'goals_aborted')
+        self.counters[key] += 1
+        if hold:
+            self._hold(run.group.joints)
+        if status == GoalStatus.STATUS_ABORTED:
+            self._node.get_logger().error(f'{run.group.prefix}follow_joint_trajectory aborted: '
+                                          f'{trajectory.CODE_NAMES[outcome.code]}: '
+                                          f'{outcome.text}')
+        run.done.set_result((status, outcome))
+
+    def abort_all(self, reason, hold=True):
+        """Abort every running goal (INVALID_GOAL, ``reason``); joints held where measured."""
+        for group in self.groups:
+            if group.run is not None:
+                self._end(group.run, GoalStatus.STATUS_ABORTED,
+                          Outcome(trajectory.INVALID_GOAL, reason), hold=hold)
+
+    def _hold(self, joints):
+        idx = [self._joint_index[j] for j in joints if j in self._joint_index]
+        positions = self._measured[0, idx]
+        known = np.isfinite(positions)
+        names = [j for j, k in zip(joints, known) if k]
+        if names and self._routes.commands is not None:
+            self._send(names, positions[known], np.zeros(len(names)), None)
+
+    def _send(self, names, positions, velocities, efforts):
+        header = JointState().header
+        header.stamp = self._node.get_clock().now().to_msg()
+        msg = self._routes.command(names, positions, velocities,
+                                   () if efforts is None else efforts, header)
+        if msg is not None:
+            self._publish_command(msg)
+
+    # --- at every state ------------------------------------------------------------------
+    def on_joint_state(self, out):
+        """Follow the running goals whose joints ``out`` (joint_states, bytes or a message) has."""
+        if not self.owned:
+            return
+        msg = deserialize_message(out, JointState) if isinstance(out, bytes) else out
+        names = tuple(msg.name)
+        found = self._names.get(names)
+        if found is None:
+            found = self._names[names] = np.array(
+                [self._joint_index.get(n, -1) for n in names], dtype=np.intp)
+        mine = found >= 0
+        self._measured[0, found[mine]] = np.asarray(msg.position)[mine]
+        if len(msg.velocity) == len(names):
+            self._measured[1, found[mine]] = np.asarray(msg.velocity)[mine]
+        present = set(names)
+        now = self._now_ns()
+        for run in {id(r): r for r in self.owned.values()}.values():
+            joints = run.group.joints
+            if not any(j in present for j in joints):
+                continue
+            p, v = self._measured_now([self._joint_index[j] for j in joints])
+            desired = run.execution.step(now, p, v)
+            outcome = run.execution.outcome
+            if outcome is not None:
+                status = (GoalStatus.STATUS_SUCCEEDED if outcome.code == trajectory.SUCCESSFUL
+                          else GoalStatus.STATUS_ABORTED)
+                self._end(run, status, outcome, hold=status != GoalStatus.STATUS_SUCCEEDED)
+                if status != GoalStatus.STATUS_SUCCEEDED:
+                    continue
+            self._send(joints, desired[0], desired[1], self._effort(run, desired[3]))
+
+    def _effort(self, run, planned):
+        """Return the efforts to send: the points' (if any) plus the streamed feed-forward."""
+        ff = run.feed_forward
+        if planned is None and not ff:
+            return None
+        out = np.zeros(len(run.group.joints)) if planned is None else planned.copy()
+        for k, joint in enumerate(run.group.joints):
+            out[k] += ff.get(joint, 0.0)
+        return out
+
+    def _measure(self, tset, idx):
+        """Return (positions, velocities) of joints ``idx`` now, from the actuators' states."""
+        states = self._routes.states
+        flat = states.flat.copy()
+        n = tset.num_actuators
+        if states.stale_ns is not None:
+            stale = states.stale_mask(self._now_ns())
+            for row in range(3):
+                flat[row * n:(row + 1) * n][stale] = np.nan
+        if self._state_map is None:
+            self._state_map = tset.state_map()
+        joint = self._state_map(flat)
+        self._measured[:, :] = joint[:2]
+        return joint[0, idx].copy(), joint[1, idx].copy()
+
+    def _measured_now(self, idx):
+        return self._measured[0, idx].copy(), self._measured[1, idx].copy()
+
+    def split(self, msg):
+        """
+        Take a streamed joint_commands ``msg`` while goals own joints: (names, p, v, e) left.
+
+        Efforts for owned joints become their goal's feed-forward; positions and velocities
+        for them are ignored (counted). Returns the other joints' command, or None.
+        """
+        names, owned = msg.name, self.owned
+        keep = [k for k, n in enumerate(names) if n not in owned]
+        if len(keep) == len(names):
+            return None
+        arrays = [np.asarray(a, dtype=float) for a in (msg.position, msg.velocity, msg.effort)]
+        if any(len(a) == len(names) for a in arrays[:2]):
+            self.counters['streamed_commands_ignored'] += 1
+        if len(arrays[2]) == len(names):
+            for k, n in enumerate(names):
+                run = owned.get(n)
+                if run is not None:
+                    run.feed_forward[n] = float(arrays[2][k])
+        return ([names[k] for k in keep],
+                *(a[keep] if len(a) == len(names) else a[:0] for a in arrays))
+
+    # --- monitoring ----------------------------------------------------------------------
+    def _monitor(self):
+        """At action_monitor_rate: stale actuators abort; feedback and controller_state."""
+        states = self._routes.states
+        now = self._now_ns()
+        for group in self.groups:
+            run = group.run
+            if run is None:
+                continue
+            if states is not None and states.stale_ns is not None:
+                stale = set(states.stale_actuators(now, states.stale_ns))
+                tset = states.transmissions
+                _, act_idx = tset.coverage(group.joints)
+                mine = [tset.actuator_names[i] for i in act_idx
+                        if tset.actuator_names[i] in stale]
+                if mine:
+                    self._end(run, GoalStatus.STATUS_ABORTED, Outcome(
+                        trajectory.PATH_TOLERANCE_VIOLATED,
+                        f'actuators {mine} are stale (no state within stale_timeout '
+                        f'{states.stale_ns * 1e-9:g} s): their joints are not measured'))
+                    continue
+            last = run.execution.last
+            if last is None:
+                continue
+            t, desired, actual, error = last
+            stamp = self._node.get_clock().now().to_msg()
+            feedback = FollowJointTrajectory.Feedback()
+            feedback.header.stamp = stamp
+            feedback.joint_names = list(group.joints)
+            feedback.desired = _point(desired[0], desired[1], desired[2], t)
+            feedback.actual = _point(actual[0], actual[1], None, t)
+            feedback.error = _point(error[0], error[1], None, t)
+            run.handle.publish_feedback(feedback)
+            state = JointTrajectoryControllerState()
+            state.header.stamp = stamp
+            state.joint_names = feedback.joint_names
+            state.reference, state.feedback, state.error = (feedback.desired, feedback.actual,
+                                                             feedback.error)
+            state.speed_scaling_factor = 1.0
+            group.state_pub.publish(state)
+
+    def _query(self, group, request, response):
+        run = group.run
+        if run is None:
+            response.success, response.message = False, 'no trajectory is running'
+            return response
+        plan = run.execution.plan
+        p, v, a, _ = plan.desired((stamp_to_ns(request.time) - plan.start_ns) * 1e-9)
+        response.success = True
+        response.name = list(group.joints)
+        response.position, response.velocity, response.acceleration = (
+            p.tolist(), v.tolist(), a.tolist())
+        return response
+
+    def _param(self, name):
+        return self._node.get_parameter(name).value
+
+
+def _seconds(duration):
+    return duration.sec + duration.nanosec * 1e-9
+
+
+def _point(p, v, a, t):
+    point = JointTrajectoryPoint(positions=[float(x) for x in p],
+                                 velocities=[float(x) for x in v])
+    if a is not None:
+        point.accelerations = [float(x) for x in a]
+    point.time_from_start.sec = int(t // 1)
+    point.time_from_start.nanosec = int((t % 1) * 1e9)
+    return point
