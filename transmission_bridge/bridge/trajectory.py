@@ -147,6 +147,8 @@ class Spline:
         n = self.positions.shape[1]
         out = np.zeros((3, len(t), n))
         k = np.searchsorted(self.times, t, side='right') - 1
+        if len(self.coefficients):          # the last knot itself: its segment's end
+            k[t == self.times[-1]] = len(self.coefficients) - 1
         held = (k < 0) | (k >= len(self.coefficients))
         if held.any():
             out[0, held] = self.positions[np.where(k[held] < 0, 0, -1)]
@@ -284,8 +286,8 @@ def plan_goal(tset, group, goal_names, points, measured, now_ns, start_ns, tol,
         raise Refused(INVALID_GOAL, 'points[*].time_from_start must be finite and >= 0')
     if (np.diff(times) <= 0).any():
         k = int(np.flatnonzero(np.diff(times) <= 0)[0]) + 1
-        raise Refused(INVALID_GOAL, f'points[{k}].time_from_start {times[k]!r} s is not after '
-                      f'points[{k - 1}]\'s {times[k - 1]!r} s: times must strictly increase')
+        raise Refused(INVALID_GOAL, f'points[{k}].time_from_start {float(times[k])!r} s is not after '
+                      f'points[{k - 1}]\'s {float(times[k - 1])!r} s: times must strictly increase')
     fields = []
     for f, label in enumerate(('positions', 'velocities', 'accelerations', 'effort')):
         rows = [p[1 + f] for p in points]
@@ -301,7 +303,7 @@ def plan_goal(tset, group, goal_names, points, measured, now_ns, start_ns, tol,
         if not np.isfinite(values).all():
             k, j = np.argwhere(~np.isfinite(values))[0]
             raise Refused(INVALID_GOAL, f'points[{k}].{label} of joint {goal_names[j]!r} is '
-                          f'{values[k, j]!r}')
+                          f'{float(values[k, j])!r}')
         fields.append(values)
     pos, vel, acc, eff = fields
     if pos is None:
@@ -312,7 +314,7 @@ def plan_goal(tset, group, goal_names, points, measured, now_ns, start_ns, tol,
     if vel is not None and not allow_nonzero_end_velocity and (vel[-1] != 0).any():
         j = int(np.flatnonzero(vel[-1] != 0)[0])
         raise Refused(INVALID_GOAL, f'the last point\'s velocity of joint {goal_names[j]!r} is '
-                      f'{vel[-1, j]!r}, not 0 (allow_nonzero_velocity_at_trajectory_end is '
+                      f'{float(vel[-1, j])!r}, not 0 (allow_nonzero_velocity_at_trajectory_end is '
                       'false)')
     q0, v0 = (np.asarray(x, dtype=float) for x in measured)
     unknown_start = [group[i] for i in range(n) if not math.isfinite(q0[i])]
