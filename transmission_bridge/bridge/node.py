@@ -96,7 +96,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._follow(sources, True)
         self._watchdog_timer = supervision.WatchdogTimer(
             self, self._watchdog, self._now_ns,
-            lambda: self._active[0] and self._states is not None, self._send_safe_commands)
+            lambda: self._active[0] and self._states is not None and not self._controllers.owned,
+            self._send_safe_commands)
         if not self._autostart:
             self.get_logger().info('unconfigured (autostart false): waiting for ros2 lifecycle '
                                    f'set {self.get_fully_qualified_name()} configure, then '

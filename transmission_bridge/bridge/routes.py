@@ -190,10 +190,14 @@ class Routes:
             return None
         return self.command(*rest, msg.header)
 
-    def command(self, names, position, velocity, effort, header):
-        """Return the actuator_commands message of one joint command (None if refused)."""
+    def command(self, names, position, velocity, effort, header, stream=True):
+        """
+        Return the actuator_commands message of one joint command (None if refused).
+
+        ``stream``: a streamed command, which feeds the watchdog (a goal's do not).
+        """
         out = self.commands.map_command(names, position, velocity, effort)
-        self._report_command(out)
+        self._report_command(out, stream)
         return None if out is None else self._typed_commands.fill(out, header)
 
     def trajectory(self, msg, active, publish):
@@ -213,8 +217,8 @@ class Routes:
             return
         publish(trajectory_msg(msg.header, names, fields, [p.time_from_start for p in points]))
 
-    def _report_command(self, out):
-        if out is not None and self._watchdog.commanded(out.names, self._now_ns()):
+    def _report_command(self, out, stream=True):
+        if out is not None and stream and self._watchdog.commanded(out.names, self._now_ns()):
             self._logger.info('joint_commands resumed: watchdog cleared')
         result = self.commands.last_result
         report_input(self._logger, 'joint_commands', 'joint', result.new_unknown_names,

@@ -249,7 +249,7 @@ class Controllers:
 
     def _cancel(self, group, handle):
         run = group.run
-        if run is not None and run.handle.goal_id.uuid == handle.goal_id.uuid:
+        if run is not None and run.handle is handle:
             self._end(run, GoalStatus.STATUS_CANCELED,
                       Outcome(trajectory.SUCCESSFUL, 'canceled: the joints hold where they are'))
         return CancelResponse.ACCEPT
@@ -289,11 +289,13 @@ class Controllers:
         if names and self._routes.commands is not None:
             self._send(names, positions[known], np.zeros(len(names)), None)
 
-    def _send(self, names, positions, velocities, efforts):
+    def _send(self, names, positions, velocities, efforts, stamp_ns=None):
+        """Map and publish one joint command, stamped ``stamp_ns`` (the time it was sampled)."""
         header = JointState().header
-        header.stamp = self._node.get_clock().now().to_msg()
+        now = self._now_ns() if stamp_ns is None else stamp_ns
+        header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
         msg = self._routes.command(names, positions, velocities,
-                                   () if efforts is None else efforts, header)
+                                   () if efforts is None else efforts, header, stream=False)
         if msg is not None:
             self._publish_command(msg)
 
@@ -327,7 +329,7 @@ class Controllers:
                 self._end(run, status, outcome, hold=status != GoalStatus.STATUS_SUCCEEDED)
                 if status != GoalStatus.STATUS_SUCCEEDED:
                     continue
-            self._send(joints, desired[0], desired[1], self._effort(run, desired[3]))
+            self._send(joints, desired[0], desired[1], self._effort(run, desired[3]), now)
 
     def _effort(self, run, planned):
         """Return the efforts to send: the points' (if any) plus the streamed feed-forward."""

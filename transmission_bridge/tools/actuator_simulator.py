@@ -5,6 +5,8 @@ Usage:
   ros2 run transmission_bridge actuator_simulator --ros-args \
       -p transmissions_file:=my_robot.yaml [-p rate:=100.0] \
       [-p amplitude:=0.3] [-p frequency:=0.25]
+  ros2 run transmission_bridge actuator_simulator --ros-args \
+      -p transmissions_file:=my_robot.yaml -p follow_commands:=true
   ros2 launch transmission_bridge demo.launch.py      (simulator + bridge + kinematics)
 
 Publishes sensor_msgs/JointState with the actuator names on ``actuator_states`` (reliable,
@@ -17,11 +19,17 @@ mapped to actuator space with the same library the bridge uses (joint_to_actuato
 linkage's velocities at the positions), so a bridge on the same file publishes exactly this
 motion on ``joint_states``. Efforts are 0.
 
+With ``follow_commands``, the motors start at the joints' default positions and follow
+``actuator_commands`` instead: each motor named in a command is at its commanded position
+(velocity: the commanded one, else 0) from the next state on, a perfect position-controlled
+drive (what a FollowJointTrajectory goal sent through the bridge needs to move).
+
 Parameters (read-only, given at start-up):
   transmissions_file  string  required  transmissions YAML or URDF of the robot
   rate                double  100.0     publishing rate, Hz (> 0)
   amplitude           double  0.3       joint motion amplitude, rad (m for prismatic), >= 0
   frequency           double  0.25      joint motion frequency, Hz, >= 0
+  follow_commands     bool    false     follow actuator_commands instead of the sine motion
 """
 
 import math
@@ -66,6 +74,8 @@ class ActuatorSimulator(Node):
         self._frequency = _at_least('frequency', declare(
             self, 'frequency', FREQUENCY, float, 'joint motion frequency, Hz', read_only=True,
             constraints='>= 0'), 0.0, False)
+        follow = declare(self, 'follow_commands', False, bool,
+                         'follow actuator_commands instead of the sine motion', read_only=True)
         if not path:
             raise StartupError("parameter 'transmissions_file' is required: the transmissions "
                                'YAML or URDF of the robot to simulate (--help says more)')
@@ -76,12 +86,30 @@ class ActuatorSimulator(Node):
         self._pub = self.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._msg = JointState(name=list(self._tset.actuator_names))
         self._t0 = self.get_clock().now()
+        self._followed = None
+        if follow:
+            q, _ = joint_motion(self._tset, 0.0, 0.0, 0.0)
+            self._followed = np.stack([self._tset.joint_to_actuator('position', q),
+                                       np.zeros(self._tset.num_actuators)])
+            self.create_subscription(JointState, 'actuator_commands', self._follow, RELIABLE_10)
         self.create_timer(1.0 / rate, self._tick)
         self.get_logger().info(
             f'publishing {self._pub.topic_name} at {rate:g} Hz: {self._tset.num_actuators} '
-            f'actuators ({", ".join(self._tset.actuator_names)}) of {path}; joints move '
-            f'{self._amplitude:g} * sin(2 pi {self._frequency:g} t + {PHASE_STEP} k) about '
-            'their default positions')
+            f'actuators ({", ".join(self._tset.actuator_names)}) of {path}; joints '
+            + ('start at ' if follow else 'move ')
+            + ('their default positions, then follow actuator_commands' if follow else
+               f'{self._amplitude:g} * sin(2 pi {self._frequency:g} t + {PHASE_STEP} k) about '
+               'their default positions'))
+
+    def _follow(self, msg):
+        index = self._tset.actuator_index
+        for k, name in enumerate(msg.name):
+            i = index.get(name)
+            if i is None:
+                continue
+            if len(msg.position) == len(msg.name):
+                self._followed[0, i] = msg.position[k]
+            self._followed[1, i] = msg.velocity[k] if len(msg.velocity) == len(msg.name) else 0.0
 
     def _tick(self):
         now = self.get_clock().now()
@@ -89,6 +117,11 @@ class ActuatorSimulator(Node):
         q, v = joint_motion(self._tset, t, self._amplitude, self._frequency)
         msg = self._msg
         msg.header.stamp = now.to_msg()
+        if self._followed is not None:
+            msg.position, msg.velocity = (doubles(row) for row in self._followed)
+            msg.effort = doubles(np.zeros(self._tset.num_actuators))
+            self._pub.publish(msg)
+            return
         msg.position = doubles(self._tset.joint_to_actuator('position', q))
         msg.velocity = doubles(self._tset.joint_to_actuator('velocity', v, positions=q))
         msg.effort = doubles(np.zeros(self._tset.num_actuators))
