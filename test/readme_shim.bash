@@ -7,6 +7,7 @@
 #   ros2 topic echo ...                 takes the first message (--once) and must get one
 #   ros2 param ... / ros2 lifecycle ... retried while the daemon has not discovered the node
 #   ros2 service call ...               must answer success=True
+#   ros2 action send_goal ...           must end with status SUCCEEDED
 #   (both run again when no answer came in 15 s: Fast DDS drops the answer to a client it
 #   has not matched within 100 ms, ros2/rmw_fastrtps#842; a person would press Ctrl-C and
 #   repeat the command)
@@ -127,6 +128,15 @@ ros2() {
     printf '%s\n' "$out"
     [ $rc -eq 0 ] || __tb_fail "ros2 $* exited with $rc"
     [ "$2" = set ] && [[ "$out" != *"successful"* ]] && __tb_fail "ros2 $* was refused"
+    return 0
+  fi
+  if [ "$1" = action ] && [ "$2" = send_goal ]; then
+    # A goal must reach its end, and succeed (ros2 action exits 0 whatever the status).
+    local out rc
+    out=$(timeout 60 "$(type -P ros2)" "$@" 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ $rc -eq 0 ] || __tb_fail "ros2 $* failed ($rc)"
+    [[ "$out" == *"Goal finished with status: SUCCEEDED"* ]] || __tb_fail "ros2 $* did not succeed"
     return 0
   fi
   if [ "$1" = service ] && [ "$2" = call ]; then

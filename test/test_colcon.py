@@ -126,6 +126,7 @@ ROSDEP_KEYS = {'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
                'ament_pep257': 'ament_pep257', 'ament_copyright': 'ament_copyright',
                'matplotlib': 'python3-matplotlib', 'launch': 'launch',
                'launch_ros': 'launch_ros', 'tf2_msgs': 'tf2_msgs',
+               'control_msgs': 'control_msgs', 'action_msgs': 'action_msgs',
                'lifecycle_msgs': 'lifecycle_msgs', 'psutil': 'python3-psutil'}
 # Not rosdep keys: pip packages the tests may import (named in setup.py extras_require).
 PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]', 'pydrake': 'drake'}

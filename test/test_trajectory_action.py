@@ -11,20 +11,26 @@ mapped through the transmissions at the stamp each command carries.
 import math
 import time
 
-import numpy as np
-import pytest
 from action_msgs.msg import GoalStatus
-from control_msgs.action import FollowJointTrajectory
-from control_msgs.msg import JointTolerance, JointTrajectoryControllerState
-from control_msgs.srv import QueryTrajectoryState
 from diagnostic_msgs.msg import DiagnosticArray
 from lifecycle_msgs.srv import ChangeState
+import numpy as np
+import pytest
 from rclpy.action import ActionClient
 from ros_harness import started_node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from transmission_bridge.transmissions import load_transmissions
+
+_WHY = ('control_msgs is not installed (make test installs it from ../shared/wheelhouse; a ROS '
+        'install has ros-jazzy-control-msgs)')
+FollowJointTrajectory = pytest.importorskip('control_msgs.action', reason=_WHY) \
+    .FollowJointTrajectory
+_msgs = pytest.importorskip('control_msgs.msg', reason=_WHY)
+JointTolerance, JointTrajectoryControllerState = (_msgs.JointTolerance,
+                                                  _msgs.JointTrajectoryControllerState)
+QueryTrajectoryState = pytest.importorskip('control_msgs.srv', reason=_WHY).QueryTrajectoryState
 
 CONFIG = 'config/example_robot_transmissions.yaml'
 CLOSED_LOOP = 'config/closed_loop_ankle_transmissions.yaml'
@@ -82,8 +88,8 @@ class Motors:
         reported = self.position.copy()
         for name, offset in self.offset.items():
             reported[self.names.index(name)] += offset
-        return dict(zip(self.tset.joint_names, self.tset.actuator_to_joint('position',
-                                                                             reported)))
+        joints = self.tset.actuator_to_joint('position', reported)
+        return dict(zip(self.tset.joint_names, joints))
 
     def reset(self):
         self.stuck, self.offset, self.silent = set(), {}, set()

@@ -39,7 +39,10 @@ NODES = {
 }
 # rclpy's own parameters, the same on every node.
 RCLPY_PARAMETERS = {'use_sim_time', 'start_type_description_service'}
-_PER_ROBOT = re.compile(r'^(joints|actuators|transmissions)\.([^.]+)\.(.+)$')
+_PER_ROBOT = re.compile(r'^(joints|actuators|transmissions|constraints)\.([^.]+)\.(.+)$')
+# constraints.<joint>.trajectory and .goal: per joint, 0.0 unless given.
+_OWNER = {'joints': 'joint', 'actuators': 'actuator', 'transmissions': 'transmission',
+          'constraints': 'joint'}
 _TYPE_NAMES = {1: 'bool', 2: 'integer', 3: 'double', 4: 'string', 5: 'byte[]', 6: 'bool[]',
                7: 'integer[]', 8: 'double[]', 9: 'string[]'}
 
@@ -74,9 +77,10 @@ def declared_parameters(node_name):
                     description = desc.description
                     if folded:
                         group, _, field = folded.groups()
-                        name = f'{group}.<{group[:-1]}>.{field}'
-                        default = 'from the robot file'
-                        description = description.split(': ', 1)[-1]
+                        name = f'{group}.<{_OWNER[group]}>.{field}'
+                        if group != 'constraints':
+                            default = 'from the robot file'
+                            description = description.split(': ', 1)[-1]
                     elif name in overrides:       # given here to create the node
                         default = 'none'
                     rows.setdefault(name, {

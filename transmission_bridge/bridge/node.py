@@ -16,10 +16,10 @@ from trajectory_msgs.msg import JointTrajectory
 
 from . import supervision, trajectory_action
 from .routes import Routes
-from .trajectory_action import Controllers
 from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, COMMAND_TIMEOUT, ENCODER_TURNS_HELP,
                        EncoderTurns, HELP, LIMIT_COMMANDS, ON_COMMAND_TIMEOUT, SETTINGS,
                        SOURCE_HELP, STALE_TIMEOUT, TRANSMISSIONS_FILE)
+from .trajectory_action import Controllers
 from .watchdog import CommandWatchdog
 from ..ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
 from ..ros.conversions import name_values, now_ns_function
@@ -84,8 +84,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
             callback = routes.state_callback(topic, self._joint_pub.publish, self._active)
             self.create_subscription(JointState, topic, budget.wrap(callback), STREAM_IN,
                                      raw=True)
-        self.create_subscription(JointTrajectory, 'joint_trajectory', lambda msg: routes.trajectory(
-            msg, self._active[0], self._traj_pub.publish), RELIABLE_10)
+        self.create_subscription(JointTrajectory, 'joint_trajectory', lambda m: routes.trajectory(
+            m, self._active[0], self._traj_pub.publish), RELIABLE_10)
         self.create_subscription(JointState, 'joint_commands', routes.command_callback(
             self._command_pub.publish, self._active), STREAM_IN, raw=True)
         self._create_trigger('~/calibrate_to_default_pose', self._calibrate)

@@ -180,7 +180,7 @@ class Routes:
         return None if out is None else self._typed_commands.fill(out, msg.header)
 
     def _shared_commands(self, data):
-        """The typed route while goals own joints: theirs split off, the rest mapped."""
+        """Take joint commands by the typed route while goals own joints (theirs split off)."""
         self.typed_count['joint_commands'] += 1
         msg = deserialize_message(data, JointState)
         rest = self.owner.split(msg)
@@ -192,7 +192,7 @@ class Routes:
 
     def command(self, names, position, velocity, effort, header, stream=True):
         """
-        Return the actuator_commands message of one joint command (None if refused).
+        Map one joint command; return its actuator_commands message (None if refused).
 
         ``stream``: a streamed command, which feeds the watchdog (a goal's do not).
         """

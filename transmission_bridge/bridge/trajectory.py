@@ -280,14 +280,15 @@ def plan_goal(tset, group, goal_names, points, measured, now_ns, start_ns, tol,
     if not points:
         raise Refused(INVALID_GOAL, 'the trajectory has no points')
     cols = [in_group[n] for n in goal_names]
-    n, m = len(group), len(points)
+    n = len(group)
     times = np.array([p[0] for p in points], dtype=float)
     if not np.isfinite(times).all() or (times < 0).any():
         raise Refused(INVALID_GOAL, 'points[*].time_from_start must be finite and >= 0')
     if (np.diff(times) <= 0).any():
         k = int(np.flatnonzero(np.diff(times) <= 0)[0]) + 1
-        raise Refused(INVALID_GOAL, f'points[{k}].time_from_start {float(times[k])!r} s is not after '
-                      f'points[{k - 1}]\'s {float(times[k - 1])!r} s: times must strictly increase')
+        raise Refused(INVALID_GOAL, f'points[{k}].time_from_start {float(times[k])!r} s is not '
+                      f"after points[{k - 1}]'s {float(times[k - 1])!r} s: times must strictly "
+                      'increase')
     fields = []
     for f, label in enumerate(('positions', 'velocities', 'accelerations', 'effort')):
         rows = [p[1 + f] for p in points]
@@ -313,7 +314,7 @@ def plan_goal(tset, group, goal_names, points, measured, now_ns, start_ns, tol,
         raise Refused(INVALID_GOAL, 'points carry accelerations without velocities')
     if vel is not None and not allow_nonzero_end_velocity and (vel[-1] != 0).any():
         j = int(np.flatnonzero(vel[-1] != 0)[0])
-        raise Refused(INVALID_GOAL, f'the last point\'s velocity of joint {goal_names[j]!r} is '
+        raise Refused(INVALID_GOAL, f"the last point's velocity of joint {goal_names[j]!r} is "
                       f'{float(vel[-1, j])!r}, not 0 (allow_nonzero_velocity_at_trajectory_end is '
                       'false)')
     q0, v0 = (np.asarray(x, dtype=float) for x in measured)
@@ -384,8 +385,8 @@ def check_path(tset, plan, start_positions):
     if bad.any():
         s, j = np.argwhere(bad)[0]
         raise Refused(INVALID_GOAL, f'joint {plan.joint_names[j]!r} reaches position '
-                          f'{p[s, j]:.6g} at t = {t[s]:.3f} s, beyond its limits '
-                          f'[{limits.lower[j]:g}, {limits.upper[j]:g}]')
+                      f'{p[s, j]:.6g} at t = {t[s]:.3f} s, beyond its limits '
+                      f'[{limits.lower[j]:g}, {limits.upper[j]:g}]')
     full_p = np.full((len(t), tset.num_joints), np.nan)
     full_p[:, joint_idx] = p
     full_v = np.full_like(full_p, np.nan)

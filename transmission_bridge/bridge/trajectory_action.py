@@ -13,11 +13,8 @@ velocities are ignored (:meth:`Controllers.split`). A goal that ends other than 
 leaves its joints holding where they are measured. doc/moveit.md says it for users.
 """
 
-import numpy as np
 from action_msgs.msg import GoalStatus
-from control_msgs.action import FollowJointTrajectory
-from control_msgs.msg import JointTrajectoryControllerState
-from control_msgs.srv import QueryTrajectoryState
+import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.serialization import deserialize_message
 from rclpy.task import Future
@@ -31,6 +28,13 @@ from ..ros.conversions import stamp_to_ns
 from ..ros.parameters import declare
 from ..ros.settings import finite_non_negative, finite_positive, Setting, settings_by_name
 from ..transmissions import ConfigError
+
+try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/moveit.md)
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTrajectoryControllerState
+    from control_msgs.srv import QueryTrajectoryState
+except ImportError:
+    FollowJointTrajectory = None
 
 CONTROLLERS = 'trajectory_controllers'
 ALLOW_PARTIAL = 'allow_partial_joints_goal'
@@ -115,6 +119,10 @@ class Controllers:
                 raise ConfigError(f"{name}.joints: the controller '{name}' named in "
                                   f'{CONTROLLERS} has no joints')
             self.groups.append(Group(name, joints))
+        if FollowJointTrajectory is None:
+            node.get_logger().warning('control_msgs is not installed: no FollowJointTrajectory '
+                                      'action (~/follow_joint_trajectory); doc/moveit.md')
+            return
         for group in self.groups:
             self._serve(group)
         node.create_timer(1.0 / self._values[MONITOR_RATE], self._monitor)
@@ -417,8 +425,8 @@ class Controllers:
             state = JointTrajectoryControllerState()
             state.header.stamp = stamp
             state.joint_names = feedback.joint_names
-            state.reference, state.feedback, state.error = (feedback.desired, feedback.actual,
-                                                             feedback.error)
+            state.reference = feedback.desired
+            state.feedback, state.error = feedback.actual, feedback.error
             state.speed_scaling_factor = 1.0
             group.state_pub.publish(state)
 
