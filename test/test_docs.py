@@ -277,7 +277,19 @@ def test_every_yaml_example_in_the_docs_loads():
     for page in [REPO / 'README.md', *DOC.glob('*.md')]:
         for block in re.findall(r'```yaml\n(.*?)```', page.read_text(), re.S):
             data = yaml.safe_load(block)
-            if 'transmissions' in data:
+            if 'moveit_simple_controller_manager' in data:      # doc/moveit.md
+                arm = set(load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
+                          .joint_names)
+                manager = data['moveit_simple_controller_manager']
+                for name in manager['controller_names']:
+                    assert manager[name]['action_ns'] == 'follow_joint_trajectory'
+                    assert set(manager[name]['joints']) <= arm, (page.name, name)
+            elif any(isinstance(v, dict) and 'ros__parameters' in v for v in data.values()):
+                for section in data.values():               # a params file's groups
+                    params = section['ros__parameters']
+                    for group in params.get('trajectory_controllers', []):
+                        assert params[group]['joints'], (page.name, group)
+            elif 'transmissions' in data:
                 load_transmissions(data)
             else:
                 assert 'bodies' in data or 'dh' in data, (page.name, list(data))

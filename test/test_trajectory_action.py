@@ -365,9 +365,11 @@ def test_streamed_efforts_are_feed_forward_and_positions_ignored(fresh):
     s = rig.motors.joints()
     pub = rig.graph.node.create_publisher(JointState, 'joint_commands', 10)
     tau = [2.0, -1.0]
+    since = time.monotonic()
     handle = rig.send(goal(WRIST, [(1.5, [s['wrist_pitch'], s['wrist_roll']], [0.0, 0.0])]),
                       'wrist')
-    since = time.monotonic()
+    # accepted is not yet executing: stream once the goal's own commands flow
+    assert rig.graph.spin_until(lambda: motor_commands(rig, ['wrist_left_motor'], since))
     for _ in range(10):
         pub.publish(JointState(name=WRIST, position=[1.0, 1.0], effort=tau))
         rig.graph.spin_for(0.05)

@@ -33,6 +33,7 @@ bridge's transmissions:
 Errors are desired - actual (JTC's). Times are seconds from the trajectory's start.
 """
 
+import bisect
 import dataclasses
 import math
 import typing
@@ -117,6 +118,7 @@ class Spline:
 
     def __init__(self, times, positions, velocities=None, accelerations=None):
         self.times = np.asarray(times, dtype=float)
+        self._knots = self.times.tolist()       # bisect on a list: one sample at a time
         self.positions = np.asarray(positions, dtype=float)
         m, n = self.positions.shape
         self.kind = ('linear' if velocities is None else
@@ -164,6 +166,23 @@ class Spline:
             out[2, moving] = ((20 * c[:, 5] * s + 12 * c[:, 4]) * s + 6 * c[:, 3]) * s \
                 + 2 * c[:, 2]
         return out[0], out[1], out[2]
+
+    def at(self, t):
+        """Return (position, velocity, acceleration), each (n,), at one time ``t`` (s)."""
+        times, coefficients = self._knots, self.coefficients
+        k = bisect.bisect_right(times, t) - 1
+        if len(coefficients) and t == times[-1]:
+            k = len(coefficients) - 1
+        if k < 0 or k >= len(coefficients):
+            n = self.positions.shape[1]
+            return (self.positions[0 if k < 0 else -1].copy(),
+                    np.zeros(n) if k < 0 else self.end_velocity.copy(), np.zeros(n))
+        c = coefficients[k]
+        s = t - times[k]
+        c0, c1, c2, c3, c4, c5 = c
+        return (((((c5 * s + c4) * s + c3) * s + c2) * s + c1) * s + c0,
+                (((5 * c5 * s + 4 * c4) * s + 3 * c3) * s + 2 * c2) * s + c1,
+                ((20 * c5 * s + 12 * c4) * s + 6 * c3) * s + 2 * c2)
 
     def extremes(self, derivative):
         """Return the times inside segments where a joint's ``derivative``-th derivative peaks."""
@@ -245,8 +264,8 @@ class Plan:
 
     def desired(self, t):
         """Return (position, velocity, acceleration, effort or None), each (n,), at ``t`` s."""
-        p, v, a = (x[0] for x in self.spline.sample(t))
-        e = None if self.efforts is None else self.efforts.sample(t)[0][0]
+        p, v, a = self.spline.at(t)
+        e = None if self.efforts is None else self.efforts.at(t)[0]
         return p, v, a, e
 
 

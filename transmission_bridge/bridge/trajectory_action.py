@@ -19,6 +19,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.serialization import deserialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from . import trajectory
@@ -109,6 +110,7 @@ class Controllers:
         self._measured = np.zeros((2, 0))
         self._joint_index = {}
         self._state_map = None
+        self._header = Header()
         self.owned = {}             # joint -> its Run
         self.groups = [Group('', ())]
         for name in self._values[CONTROLLERS]:
@@ -299,7 +301,7 @@ class Controllers:
 
     def _send(self, names, positions, velocities, efforts, stamp_ns=None):
         """Map and publish one joint command, stamped ``stamp_ns`` (the time it was sampled)."""
-        header = JointState().header
+        header = self._header           # one, reused: publishing copies it out
         now = self._now_ns() if stamp_ns is None else stamp_ns
         header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
         msg = self._routes.command(names, positions, velocities,

@@ -64,13 +64,17 @@ def declare(node, name, default, kind, description, read_only=False, constraints
     """
     Declare one parameter and return its value (the override if one was given).
 
-    An empty list default declares a statically typed parameter with no value (rclpy
-    cannot infer a type from ``[]``); it reads back as ``[]`` until set.
+    An empty list default declares a statically typed parameter (rclpy cannot infer a type
+    from ``[]``) and gives it the empty list of that type: a parameter left without a value
+    would make ``ros2 param dump`` write no parameter of the node at all.
     """
     desc = descriptor(kind, description, read_only, constraints)
     if isinstance(default, list) and not default:
         param = declare_described(node, name, _TYPES[kind][1], desc)
-        return [] if param.value is None else list(param.value)
+        if param.value is None:     # no override: the empty list, typed (not "not set")
+            node._parameters[name] = Parameter(name, _TYPES[kind][1], [])
+            return []
+        return list(param.value)
     return declare_described(node, name, default, desc).value
 
 
