@@ -69,6 +69,20 @@ def test_positions_are_clamped_per_joint_before_the_map():
         core.last_result.limited
 
 
+def test_a_motor_position_is_clamped_to_its_travel_after_the_joint_limits():
+    # wrist_left_motor = 50 (pitch + roll): 0.3 and 0.3 rad, within the joints' limits, put it
+    # at 30 rad; its travel ends at 25.
+    core = _core(**{'actuators.wrist_left_motor.limits.upper': 25.0})
+    free = _core(limit=False)
+    asked = free.map_command(WRIST, [0.3, 0.3], [], []).position
+    assert asked[0] == pytest.approx(30.0, rel=1e-15)
+    out = core.map_command(WRIST, [0.3, 0.3], [], [])
+    assert out.position.tolist() == [25.0, asked[1]]
+    assert "position of actuator 'wrist_left_motor' 30.0" in core.last_result.limited[0]
+    with pytest.raises(ConfigError, match="position of actuator 'wrist_left_motor'"):
+        core.map_trajectory(WRIST, [[0.3, 0.3]], [[]], [[]], [[]])
+
+
 def test_velocity_vector_scaled_by_the_joint_that_limits_it():
     # shoulder_pan velocity limit 2 rad/s (n = 100): 4 rad/s asks twice too much.
     core = _core()

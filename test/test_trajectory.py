@@ -264,3 +264,16 @@ def test_execution_waits_while_moving_at_the_end(arm):
     assert run.outcome is None
     run.step(int(1.2e9), [0.5, 0.0], [0.0, 0.0])
     assert run.outcome.code == T.SUCCESSFUL
+
+
+def test_a_motor_position_limit_is_checked_through_the_differential(arm):
+    # wrist_left_motor = 50 (pitch + roll) by the differential's law: both joints at 0.3 rad
+    # put it at 30 rad, within each joint's own limits.
+    tset = arm.replace_fields(actuators={'wrist_left_motor': {'upper_limit': 25.0}})
+    with pytest.raises(T.Refused) as refused:
+        T.plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.3, 0.3]]),
+                    ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
+    assert "motor 'wrist_left_motor' reaches position 25" in str(refused.value)
+    assert 'limits [-inf, 25]' in str(refused.value)
+    T.plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.3, -0.3]]),
+                ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))     # its sum 0: fine

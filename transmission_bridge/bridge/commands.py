@@ -181,6 +181,9 @@ class CommandMapper:
             at = self._positions(joint_idx, pos)
         if pos is not None:
             out[0] = mapped('position', pos)
+            if limits is not None:
+                out[0], said = limits.clamp_actuators(out[0])
+                notes += said
         if vel is not None:
             out[1] = mapped('velocity', vel)
             if limits is not None:
@@ -336,7 +339,8 @@ class CommandMapper:
                                       + self._unreachable(joint_names))
         if check_limits:
             limits = self._command_limits(joint_names)
-            for kind, joints, actuators in (('position', pos, None), ('velocity', vel, mapped[1]),
+            for kind, joints, actuators in (('position', pos, mapped[0]),
+                                            ('velocity', vel, mapped[1]),
                                             ('effort', eff, mapped[3])):
                 if joints is not None:
                     limits.check_points(kind, joints[:, joint_idx], actuators)

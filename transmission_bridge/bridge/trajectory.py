@@ -17,7 +17,7 @@ bridge's transmissions:
   already past (OLD_HEADER_TIMESTAMP); then the whole interpolated path, at every point,
   at each joint's extremes and every :data:`CHECK_STEP` seconds, against the joints'
   position, velocity and effort limits and, through the transmissions at each pose, the
-  motors' velocity and effort limits (INVALID_GOAL naming the joint or motor, the time along
+  motors' position, velocity and effort limits (INVALID_GOAL naming the joint or motor, the time along
   the trajectory and the limit). A joint that starts beyond a position limit may move back
   within it: the first segment is allowed as far out as the start.
 * **Tolerances** (:class:`Tolerances`): defaults from the ``constraints`` parameters, each
@@ -382,8 +382,8 @@ def check_path(tset, plan, start_positions):
 
     Checked at every knot, at each joint's position and velocity extremes and every
     :data:`CHECK_STEP` s: joint positions (the first segment allowed as far out as
-    ``start_positions``), joint velocities and efforts, and the motors' velocities and
-    efforts through the transmissions at each sampled pose (efforts only where the points
+    ``start_positions``), joint velocities and efforts, and the motors' positions (the same
+    allowance), velocities and efforts through the transmissions at each sampled pose (efforts only where the points
     carry them; damping's ``b v`` added as the bridge sends it).
     """
     spline = plan.spline
@@ -412,6 +412,7 @@ def check_path(tset, plan, start_positions):
     full_v[:, joint_idx] = v
     linkage = not tset.linear
     try:
+        motor_p = tset.joint_to_actuator('position', full_p)[:, act_idx]
         motor_v = tset.joint_to_actuator('velocity', full_v, positions=full_p if linkage
                                          else None)[:, act_idx]
         sides = [('velocity', v, motor_v)]
@@ -427,6 +428,19 @@ def check_path(tset, plan, start_positions):
         s = int(np.argwhere(np.isnan(motor_v))[0][0])
         raise Refused(INVALID_GOAL, f"at t = {t[s]:.3f} s a linkage's rods cannot reach the "
                       'pose, or it is singular there (a dead point)')
+    if limits.limited_actuator_position:
+        low = np.broadcast_to(limits.actuator_lower, motor_p.shape).copy()
+        high = np.broadcast_to(limits.actuator_upper, motor_p.shape).copy()
+        if plan.measured_start:             # a motor may move back within its travel
+            first = t <= spline.times[1]
+            low[first] = np.minimum(low[first], motor_p[0])
+            high[first] = np.maximum(high[first], motor_p[0])
+        bad = (motor_p < low) | (motor_p > high)
+        if bad.any():
+            s, k = np.argwhere(bad)[0]
+            raise Refused(INVALID_GOAL, f'motor {limits.actuator_names[k]!r} reaches position '
+                          f'{motor_p[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limits '
+                          f'[{limits.actuator_lower[k]:g}, {limits.actuator_upper[k]:g}]')
     for kind, joint_values, motor_values in sides:
         joint_limit, motor_limit = limits.magnitude_limits(kind)
         for values, limit, space, names in ((joint_values, joint_limit, 'joint',

@@ -2,7 +2,9 @@
 Limits on commands sent to motors: positions clamped, velocity and effort vectors scaled.
 
 A command names some joints; through the transmissions it becomes set-points of some
-actuators. Positions are clamped per joint to ``[lower, upper]``. A velocity (or effort)
+actuators. Positions are clamped per joint to ``[lower, upper]``, then each motor's to its own
+``[lower, upper]`` (:meth:`CommandLimits.clamp_actuators`: a motor is never sent a position
+beyond its travel, even where that moves a differential's other joint). A velocity (or effort)
 command is checked in both spaces at once: if any joint or actuator would exceed its
 limit, the whole vector, joints and actuators alike, is multiplied by the one factor
 
@@ -38,16 +40,25 @@ class CommandLimits:
     """The limits of the joints and actuators one command layout reaches (module docstring)."""
 
     __slots__ = ('joint_names', 'actuator_names', 'lower', 'upper', 'limited_position',
+                 'actuator_lower', 'actuator_upper', 'limited_actuator_position',
                  '_inverse', '_limits', '_limited')
 
     def __init__(self, joint_names, actuator_names, lower, upper, joint_velocity,
-                 joint_effort, actuator_velocity, actuator_effort):
+                 joint_effort, actuator_velocity, actuator_effort, actuator_lower=None,
+                 actuator_upper=None):
         self.joint_names = tuple(joint_names)
         self.actuator_names = tuple(actuator_names)
         self.lower = np.asarray(lower, dtype=float)
         self.upper = np.asarray(upper, dtype=float)
         self.limited_position = bool(np.isfinite(self.lower).any()
                                      or np.isfinite(self.upper).any())
+        n_act = len(self.actuator_names)
+        self.actuator_lower = np.full(n_act, -np.inf) if actuator_lower is None else \
+            np.asarray(actuator_lower, dtype=float)
+        self.actuator_upper = np.full(n_act, np.inf) if actuator_upper is None else \
+            np.asarray(actuator_upper, dtype=float)
+        self.limited_actuator_position = bool(np.isfinite(self.actuator_lower).any()
+                                              or np.isfinite(self.actuator_upper).any())
         self._limits = {'velocity': (np.asarray(joint_velocity, dtype=float),
                                      np.asarray(actuator_velocity, dtype=float)),
                         'effort': (np.asarray(joint_effort, dtype=float),
@@ -73,6 +84,16 @@ class CommandLimits:
         changed = np.flatnonzero(out != x)
         return out, [f'position of joint {self.joint_names[i]!r} {float(x[i])!r} clamped to '
                      f'{float(out[i])!r}' for i in changed]
+
+    def clamp_actuators(self, positions):
+        """Return ``(motor positions clamped to the motors' limits, one note per motor)``."""
+        x = np.asarray(positions, dtype=float)
+        if not self.limited_actuator_position:
+            return x, []
+        out = np.minimum(np.maximum(x, self.actuator_lower), self.actuator_upper)
+        changed = np.flatnonzero(out != x)
+        return out, [f'position of actuator {self.actuator_names[i]!r} {float(x[i])!r} '
+                     f'clamped to {float(out[i])!r}' for i in changed]
 
     def scale(self, kind, joint_values, actuator_values):
         """
@@ -116,18 +137,22 @@ class CommandLimits:
         Raise ConfigError naming the first point beyond a limit, its joint or actuator.
 
         ``joint_values`` and ``actuator_values`` are ``(points, n)``; ``kind`` is
-        'position' (joint limits only), 'velocity' or 'effort'.
+        'position', 'velocity' or 'effort'.
         """
         if kind == 'position':
-            if not self.limited_position:
-                return
-            bad = (joint_values < self.lower) | (joint_values > self.upper)
-            if bad.any():
-                p, k = np.argwhere(bad)[0]
-                raise ConfigError(
-                    f'point {p}: position of joint {self.joint_names[k]!r} '
-                    f'{float(joint_values[p, k])!r} is beyond its limits '
-                    f'[{float(self.lower[k])!r}, {float(self.upper[k])!r}]')
+            for values, lower, upper, space, names in (
+                    (joint_values, self.lower, self.upper, 'joint', self.joint_names),
+                    (actuator_values, self.actuator_lower, self.actuator_upper, 'actuator',
+                     self.actuator_names)):
+                if values is None:
+                    continue
+                bad = (values < lower) | (values > upper)
+                if bad.any():
+                    p, k = np.argwhere(bad)[0]
+                    raise ConfigError(
+                        f'point {p}: position of {space} {names[k]!r} '
+                        f'{float(values[p, k])!r} is beyond its limits '
+                        f'[{float(lower[k])!r}, {float(upper[k])!r}]')
             return
         if not self._limited[kind]:
             return

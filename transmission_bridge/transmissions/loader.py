@@ -31,14 +31,14 @@ _JOINT_KEYS = {
     'damping': _checks.non_negative,
     'limits': None,
 }
-# limits: {key: (spec field, check)}; actuators take velocity and effort only.
+# limits: {key: (spec field, check)}; the same keys for joints and actuators.
 JOINT_LIMIT_KEYS = {
     'lower': ('lower_limit', _checks.bound),
     'upper': ('upper_limit', _checks.bound),
     'velocity': ('velocity_limit', _checks.magnitude_limit),
     'effort': ('effort_limit', _checks.magnitude_limit),
 }
-ACTUATOR_LIMIT_KEYS = {k: JOINT_LIMIT_KEYS[k] for k in ('velocity', 'effort')}
+ACTUATOR_LIMIT_KEYS = JOINT_LIMIT_KEYS
 # A linkage's geometry, per joint and per actuator (doc/formats.md, "Linkage").
 LINKAGE_JOINT_KEYS = ('type', 'axis', 'origin')
 LINKAGE_ACTUATOR_KEYS = ('kind', 'axis', 'direction', 'origin', 'crank', 'attachment',

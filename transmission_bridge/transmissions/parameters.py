@@ -65,8 +65,8 @@ JOINT_FIELDS = collections.OrderedDict((
 ACTUATOR_FIELDS = collections.OrderedDict((
     ('mechanical_reduction', 'actuator-side mechanical reduction, dimensionless, finite and '
                              'non-zero; negative reverses direction'),
-    *((k, _LIMIT_TEXT[k].replace(' (m/s if prismatic)', '').replace(' (N if prismatic)', '')
-       + ' (the motor side)') for k in ('limits.velocity', 'limits.effort')),
+    *((k, _LIMIT_TEXT[k].replace(' (m if prismatic)', '').replace(' (m/s if prismatic)', '')
+       .replace(' (N if prismatic)', '') + ' (the motor side)') for k in _LIMIT_TEXT),
     ('rotor_inertia', "the motor's rotor inertia about its axis, kg*m^2 (kg if linear), "
                       '>= 0; reflected to the joints by the dynamics'),
     ('friction.viscous', "the motor's viscous friction, N*m*s/rad (N*s/m if linear), >= 0"),

@@ -36,8 +36,9 @@ class ActuatorSpec:
     """
     One actuator of a transmission: its name, mechanical reduction (dimensionless) and limits.
 
+    ``lower_limit`` and ``upper_limit`` (rad or m of the motor, as it reports its position),
     ``velocity_limit`` (rad/s or m/s of the motor) and ``effort_limit`` (N·m or N) bound
-    the commands the bridge sends it; ``inf`` is no limit. ``encoder_period``: the actuator
+    the commands the bridge sends it; ``inf`` (``-inf`` for the lower) is no limit. ``encoder_period``: the actuator
     reports its position modulo this (an absolute single-turn encoder, a counter that
     overflows), in its position unit; None: the position is whole.
 
@@ -52,6 +53,8 @@ class ActuatorSpec:
     velocity_limit: float = INF
     effort_limit: float = INF
     encoder_period: float = None
+    lower_limit: float = -INF
+    upper_limit: float = INF
     rotor_inertia: float = 0.0
     viscous_friction: float = 0.0
     coulomb_friction: float = 0.0
@@ -61,6 +64,7 @@ class ActuatorSpec:
         who = f'actuator {self.name!r}'
         object.__setattr__(self, 'mechanical_reduction', _checks.reduction(
             self.mechanical_reduction, f'{who}: mechanical_reduction'))
+        _check_bounds(self, who)
         _check_magnitude_limits(self, who)
         if self.encoder_period is not None:
             object.__setattr__(self, 'encoder_period', _checks.encoder_period(
@@ -107,17 +111,21 @@ class JointSpec:
             self.default_position, f'{who}: default_position'))
         object.__setattr__(self, 'damping', _checks.non_negative(
             self.damping, f'{who}: damping'))
-        for field in ('lower_limit', 'upper_limit'):
-            object.__setattr__(self, field, _checks.bound(getattr(self, field),
-                                                          f'{who}: {_LABEL[field]}'))
-        if self.lower_limit > self.upper_limit:
-            raise ConfigError(f'{who}: limits.lower {self.lower_limit!r} is above limits.upper '
-                              f'{self.upper_limit!r}')
+        _check_bounds(self, who)
         _check_magnitude_limits(self, who)
 
 
 _LABEL = {'lower_limit': 'limits.lower', 'upper_limit': 'limits.upper',
           'velocity_limit': 'limits.velocity', 'effort_limit': 'limits.effort'}
+
+
+def _check_bounds(spec, who):
+    for field in ('lower_limit', 'upper_limit'):
+        object.__setattr__(spec, field, _checks.bound(getattr(spec, field),
+                                                      f'{who}: {_LABEL[field]}'))
+    if spec.lower_limit > spec.upper_limit:
+        raise ConfigError(f'{who}: limits.lower {spec.lower_limit!r} is above limits.upper '
+                          f'{spec.upper_limit!r}')
 
 
 def _check_magnitude_limits(spec, who):

@@ -410,7 +410,9 @@ class TransmissionSet:
             joint_velocity=[j.velocity_limit for j in joints],
             joint_effort=[j.effort_limit for j in joints],
             actuator_velocity=[a.velocity_limit for a in actuators],
-            actuator_effort=[a.effort_limit for a in actuators])
+            actuator_effort=[a.effort_limit for a in actuators],
+            actuator_lower=[a.lower_limit for a in actuators],
+            actuator_upper=[a.upper_limit for a in actuators])
 
     def damped_joint_effort(self, joint_effort, joint_velocity):
         """
