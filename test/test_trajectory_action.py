@@ -468,3 +468,32 @@ def test_a_linkage_goal_succeeds(tmp_path):
         assert (status, result.error_code) == (OK, R.SUCCESSFUL), result.error_string
         got = rig.motors.joints()
         assert np.allclose([got[j] for j in tset.joint_names], target, atol=GOAL_TOL)
+
+
+def test_a_ur5_from_example_robot_data_follows_a_quintic_goal(tmp_path):
+    """Someone else's URDF: its transmissions and <limit>s, a goal with accelerations."""
+    from robot_corpus import robot
+    path = robot('ur_description/urdf/ur5_robot.urdf')
+    if path is None or not path.is_file():
+        pytest.skip('example-robot-data is not installed')
+    tset = load_transmissions(path)
+    names = list(tset.joint_names)
+    params = {'transmissions_file': str(path),
+              **{f'constraints.{j}.goal': GOAL_TOL for j in names}}
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'fjtu',
+                      'actuator_states') as graph:
+        rig = Rig(graph, tset)
+        graph.spin_for(0.5)
+        s = rig.motors.joints()
+        target = [s[j] + 0.2 for j in names]
+        status, result = rig.run(goal(names, [(0.6, [s[j] + 0.1 for j in names],
+                                               [0.2] * 6, [0.0] * 6),
+                                              (1.2, target, [0.0] * 6, [0.0] * 6)]))
+        assert (status, result.error_code) == (OK, R.SUCCESSFUL), result.error_string
+        got = rig.motors.joints()
+        assert np.allclose([got[j] for j in names], target, atol=GOAL_TOL)
+        # beyond the URDF's velocity limit (3.15 rad/s for the shoulder): refused, unsent
+        since = time.monotonic()
+        status, result = rig.run(goal(names, [(0.1, [s[j] + 1.0 for j in names])]))
+        assert status == ABORTED and 'velocity' in result.error_string
+        assert not motor_commands(rig, [tset.actuator_names[0]], since)
