@@ -17,9 +17,9 @@ bridge's transmissions:
   already past (OLD_HEADER_TIMESTAMP); then the whole interpolated path, at every point,
   at each joint's extremes and every :data:`CHECK_STEP` seconds, against the joints'
   position, velocity and effort limits and, through the transmissions at each pose, the
-  motors' position, velocity and effort limits (INVALID_GOAL naming the joint or motor, the time along
-  the trajectory and the limit). A joint that starts beyond a position limit may move back
-  within it: the first segment is allowed as far out as the start.
+  motors' position, velocity and effort limits (INVALID_GOAL naming the joint or motor, the
+  time along the trajectory and the limit). A joint or motor that starts beyond a position
+  limit may move back within it: the first segment is allowed as far out as the start.
 * **Tolerances** (:class:`Tolerances`): defaults from the ``constraints`` parameters, each
   overridden by the goal's: a value > 0 replaces the default, 0 keeps it, -1 removes it; any
   other negative value refuses the goal. 0 is "not checked" everywhere, as in JTC; a
@@ -383,8 +383,9 @@ def check_path(tset, plan, start_positions):
     Checked at every knot, at each joint's position and velocity extremes and every
     :data:`CHECK_STEP` s: joint positions (the first segment allowed as far out as
     ``start_positions``), joint velocities and efforts, and the motors' positions (the same
-    allowance), velocities and efforts through the transmissions at each sampled pose (efforts only where the points
-    carry them; damping's ``b v`` added as the bridge sends it).
+    allowance), velocities and efforts through the transmissions at each sampled pose
+    (efforts only where the points carry them; damping's ``b v`` added as the bridge sends
+    it).
     """
     spline = plan.spline
     end = spline.duration

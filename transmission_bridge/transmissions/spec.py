@@ -38,9 +38,10 @@ class ActuatorSpec:
 
     ``lower_limit`` and ``upper_limit`` (rad or m of the motor, as it reports its position),
     ``velocity_limit`` (rad/s or m/s of the motor) and ``effort_limit`` (N·m or N) bound
-    the commands the bridge sends it; ``inf`` (``-inf`` for the lower) is no limit. ``encoder_period``: the actuator
-    reports its position modulo this (an absolute single-turn encoder, a counter that
-    overflows), in its position unit; None: the position is whole.
+    the commands the bridge sends it; ``inf`` (``-inf`` for the lower) is no limit.
+    ``encoder_period``: the actuator reports its position modulo this (an absolute
+    single-turn encoder, a counter that overflows), in its position unit; None: the position
+    is whole.
 
     The motor's own dynamics, in its units (doc/dynamics.md): ``rotor_inertia`` (kg·m² of
     a rotary motor's rotor about its axis, kg of a linear actuator's moving part),
