@@ -1,0 +1,133 @@
+"""
+Joint impedance in motor space (transmissions/impedance.py), against independent numbers.
+
+The motor stiffness is checked against finite differences of the motor torques of the joint
+law, computed through the set's own position solver (a linkage's rods solved anew at each
+displaced motor pose), never through the Jacobian under test; the motors' own law against
+the joint law at random states; passivity as symmetry and non-negative eigenvalues.
+"""
+
+import numpy as np
+import pytest
+
+from transmission_bridge.transmissions import impedance, load_transmissions
+
+RNG_SEED = 51
+CONFIG = 'config/'
+LINEAR_SETS = ['example_robot_transmissions.yaml', 'three_motor_wrist_transmissions.yaml',
+               'scara_transmissions.yaml']
+LINKAGE_SETS = ['closed_loop_ankle_transmissions.yaml', 'legged_robot.urdf']
+EXACT = 1e-9            # linear maps, double precision
+FD_STEP = 1e-6          # central differences: error O(h^2) ~ 1e-12 relative
+FD_TOL = 1e-5
+
+
+def _pose(tset, rng, spread=0.05):
+    """Return (joint positions, motor positions) near the default pose (reachable)."""
+    q = tset.default_positions + rng.uniform(-spread, spread, tset.num_joints)
+    return q, tset.joint_to_actuator('position', q)
+
+
+def _motor_torques_of_joint_law(tset, kp, q_target, theta):
+    """τ_a(θ) of the joint spring at motor pose θ: q by the set's solver, Jᵀ by its map."""
+    q = tset.actuator_to_joint('position', theta)
+    tau_j = kp * (q_target - q)
+    return tset.joint_to_actuator('effort', tau_j, positions=None if tset.linear else q)
+
+
+@pytest.mark.parametrize('name', LINEAR_SETS + LINKAGE_SETS)
+def test_motor_stiffness_is_the_finite_difference_of_the_joint_spring(name):
+    tset = load_transmissions(CONFIG + name)
+    rng = np.random.default_rng(RNG_SEED)
+    q0, theta0 = _pose(tset, rng)
+    kp = rng.uniform(5.0, 80.0, tset.num_joints)
+    J = impedance.jacobian(tset, theta0)
+    K, _ = impedance.motor_gains(J, kp, np.zeros(tset.num_joints))
+    fd = np.empty_like(K)
+    for i in range(tset.num_actuators):
+        step = np.zeros(tset.num_actuators)
+        step[i] = FD_STEP
+        plus = _motor_torques_of_joint_law(tset, kp, q0, theta0 + step)
+        minus = _motor_torques_of_joint_law(tset, kp, q0, theta0 - step)
+        fd[:, i] = -(plus - minus) / (2 * FD_STEP)
+    scale = np.abs(K).max()
+    assert np.abs(K - fd).max() <= FD_TOL * scale, name
+
+
+@pytest.mark.parametrize('name', LINEAR_SETS + LINKAGE_SETS)
+def test_the_motor_spring_is_passive(name):
+    tset = load_transmissions(CONFIG + name)
+    rng = np.random.default_rng(RNG_SEED + 1)
+    _, theta = _pose(tset, rng)
+    J = impedance.jacobian(tset, theta)
+    K, D = impedance.motor_gains(J, rng.uniform(0, 100, tset.num_joints),
+                                 rng.uniform(0, 5, tset.num_joints))
+    for M in (K, D):
+        assert np.allclose(M, M.T, rtol=0, atol=EXACT * np.abs(M).max())
+        assert np.linalg.eigvalsh(M).min() >= -EXACT * np.abs(M).max()
+
+
+def _mit_and_joint_law(tset, rng, offset):
+    q, theta = _pose(tset, rng)
+    n = tset.num_joints
+    kp, kd = rng.uniform(5, 80, n), rng.uniform(0.1, 3, n)
+    q_target = q + rng.uniform(-offset, offset, n)
+    qd, qd_target, tau_ff = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    J = impedance.jacobian(tset, theta)
+    thetad = np.linalg.solve(J, qd) if J.shape[0] == J.shape[1] else np.linalg.pinv(J) @ qd
+    theta_target = tset.joint_to_actuator('position', q_target)
+    thetad_target = (tset.joint_to_actuator('velocity', qd_target) if tset.linear else
+                     np.linalg.solve(J, qd_target))
+    target, target_d, k, d, feed = impedance.mit_commands(J, kp, kd, theta_target,
+                                                          thetad_target, tau_ff, theta, thetad)
+    motor_law = k * (target - theta) + d * (target_d - thetad) + feed
+    tau_j = impedance.joint_torques(kp, kd, q_target, qd_target, tau_ff, q, qd)
+    joint_law = impedance.motor_efforts(tset, tau_j, q)
+    return motor_law, joint_law
+
+
+@pytest.mark.parametrize('name', LINEAR_SETS)
+def test_mit_motors_reproduce_the_joint_law_exactly_for_linear_transmissions(name):
+    tset = load_transmissions(CONFIG + name)
+    rng = np.random.default_rng(RNG_SEED + 2)
+    for _ in range(20):
+        motor_law, joint_law = _mit_and_joint_law(tset, rng, 0.3)
+        assert np.allclose(motor_law, joint_law, rtol=1e-9,
+                           atol=EXACT * max(1.0, np.abs(joint_law).max())), name
+
+
+@pytest.mark.parametrize('name', LINKAGE_SETS)
+def test_mit_motors_reproduce_the_joint_law_to_first_order_for_linkages(name):
+    tset = load_transmissions(CONFIG + name)
+    errors = []
+    for offset in (1e-2, 1e-3):
+        rng = np.random.default_rng(RNG_SEED + 3)          # the same states, smaller offsets
+        motor_law, joint_law = _mit_and_joint_law(tset, rng, offset)
+        errors.append(np.abs(motor_law - joint_law).max())
+    # second-order remainder: ten times smaller offsets, about a hundred times smaller error
+    assert errors[1] < errors[0] / 30, errors
+
+
+def test_a_differential_couples_its_motors_a_gearbox_divides_by_n_squared():
+    tset = load_transmissions(CONFIG + 'example_robot_transmissions.yaml')
+    J = impedance.jacobian(tset, tset.joint_to_actuator('position', tset.default_positions))
+    kp = np.zeros(tset.num_joints)
+    pitch, roll = tset.joint_index['wrist_pitch'], tset.joint_index['wrist_roll']
+    left, right = tset.actuator_index['wrist_left_motor'], tset.actuator_index['wrist_right_motor']
+    elbow, elbow_motor = tset.joint_index['elbow'], tset.actuator_index['elbow_motor']
+    kp[[pitch, roll, elbow]] = [40.0, 10.0, 64.0]
+    K, _ = impedance.motor_gains(J, kp, np.zeros(tset.num_joints))
+    # elbow: joint reduction 80, q = θ / 80: k = 64 / 80**2
+    assert K[elbow_motor, elbow_motor] == pytest.approx(64.0 / 80 ** 2, rel=1e-12)
+    # wrist: J from differences of the set's position map, not its velocity map
+    theta = tset.joint_to_actuator('position', tset.default_positions)
+    Jw = np.empty((2, 2))
+    for c, motor in enumerate((left, right)):
+        step = np.zeros(tset.num_actuators)
+        step[motor] = FD_STEP
+        dq = (tset.actuator_to_joint('position', theta + step)
+              - tset.actuator_to_joint('position', theta - step)) / (2 * FD_STEP)
+        Jw[:, c] = dq[[pitch, roll]]
+    want = Jw.T @ np.diag([40.0, 10.0]) @ Jw
+    assert np.allclose(K[np.ix_([left, right], [left, right])], want, rtol=FD_TOL)
+    assert abs(K[left, right]) > 0                      # coupled: per-motor gains cannot do it
