@@ -25,6 +25,8 @@ skips bags already converted.
 
 import argparse
 import pathlib
+import shutil
+import signal
 import sys
 import time
 
@@ -100,6 +102,23 @@ def _load(args):
     return tset, model
 
 
+def _noted_interrupts():
+    """
+    Return a list that SIGINT appends to, still raising KeyboardInterrupt as by default.
+
+    A KeyboardInterrupt raised inside a callback or a destructor is printed and ignored by
+    Python; the list still says that the user pressed Ctrl-C. Where SIGINT is ignored (a
+    background job) nothing changes.
+    """
+    seen = []
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        def note(signum, frame):
+            seen.append(signum)
+            signal.default_int_handler(signum, frame)
+        signal.signal(signal.SIGINT, note)
+    return seen
+
+
 def _one(args):
     missing = cli.missing_dependency(cli.ROSBAGS, *([cli.MATPLOTLIB] if args.plot else []))
     if missing:
@@ -110,11 +129,15 @@ def _one(args):
     from ..transmissions import ConfigError
     in_bag, out_bag = args.bags
     progress = cli.Progress()
+    interrupts = _noted_interrupts()
     try:
         tset, model = _load(args)
         result = convert_bag(in_bag, out_bag, tset, model, args.topic,
                              args.joint_states_topic, args.gravity_topic, args.storage,
                              progress, args.keep_input, args.commands_topic)
+        if interrupts:      # Ctrl-C whose KeyboardInterrupt a library swallowed
+            shutil.rmtree(out_bag, ignore_errors=True)
+            raise KeyboardInterrupt
         progress.done()
         if args.plot:
             from .plot import plot_conversion
