@@ -65,7 +65,8 @@ def _start_goal(node, tset):
                                 [(2.0, list(q0 + 0.1), [0.0, 0.0], [], [])],
                                 (q0, np.zeros(2)), node._now_ns(), 0, tol)
     run = Run(None, trajectory.Execution(plan), group)
-    controllers._measured[:, idx] = [q0, np.zeros(2)]
+    measured = node._routes.measured
+    measured.position[idx], measured.velocity[idx] = q0, np.zeros(2)
     for joint in group.joints:
         controllers.owned[joint] = run
     group.run = run
@@ -92,7 +93,7 @@ def main(argv=None):
               'wrist.joints': ['wrist_pitch', 'wrist_roll']}
     nodes = {what: _node(TransmissionBridge, context, f'traj_{k}', params, True)
              for k, what in enumerate(('no hook', 'idle', 'goal'))}
-    nodes['no hook']._routes.after_state = None
+    nodes['no hook']._routes.after_state.clear()
     stream = _stream(tset, 50 + args.number)
     callbacks = {what: _callback(node, 'actuator_states') for what, node in nodes.items()}
     for what, callback in callbacks.items():          # warm: the fast path learns

@@ -184,8 +184,8 @@ class ImpedanceCore:
         J = impedance.jacobian(tset, theta)[np.ix_(joints, acts)]     # block: theirs only
         q_goal = q.copy()
         q_goal[joints] = q_t[joints]
-        theta_t = tset.joint_to_actuator('position', np.where(np.isnan(q_goal), 0.0,
-                                                                q_goal))[acts]
+        q_goal[np.isnan(q_goal)] = 0.0      # other transmissions' unmeasured joints: unused
+        theta_t = tset.joint_to_actuator('position', q_goal)[acts]
         if tset.linear:
             qd_goal = np.zeros(n)
             qd_goal[joints] = qd_t[joints]

@@ -10,15 +10,14 @@ doc/nodes.md (tables generated from here).
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from . import supervision, trajectory_action
 from .routes import Routes
-from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, COMMAND_TIMEOUT, ENCODER_TURNS_HELP,
-                       EncoderTurns, HELP, LIMIT_COMMANDS, ON_COMMAND_TIMEOUT, SETTINGS,
-                       SOURCE_HELP, STALE_TIMEOUT, TRANSMISSIONS_FILE)
+from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, COMMAND_TIMEOUT, EncoderTurns, HELP,
+                       LIMIT_COMMANDS, ON_COMMAND_TIMEOUT, SETTINGS, SOURCE_HELP,
+                       STALE_TIMEOUT, TRANSMISSIONS_FILE)
 from .trajectory_action import Controllers
 from .watchdog import CommandWatchdog
 from ..ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
@@ -26,7 +25,6 @@ from ..ros.conversions import name_values, now_ns_function
 from ..ros.diagnostics import diagnostics
 from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import exit_with, run_node, StartupError
-from ..ros.parameters import descriptor
 from ..ros.robot_parameters import RobotParameters
 from ..ros.settings import declare_settings, refusal
 from ..transmissions import ConfigError, load_transmissions
@@ -70,7 +68,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                             self._now_ns, goals, self._active)
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
-        routes.after_state, routes.owner = self._controllers.on_joint_state, self._controllers
+        routes.after_state.append(self._controllers.on_joint_state)
+        routes.owners.append(self._controllers)
         self._robot = RobotParameters(self, tparams, ConfigError)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -207,18 +206,9 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._controllers.configure(tset)
         self._routes.configure(tset, self._stale_ns, self._limit_commands)
         self._watchdog.forget()
-        self._declare_encoder_turns(tset)
-
-    def _declare_encoder_turns(self, tset):
-        """Make ``actuators.<name>.encoder_turns`` exist for exactly the encoder actuators."""
-        gone, new = self._encoders.change(tset)
         self._syncing = True
         try:
-            for name in gone:
-                self.undeclare_parameter(name)
-            for name in new:        # not from a params file (settings.EncoderTurns)
-                self.declare_parameter(name, Parameter.Type.INTEGER,
-                                       descriptor(int, ENCODER_TURNS_HELP), ignore_override=True)
+            self._encoders.declare(self, tset)
         finally:
             self._syncing = False
 

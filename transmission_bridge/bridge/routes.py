@@ -19,6 +19,7 @@ from sensor_msgs.msg import JointState
 
 from .commands import CommandMapper
 from .fast import CommandCodec, StateRelay
+from .measured import Measured
 from .state import ActuatorStates
 from ..ros.conversions import ReusedJointState, stamp_to_ns, trajectory_msg
 from ..ros.diagnostics import report_input
@@ -67,10 +68,14 @@ class Routes:
         self._fast_path = fast_path
         self._typed_joint_states, self._typed_commands = ReusedJointState(), ReusedJointState()
         #: Called with every joint_states published (bytes or a message): the trajectory
-        #: controllers' (:mod:`.trajectory_action`); None: nothing follows a goal.
-        self.after_state = None
-        #: While goals own joints, ``owner.split(msg)`` takes their streamed commands.
-        self.owner = None
+        #: controllers' and the impedance's; they read it through :attr:`measured`.
+        self.after_state = []
+        self.measured = Measured()
+        self.seq = 0                # joint_states published: :attr:`measured`'s message number
+        #: Each owns some joints' streamed commands while its ``owned`` is not empty:
+        #: ``owner.split(names, position, velocity, effort)`` takes its part and returns the
+        #: rest (None: it took nothing).
+        self.owners = []
 
     def configure(self, tset, stale_ns, limit_commands):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -78,6 +83,7 @@ class Routes:
         if seconds > 0.01:
             self._logger.info(f'linkage kernels ready in {seconds:.2f} s (compiled, or loaded '
                               "from numba's cache)")
+        self.measured.configure(tset)
         if self.states is None:
             self.states = ActuatorStates(tset)
             self.states.stale_ns = stale_ns
@@ -115,9 +121,10 @@ class Routes:
                     return
             if active[0]:
                 publish(out)
-                after = self.after_state
-                if after is not None:
-                    after(out)
+                if self.after_state:
+                    self.seq += 1
+                    for after in self.after_state:
+                        after(out)
         return callback
 
     def actuator_states(self, source, data):
@@ -163,8 +170,9 @@ class Routes:
         commands, codec = self.commands, self.codec
         if commands is None:
             return None
-        if self.owner is not None and self.owner.owned:
-            return self._shared_commands(data)
+        for owner in self.owners:
+            if owner.owned:
+                return self._shared_commands(data)
         decoded = codec.decode(data)
         if decoded is not None:
             names, arrays, header = decoded
@@ -183,9 +191,10 @@ class Routes:
         """Take joint commands by the typed route while goals own joints (theirs split off)."""
         self.typed_count['joint_commands'] += 1
         msg = deserialize_message(data, JointState)
-        rest = self.owner.split(msg)
-        if rest is None:
-            rest = (msg.name, msg.position, msg.velocity, msg.effort)
+        rest = (msg.name, msg.position, msg.velocity, msg.effort)
+        for owner in self.owners:
+            if owner.owned:
+                rest = owner.split(*rest) or rest
         if not len(rest[0]):
             return None
         return self.command(*rest, msg.header)

@@ -12,7 +12,10 @@ exists for exactly the actuators with an ``encoder`` period (:func:`encoder_turn
 "on_command_timeout must be one of hold, zero_velocity, zero_effort, none, got 'brake'"
 """
 
+from rclpy.parameter import Parameter
+
 from .watchdog import MODES
+from ..ros.parameters import descriptor
 from ..ros.settings import finite_non_negative, finite_positive, one_of, Setting
 from ..ros.settings import settings_by_name
 
@@ -102,6 +105,15 @@ class EncoderTurns:
         gone, new = self.names - wanted, sorted(wanted - self.names)
         self.names = wanted
         return gone, new
+
+    def declare(self, node, tset):
+        """Make the parameters exist on ``node`` for exactly ``tset``'s encoder actuators."""
+        gone, new = self.change(tset)
+        for name in gone:
+            node.undeclare_parameter(name)
+        for name in new:            # not from a params file (the class docstring)
+            node.declare_parameter(name, Parameter.Type.INTEGER,
+                                   descriptor(int, ENCODER_TURNS_HELP), ignore_override=True)
 
     def refusal(self, params):
         """Return why a value among ``params`` is not whole turns ('' if none is refused)."""

@@ -16,9 +16,7 @@ leaves its joints holding where they are measured. doc/moveit.md says it for use
 from action_msgs.msg import GoalStatus
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.serialization import deserialize_message
 from rclpy.task import Future
-from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -106,8 +104,6 @@ class Controllers:
         self.counters = {'goals_accepted': 0, 'goals_refused': 0, 'goals_succeeded': 0,
                          'goals_aborted': 0, 'goals_canceled': 0,
                          'streamed_commands_ignored': 0}
-        self._names = {}            # joint names tuple -> (their indices in the set or -1)
-        self._measured = np.zeros((2, 0))
         self._joint_index = {}
         self._state_map = None
         self._header = Header()
@@ -168,8 +164,6 @@ class Controllers:
         self.abort_all('the configuration changed (reload, a parameter or a new robot)')
         self.groups[0].joints = tuple(tset.joint_names)
         self._joint_index = tset.joint_index
-        self._measured = np.full((2, tset.num_joints), np.nan)
-        self._names = {}
         self._state_map = None          # made on the first goal: a goal's start state
         node = self._node
         for joint in tset.joint_names:
@@ -293,7 +287,7 @@ class Controllers:
 
     def _hold(self, joints):
         idx = [self._joint_index[j] for j in joints if j in self._joint_index]
-        positions = self._measured[0, idx]
+        positions = self._routes.measured.position[idx]
         known = np.isfinite(positions)
         names = [j for j, k in zip(joints, known) if k]
         if names and self._routes.commands is not None:
@@ -314,23 +308,16 @@ class Controllers:
         """Follow the running goals whose joints ``out`` (joint_states, bytes or a message) has."""
         if not self.owned:
             return
-        msg = deserialize_message(out, JointState) if isinstance(out, bytes) else out
-        names = tuple(msg.name)
-        found = self._names.get(names)
-        if found is None:
-            found = self._names[names] = np.array(
-                [self._joint_index.get(n, -1) for n in names], dtype=np.intp)
-        mine = found >= 0
-        self._measured[0, found[mine]] = np.asarray(msg.position)[mine]
-        if len(msg.velocity) == len(names):
-            self._measured[1, found[mine]] = np.asarray(msg.velocity)[mine]
-        present = set(names)
+        measured = self._routes.measured
+        measured.update(out, self._routes.seq)
+        present = measured.present
         now = self._now_ns()
         for run in {id(r): r for r in self.owned.values()}.values():
             joints = run.group.joints
-            if not any(j in present for j in joints):
+            idx = [self._joint_index[j] for j in joints]
+            if not present[idx].any():
                 continue
-            p, v = self._measured_now([self._joint_index[j] for j in joints])
+            p, v = measured.position[idx].copy(), measured.velocity[idx].copy()
             desired = run.execution.step(now, p, v)
             outcome = run.execution.outcome
             if outcome is not None:
@@ -363,24 +350,22 @@ class Controllers:
         if self._state_map is None:
             self._state_map = tset.state_map()
         joint = self._state_map(flat)
-        self._measured[:, :] = joint[:2]
+        measured = self._routes.measured
+        measured.position[:], measured.velocity[:] = joint[0], joint[1]
         return joint[0, idx].copy(), joint[1, idx].copy()
 
-    def _measured_now(self, idx):
-        return self._measured[0, idx].copy(), self._measured[1, idx].copy()
-
-    def split(self, msg):
+    def split(self, names, position, velocity, effort):
         """
-        Take a streamed joint_commands ``msg`` while goals own joints: (names, p, v, e) left.
+        Take a streamed joint command while goals own joints; return (names, p, v, e) left.
 
         Efforts for owned joints become their goal's feed-forward; positions and velocities
         for them are ignored (counted). Returns the other joints' command, or None.
         """
-        names, owned = msg.name, self.owned
+        owned = self.owned
         keep = [k for k, n in enumerate(names) if n not in owned]
         if len(keep) == len(names):
             return None
-        arrays = [np.asarray(a, dtype=float) for a in (msg.position, msg.velocity, msg.effort)]
+        arrays = [np.asarray(a, dtype=float) for a in (position, velocity, effort)]
         if any(len(a) == len(names) for a in arrays[:2]):
             self.counters['streamed_commands_ignored'] += 1
         if len(arrays[2]) == len(names):
