@@ -13,7 +13,7 @@ from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from . import supervision, trajectory_action
+from . import impedance_output, supervision, trajectory_action
 from .routes import Routes
 from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, COMMAND_TIMEOUT, EncoderTurns, HELP,
                        LIMIT_COMMANDS, ON_COMMAND_TIMEOUT, SETTINGS, SOURCE_HELP,
@@ -47,6 +47,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._path, self._source = sources.path, sources.label
         own = declare_settings(self, SETTINGS)
         goals = declare_settings(self, trajectory_action.SETTINGS)
+        springs = declare_settings(self, impedance_output.SETTINGS)
         topics = own[ACTUATOR_STATE_TOPICS]
         self._stale_ns = seconds_to_ns(own[STALE_TIMEOUT])
         self._watchdog = CommandWatchdog(seconds_to_ns(own[COMMAND_TIMEOUT]),
@@ -68,8 +69,12 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                             self._now_ns, goals, self._active)
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
-        routes.after_state.append(self._controllers.on_joint_state)
-        routes.owners.append(self._controllers)
+        self._impedance = impedance_output.Impedance(
+            self, routes, lambda m: self._command_pub.publish(m), self._now_ns, springs,
+            self._watchdog)
+        routes.after_state += [self._controllers.on_joint_state, self._impedance.on_joint_state]
+        routes.owners += [self._controllers, self._impedance]
+        self._controllers.impedance = self._impedance
         self._robot = RobotParameters(self, tparams, ConfigError)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -114,7 +119,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         try:
             if given:
                 tset = self._start_with(given)
-                self._refuse_unknown_overrides(('joints', 'actuators', 'constraints'))
+                self._refuse_unknown_overrides(('joints', 'actuators', 'constraints', 'gains'))
         except StartupError as exc:
             self._configure_error = str(exc)
             self._drop_configuration()
@@ -204,6 +209,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     def _configure(self, tset):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
         self._controllers.configure(tset)
+        self._impedance.configure(tset)
         self._routes.configure(tset, self._stale_ns, self._limit_commands)
         self._watchdog.forget()
         self._syncing = True
@@ -234,6 +240,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         if self._syncing:
             return SetParametersResult(successful=True)
         reason = (refusal(SETTINGS, params) or refusal(trajectory_action.SETTINGS, params)
+                  or refusal(impedance_output.SETTINGS, params) or self._impedance.refusal(params)
                   or self._controllers.refusal(params) or self._encoders.refusal(params)
                   or self._robot.validate(params, self._states and self._states.transmissions))
         return SetParametersResult(successful=not reason, reason=reason)
@@ -262,6 +269,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         new = self._robot.take()
         if new is not None:
             self._configure(new)
+        self._impedance.apply(params)       # after the watchdog's own settings
 
     # --- topics ------------------------------------------------------------------
     def actuator_states(self, source, data):
@@ -325,7 +333,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                     self._stale_ns)
         for text, throttle in report.logged:        # said here, once a period, not per message
             self.get_logger().warning(text, throttle_duration_sec=throttle)
-        counters = {**report.counters, **self._controllers.counters}
+        counters = {**report.counters, **self._controllers.counters, **self._impedance.counters}
         self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, counters,
                                            warning=report.warning, error=report.error,
                                            extra=report.extra))

@@ -108,6 +108,9 @@ class Controllers:
         self._state_map = None
         self._header = Header()
         self.owned = {}             # joint -> its Run
+        #: The node's :class:`.impedance_output.Impedance`: its joints follow goals by their
+        #: impedance targets (None: no impedance)
+        self.impedance = None
         self.groups = [Group('', ())]
         for name in self._values[CONTROLLERS]:
             joints = declare(node, f'{name}.joints', [], 'string_array',
@@ -294,7 +297,26 @@ class Controllers:
             self._send(names, positions[known], np.zeros(len(names)), None)
 
     def _send(self, names, positions, velocities, efforts, stamp_ns=None):
-        """Map and publish one joint command, stamped ``stamp_ns`` (the time it was sampled)."""
+        """
+        Map and publish one joint command, stamped ``stamp_ns`` (the time it was sampled).
+
+        Joints driven by impedance (:attr:`impedance`) take it as their targets instead.
+        """
+        impedance = self.impedance
+        if impedance is not None and impedance.owned:
+            names = list(names)
+            mine = [k for k, n in enumerate(names) if n in impedance.owned]
+            if mine:
+                zeros = np.zeros(len(names))
+                impedance.core.take(names, positions, velocities,
+                                    zeros if efforts is None else efforts,
+                                    self._now_ns() if stamp_ns is None else stamp_ns)
+                rest = [k for k in range(len(names)) if k not in set(mine)]
+                if not rest:
+                    return
+                names = [names[k] for k in rest]
+                positions, velocities = np.asarray(positions)[rest], np.asarray(velocities)[rest]
+                efforts = None if efforts is None else np.asarray(efforts)[rest]
         header = self._header           # one, reused: publishing copies it out
         now = self._now_ns() if stamp_ns is None else stamp_ns
         header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)

@@ -1,0 +1,222 @@
+"""
+Joint impedance through the bridge over DDS: gains as parameters, both outputs, safety.
+
+The bridge runs as a process; the test's motors hold still at a pose and report it. What
+the bridge sends is checked against the joint law computed here: q and q̇ from the motors'
+pose through the set's position map, J by central differences of that map (never the
+Jacobian under test), τ_a = Jᵀ τ_j by solving Jᵀ's definition through those differences.
+"""
+
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from lifecycle_msgs.srv import ChangeState
+import numpy as np
+import pytest
+from ros_harness import started_node
+from sensor_msgs.msg import JointState
+
+from transmission_bridge.transmissions import load_transmissions
+
+CONFIG = 'config/example_robot_transmissions.yaml'
+LEGGED = 'config/legged_robot.urdf'
+NODE = 'transmission_bridge'
+WRIST = ['wrist_pitch', 'wrist_roll']
+STATE_PERIOD = 0.005
+FD_STEP = 1e-6
+FD_TOL = 1e-5           # central differences through the position map, relative
+EXACT = 1e-9
+
+
+def fd_jacobian(tset, theta):
+    """J = ∂q/∂θ by central differences of the set's position map."""
+    J = np.empty((tset.num_joints, tset.num_actuators))
+    for i in range(tset.num_actuators):
+        step = np.zeros(tset.num_actuators)
+        step[i] = FD_STEP
+        J[:, i] = (tset.actuator_to_joint('position', theta + step)
+                   - tset.actuator_to_joint('position', theta - step)) / (2 * FD_STEP)
+    return J
+
+
+class Still:
+    """Motors that report a fixed pose at 200 Hz (the bridge's commands are recorded)."""
+
+    def __init__(self, graph, tset, q):
+        self.graph, self.tset = graph, tset
+        self.theta = tset.joint_to_actuator('position', np.asarray(q, dtype=float))
+        self.thetad = np.zeros(tset.num_actuators)
+        self.silent = set()
+        self.efforts, self.mit = [], []
+        node = graph.node
+        node.create_subscription(JointState, 'actuator_commands',
+                                 lambda m: self.efforts.append((time.monotonic(), m)), 1000)
+        self.pub = node.create_publisher(JointState, 'actuator_states', 10)
+        node.create_timer(STATE_PERIOD, self._tick)
+
+    def _tick(self):
+        names = [n for n in self.tset.actuator_names if n not in self.silent]
+        idx = [self.tset.actuator_index[n] for n in names]
+        msg = JointState(name=names, position=self.theta[idx].tolist(),
+                         velocity=self.thetad[idx].tolist(), effort=[0.0] * len(names))
+        msg.header.stamp = self.graph.node.get_clock().now().to_msg()
+        self.pub.publish(msg)
+
+
+def _last_effort(motors, names, since):
+    for received, msg in reversed(motors.efforts):
+        if received >= since and set(names) <= set(msg.name) and len(msg.effort):
+            return dict(zip(msg.name, msg.effort))
+    return None
+
+
+def _wait_effort(graph, motors, names, since, timeout=5.0):
+    assert graph.spin_until(lambda: _last_effort(motors, names, since) is not None,
+                            timeout=timeout)
+    return _last_effort(motors, names, since)
+
+
+@pytest.fixture
+def wrist(tmp_path):
+    tset = load_transmissions(CONFIG)
+    params = {'transmissions_file': CONFIG, 'gains.wrist_pitch.p': 40.0,
+              'gains.wrist_pitch.d': 2.0, 'gains.wrist_roll.p': 10.0, 'command_timeout': 0.0}
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'imp',
+                      'actuator_states') as graph:
+        q = tset.default_positions.copy()
+        motors = Still(graph, tset, q)
+        motors.thetad[tset.actuator_index['wrist_left_motor']] = 5.0     # the wrist moving
+        graph.spin_for(0.5)
+        yield graph, tset, motors
+
+
+def test_effort_output_is_the_transposed_jacobian_of_the_joint_law(wrist):
+    graph, tset, motors = wrist
+    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    q = tset.actuator_to_joint('position', motors.theta)
+    J = fd_jacobian(tset, motors.theta)
+    qd = J @ motors.thetad
+    target, target_v, tau_ff = [0.5, -0.2], [0.1, 0.0], [1.0, -0.5]
+    since = time.monotonic()
+    pub.publish(JointState(name=WRIST, position=target, velocity=target_v, effort=tau_ff))
+    got = _wait_effort(graph, motors, ['wrist_left_motor', 'wrist_right_motor'], since)
+    idx = [tset.joint_index[j] for j in WRIST]
+    kp, kd = np.array([40.0, 10.0]), np.array([2.0, 0.0])
+    b = np.array([tset.joint(j).damping for j in WRIST])
+    tau_j = np.zeros(tset.num_joints)
+    tau_j[idx] = (kp * (np.array(target) - q[idx]) + kd * (np.array(target_v) - qd[idx])
+                  + tau_ff + b * qd[idx])
+    want = J.T @ tau_j              # virtual work: θ̇ᵀ τ_a = q̇ᵀ τ_j for every θ̇
+    for m in ('wrist_left_motor', 'wrist_right_motor'):
+        assert got[m] == pytest.approx(want[tset.actuator_index[m]], rel=FD_TOL, abs=EXACT)
+    # the streamed positions never reach the wrist motors as positions
+    assert all(not len(m.position) for t, m in motors.efforts
+               if t >= since and 'wrist_left_motor' in m.name)
+
+
+def test_bad_gains_are_refused_and_change_nothing(wrist):
+    graph, _, _ = wrist
+    for value in (-1.0, float('nan'), float('inf')):
+        result = graph.set_parameters(NODE, {'gains.wrist_pitch.p': value})[0]
+        assert not result.successful and 'gains.wrist_pitch.p' in result.reason
+    assert graph.get_parameters(NODE, ['gains.wrist_pitch.p'])['gains.wrist_pitch.p'] == 40.0
+
+
+def test_a_silent_motor_stops_its_transmission_s_commands(wrist):
+    graph, tset, motors = wrist
+    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    pub.publish(JointState(name=WRIST, position=[0.5, 0.0]))
+    graph.spin_for(0.3)
+    motors.silent.add('wrist_right_motor')
+    graph.spin_for(0.8)                     # stale_timeout 0.5 s
+    since = time.monotonic()
+    graph.spin_for(0.5)
+    assert _last_effort(motors, ['wrist_left_motor'], since) is None
+
+
+def test_deactivated_bridge_sends_no_impedance(wrist):
+    graph, tset, motors = wrist
+    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    pub.publish(JointState(name=WRIST, position=[0.5, 0.0]))
+    graph.spin_for(0.3)
+    change = ChangeState.Request()
+    change.transition.label = 'deactivate'
+    assert graph.call(ChangeState, f'{NODE}/change_state', change).success
+    graph.spin_for(0.2)
+    since = time.monotonic()
+    graph.spin_for(0.5)
+    assert _last_effort(motors, ['wrist_left_motor'], since) is None
+    change.transition.label = 'activate'
+    assert graph.call(ChangeState, f'{NODE}/change_state', change).success
+
+
+def test_stopped_targets_take_the_watchdog_s_hold_and_zero_effort(wrist):
+    graph, tset, motors = wrist
+    motors.thetad[:] = 0.0
+    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    assert graph.set_parameters(NODE, {'command_timeout': 0.3})[0].successful
+    pub.publish(JointState(name=WRIST, position=[0.5, -0.2]))
+    names = ['wrist_left_motor', 'wrist_right_motor']
+    pushing = _wait_effort(graph, motors, names, time.monotonic())
+    assert abs(pushing['wrist_left_motor']) > 1e-3
+    graph.spin_for(0.6)                     # past the timeout: targets at the measured pose
+    held = _wait_effort(graph, motors, names, time.monotonic())
+    assert max(abs(v) for v in held.values()) < EXACT
+    assert graph.set_parameters(NODE, {'on_command_timeout': 'zero_effort'})[0].successful
+    pub.publish(JointState(name=WRIST, position=[0.5, -0.2]))
+    graph.spin_for(0.6)
+    zero = _wait_effort(graph, motors, names, time.monotonic())
+    assert max(abs(v) for v in zero.values()) == 0.0
+    diag = graph.collect(DiagnosticArray, 'diagnostics')
+    assert graph.spin_until(lambda: any(kv.key == 'impedance_commands' and int(kv.value) > 0
+                                        for m in diag for s in m.status for kv in s.values))
+
+
+def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
+    dyn = pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')
+    tset = load_transmissions(LEGGED)
+    joints = ['left_knee', 'left_ankle_pitch', 'left_ankle_roll']
+    kp = {'left_knee': 60.0, 'left_ankle_pitch': 30.0, 'left_ankle_roll': 20.0}
+    kd = {'left_knee': 1.5, 'left_ankle_pitch': 0.8, 'left_ankle_roll': 0.5}
+    params = {'transmissions_file': LEGGED, 'impedance_output': 'motor_gains',
+              'command_timeout': 0.0,
+              **{f'gains.{j}.p': kp[j] for j in joints}, **{f'gains.{j}.d': kd[j] for j in joints}}
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'impl',
+                      'actuator_states') as graph:
+        q0 = tset.default_positions.copy()
+        motors = Still(graph, tset, q0)
+        got = graph.collect(dyn.DynamicJointState, 'actuator_impedance_commands')
+        pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+        graph.spin_for(0.5)
+        target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
+        tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
+        pub.publish(JointState(name=joints,
+                               position=[q0[tset.joint_index[j]] + target[j] for j in joints],
+                               effort=[tau_ff[j] for j in joints]))
+        assert graph.spin_until(lambda: len(got) > 5)
+        msg = got[-1]
+        theta = motors.theta
+        q = tset.actuator_to_joint('position', theta)
+        J = fd_jacobian(tset, theta)
+        idx = [tset.joint_index[j] for j in joints]
+        names = list(msg.joint_names)
+        acts = [tset.actuator_index[n] for n in names]
+        Jb = J[np.ix_(idx, acts)]
+        K = Jb.T @ np.diag([kp[j] for j in joints]) @ Jb
+        D = Jb.T @ np.diag([kd[j] for j in joints]) @ Jb
+        table = {n: dict(zip(v.interface_names, v.values))
+                 for n, v in zip(names, msg.interface_values)}
+        for r, n in enumerate(names):
+            assert table[n]['stiffness'] == pytest.approx(K[r, r], rel=FD_TOL)
+            assert table[n]['damping'] == pytest.approx(D[r, r], rel=FD_TOL)
+        # each motor's own law at the measured (still) state: k (θ* − θ) + d θ̇* + f, against
+        # the joint law through Jᵀ, to first order in the small offsets
+        motor_law = np.array([table[n]['stiffness'] * (table[n]['position'] - theta[a])
+                              + table[n]['damping'] * table[n]['velocity'] + table[n]['effort']
+                              for n, a in zip(names, acts)])
+        tau_j = np.array([kp[j] * (q0[tset.joint_index[j]] + target[j] - q[tset.joint_index[j]])
+                          + tau_ff[j] for j in joints])
+        joint_law = Jb.T @ tau_j
+        assert np.abs(motor_law - joint_law).max() < 0.05 * np.abs(joint_law).max()
+        # passive: the motor-space spring's matrix as the bridge assembles it
+        assert np.linalg.eigvalsh(K).min() >= -EXACT * np.abs(K).max()

@@ -1,0 +1,164 @@
+"""
+The bridge's joint impedance: ROS wiring of :mod:`.impedance`.
+
+Parameters ``gains.<joint>.p`` and ``gains.<joint>.d`` (declared per joint with the robot,
+runtime-settable) and ``impedance_output`` (``effort`` or ``motor_gains``). Streamed
+``joint_commands`` for the joints of impedance transmissions become targets
+(:meth:`Impedance.split`); at every published joint_states (:meth:`Impedance.on_joint_state`)
+the motors get the law's command: efforts on ``actuator_commands``, or MIT-mode commands on
+``actuator_impedance_commands`` (control_msgs/DynamicJointState: motor names; interfaces
+position, velocity, effort, stiffness, damping). doc/impedance.md says it for users.
+"""
+
+import numpy as np
+from sensor_msgs.msg import JointState
+
+from .impedance import ImpedanceCore, OUTPUTS
+from ..ros.configurable import RELIABLE_10
+from ..ros.conversions import doubles
+from ..ros.parameters import declare
+from ..ros.settings import finite_non_negative, one_of, Setting, settings_by_name
+from ..transmissions import ConfigError
+
+try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/impedance.md)
+    from control_msgs.msg import DynamicJointState, InterfaceValue
+except ImportError:
+    DynamicJointState = None
+
+IMPEDANCE_OUTPUT = 'impedance_output'
+INTERFACES = ['position', 'velocity', 'effort', 'stiffness', 'damping']
+SETTINGS = settings_by_name([
+    Setting(IMPEDANCE_OUTPUT, 'effort', str,
+            'what joints with gains send their motors: effort (torque-controlled motors, on '
+            'actuator_commands) or motor_gains (MIT-mode motors, on '
+            'actuator_impedance_commands)', check=one_of(IMPEDANCE_OUTPUT, OUTPUTS)),
+])
+_GAINS = {'p': 'stiffness of the joint spring, N*m/rad (N/m if prismatic), >= 0; 0 with d 0: '
+               'no impedance',
+          'd': 'damping of the joint spring, N*m*s/rad (N*s/m if prismatic), >= 0'}
+
+
+def gain_name(joint, which):
+    """Return ``gains.<joint>.<which>`` (``which``: p or d)."""
+    return f'gains.{joint}.{which}'
+
+
+class Impedance:
+    """The impedance of a bridge node (module docstring)."""
+
+    def __init__(self, node, routes, publish_command, now_ns, values, watchdog):
+        self._node, self._routes, self._now_ns = node, routes, now_ns
+        self._publish_command, self._watchdog = publish_command, watchdog
+        self._output = values[IMPEDANCE_OUTPUT]
+        self.core = None
+        self.counters = {'impedance_commands': 0, 'impedance_targets_refused': 0}
+        self._msg = JointState()
+        self._pub = None
+        if DynamicJointState is not None:
+            self._pub = node.create_publisher(DynamicJointState, 'actuator_impedance_commands',
+                                              RELIABLE_10)
+
+    @property
+    def owned(self):
+        """Return the joints driven by impedance (their joint_commands are targets)."""
+        return self.core.owned if self.core is not None else {}
+
+    def configure(self, tset):
+        """Take ``tset``; declare ``gains.<joint>.p|d`` for its joints (a params file's kept)."""
+        node = self._node
+        if self.core is None:
+            self.core = ImpedanceCore(tset, self._output)
+        else:
+            self.core.set_transmissions(tset)
+        self._sync_watchdog()
+        for joint in tset.joint_names:
+            for which, text in _GAINS.items():
+                name = gain_name(joint, which)
+                value = (node.get_parameter(name).value if node.has_parameter(name)
+                         else declare(node, name, 0.0, float, text, constraints='>= 0'))
+                why = finite_non_negative(name)(value)
+                if why:
+                    raise ConfigError(why)
+                self.core.set_gain(joint, which, value)
+
+    def _sync_watchdog(self):
+        core, watchdog = self.core, self._watchdog
+        core.timeout_ns, core.on_timeout = watchdog.timeout_ns, watchdog.mode
+
+    def refusal(self, params):
+        """Return why a runtime change of a ``gains.*`` parameter is refused ('')."""
+        for p in params:
+            if p.name.startswith('gains.'):
+                why = finite_non_negative(p.name)(p.value)
+                if why:
+                    return why
+        return ''
+
+    def apply(self, params):
+        """Take new gains and ``impedance_output``; the watchdog's settings too."""
+        for p in params:
+            if p.name == IMPEDANCE_OUTPUT:
+                self._output = p.value
+                if self.core is not None:
+                    self.core.output = p.value
+            elif p.name.startswith('gains.') and self.core is not None:
+                _, joint, which = p.name.split('.')
+                if joint in self.core.transmissions.joint_index:
+                    self.core.set_gain(joint, which, p.value)
+        if self.core is not None:
+            self._sync_watchdog()
+
+    # --- commands and states ---------------------------------------------------------------
+    def split(self, names, position, velocity, effort):
+        """Take the impedance joints' targets of a streamed command; return the rest (or None)."""
+        owned = self.owned
+        keep = [k for k, n in enumerate(names) if n not in owned]
+        if len(keep) == len(names):
+            return None
+        why = self.core.take(names, position, velocity, effort, self._now_ns())
+        if why:
+            self.counters['impedance_targets_refused'] += 1
+            self._node.get_logger().warning(f'joint_commands refused for impedance: {why}',
+                                            throttle_duration_sec=1.0)
+        arrays = [np.asarray(a, dtype=float) for a in (position, velocity, effort)]
+        return ([names[k] for k in keep],
+                *(a[keep] if len(a) == len(names) else a[:0] for a in arrays))
+
+    def on_joint_state(self, out):
+        """At every published joint_states: the impedance joints' motor command, sent."""
+        core = self.core
+        if core is None or not len(core.joints):
+            return
+        routes = self._routes
+        measured = routes.measured
+        measured.update(out, routes.seq)
+        if not measured.present[core.joints].all():
+            return                          # not measured now (stale, refused): nothing sent
+        values = routes.states.values
+        now = self._now_ns()
+        command = core.step(measured.position, measured.velocity, values[0], values[1], now)
+        if command is None:
+            return
+        self.counters['impedance_commands'] += 1
+        stamp = divmod(now, 10**9)
+        if core.output == 'effort':
+            msg = self._msg
+            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+            msg.name = list(command.names)
+            msg.effort = doubles(command.effort)
+            self._publish_command(msg)
+            return
+        if self._pub is None:
+            return
+        msg = DynamicJointState()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+        msg.joint_names = list(command.names)
+        zeros = np.zeros(len(command.names))
+        columns = [command.position if command.position is not None else zeros,
+                   command.velocity if command.velocity is not None else zeros,
+                   command.effort, command.stiffness, command.damping]
+        msg.interface_values = [
+            InterfaceValue(interface_names=INTERFACES,
+                           values=[float(c[k]) for c in columns])
+            for k in range(len(command.names))]
+        self._pub.publish(msg)
