@@ -254,6 +254,18 @@ def test_the_dynamics_page_figure_is_what_its_script_draws(tmp_path):
     assert out.read_bytes() == (root / 'doc' / 'figures' / 'rotor_torque.svg').read_bytes()
 
 
+def test_the_impedance_page_figure_is_what_its_script_draws(tmp_path):
+    # doc/impedance.md shows it: the same bytes from the committed script and config.
+    import subprocess
+    import sys
+    root = CONFIG.parent
+    out = tmp_path / 'ankle_stiffness.svg'
+    proc = subprocess.run([sys.executable, str(root / 'examples' / 'ankle_stiffness_figure.py'),
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == (root / 'doc' / 'figures' / 'ankle_stiffness.svg').read_bytes()
+
+
 @pytest.mark.parametrize('robot', ['example_robot.urdf', 'legged_robot.urdf'])
 def test_with_the_motors_the_mass_matrix_stays_spd_and_the_dynamics_invert(robot):
     model = load_model(CONFIG / robot)
