@@ -53,7 +53,8 @@ def run_once(kind, rate, seconds, work):
          '-r', f'/diagnostics:={ns}/diagnostics'], stdout=log, stderr=subprocess.STDOUT)
     pose = tset.joint_to_actuator('position', tset.default_positions)
     names_file = work / 'names.txt'
-    names_file.write_text(' '.join(tset.actuator_names) + '\n' + ' '.join(map(repr, pose)))
+    names_file.write_text(' '.join(tset.actuator_names) + '\n'
+                          + ' '.join(repr(float(x)) for x in pose))
     context = rclpy.Context()
     rclpy.init(context=context, args=[])
     rx = rclpy.create_node('receiver', namespace=ns, context=context)
@@ -86,8 +87,8 @@ def run_once(kind, rate, seconds, work):
     gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
                             f'{ns}/actuator_states', str(names_file), str(rate), str(seconds),
                             str(SETTLE_S)], stdout=subprocess.PIPE, text=True)
-    end = time.monotonic() + SETTLE_S - 1.0
-    while time.monotonic() < end:
+    end = time.monotonic() + 30.0           # the stream flowing: a goal starts from it
+    while not states and time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
     result = None
     if kind == 'goal':                  # there and back over the whole window
@@ -105,6 +106,7 @@ def run_once(kind, rate, seconds, work):
             executor.spin_once(timeout_sec=0.01)
         result = sent.result().get_result_async()
     commands.clear()
+    first = len(states)
     while gen.poll() is None:
         executor.spin_once(timeout_sec=0.01)
     dropped.clear()
@@ -121,6 +123,7 @@ def run_once(kind, rate, seconds, work):
     delays = np.array(commands[warmup:]) / 1000.0
     return {'what': kind, 'rate_hz': rate, 'sent': sent_count, 'joint_states': len(states),
             'lost': sent_count - len(states), 'commands': len(commands),
+            'states_during': len(states) - first,
             'dropped': sum(dropped.values()) if dropped else -1,
             'command_delay_us': float(np.median(delays)) if len(delays) else float('nan')}
 
@@ -144,7 +147,7 @@ def main(argv=None):
     for row in rows:
         row['round'] = rows.index(row) // 2
     report(args.results, rows, ['round', 'what', 'rate_hz', 'sent', 'joint_states', 'lost',
-                                'commands', 'dropped', 'command_delay_us'])
+                                'states_during', 'commands', 'dropped', 'command_delay_us'])
 
 
 if __name__ == '__main__':
