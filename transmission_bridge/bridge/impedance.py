@@ -90,6 +90,9 @@ class ImpedanceCore:
             joint_idx, self.actuators = tset.coverage(names)
             self.limits = tset.command_limits(joint_idx, self.actuators)
             self.actuator_names = tuple(tset.actuator_names[i] for i in self.actuators)
+            # Linear transmissions: J is constant, their block computed once here.
+            self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))[
+                np.ix_(self.joints, self.actuators)] if tset.linear else None)
         else:
             self.actuators, self.actuator_names, self.limits = np.zeros(0, np.intp), (), None
         self.target[:, ~driven] = np.nan
@@ -181,7 +184,8 @@ class ImpedanceCore:
             _, motor, _ = self.limits.scale('effort', tau[joints], motor)
             return MotorCommand(self.actuator_names, None, None, motor, None, None)
         theta = np.where(np.isnan(theta), 0.0, theta)
-        J = impedance.jacobian(tset, theta)[np.ix_(joints, acts)]     # block: theirs only
+        J = self._linear_j if self._linear_j is not None else \
+            impedance.jacobian(tset, theta)[np.ix_(joints, acts)]   # block: theirs only
         q_goal = q.copy()
         q_goal[joints] = q_t[joints]
         q_goal[np.isnan(q_goal)] = 0.0      # other transmissions' unmeasured joints: unused
@@ -191,7 +195,7 @@ class ImpedanceCore:
             qd_goal[joints] = qd_t[joints]
             thetad_t = tset.joint_to_actuator('velocity', qd_goal)[acts]
         else:
-            thetad_t = np.linalg.lstsq(J, qd_t[joints], rcond=None)[0]
+            thetad_t = np.linalg.solve(J, qd_t[joints])     # square: one motor per joint
         target, target_d, k, d, feed = impedance.mit_commands(
             J, kp[joints], kd[joints], theta_t, thetad_t, tau_t[joints], theta[acts],
             np.where(np.isnan(thetad), 0.0, thetad)[acts])
