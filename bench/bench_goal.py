@@ -6,9 +6,11 @@ A FollowJointTrajectory goal at 1 kHz over DDS: nothing lost, each command withi
 The bridge runs as a process on the example arm (the wrist a group); a load generator
 process publishes actuator states at ``--rate`` with send timestamps (bench_latency's); this
 process receives ``joint_states`` and ``actuator_commands``. Each round twice, alternating:
-``idle`` (no goal) and ``goal`` (a wrist goal running for the whole window: a slow cubic
-there and back, sampled at every state). Reported per run: states sent, ``joint_states``
-received and lost, wrist commands received during the goal (one per state is the most),
+``idle`` (no goal), ``goal`` (a wrist goal running for the whole window: a slow cubic
+there and back, sampled at every state) and ``impedance`` (gains on the wrist, one target
+given: the spring's motor efforts at every state; doc/impedance.md).
+``cpu_percent`` is the bridge process's while the stream runs. Reported per run: states
+sent, ``joint_states`` received and lost, wrist commands received during the goal (one per state is the most),
 the bridge's ``dropped_overload``, and ``command_delay_us``, the median of (a command's
 arrival - the send stamp of the last state that arrived before it): the time from a motor's
 state leaving its driver to the command it causes arriving back, one DDS round trip plus
@@ -50,7 +52,12 @@ def run_once(kind, rate, seconds, work):
         [sys.executable, '-m', 'transmission_bridge.bridge.node', '--ros-args',
          '-p', f'transmissions_file:={CONFIG}', '-p', 'trajectory_controllers:=[wrist]',
          '-p', f'wrist.joints:={WRIST}'.replace("'", ''), '-r', f'__ns:={ns}',
-         '-r', f'/diagnostics:={ns}/diagnostics'], stdout=log, stderr=subprocess.STDOUT)
+         '-r', f'/diagnostics:={ns}/diagnostics',
+         *(['-p', 'gains.wrist_pitch.p:=40.0', '-p', 'gains.wrist_roll.p:=10.0',
+            '-p', 'command_timeout:=0.0'] if kind == 'impedance' else [])],
+        stdout=log, stderr=subprocess.STDOUT)
+    import psutil
+    watched = psutil.Process(proc.pid)
     pose = tset.joint_to_actuator('position', tset.default_positions)
     names_file = work / 'names.txt'
     names_file.write_text(' '.join(tset.actuator_names) + '\n'
@@ -91,6 +98,12 @@ def run_once(kind, rate, seconds, work):
     while not states and time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
     result = None
+    if kind == 'impedance':             # one target: the wrist's spring at every state
+        targets = rx.create_publisher(JointState, 'joint_commands', 10)
+        q0 = [tset.joint(j).default_position for j in WRIST]
+        for _ in range(3):
+            targets.publish(JointState(name=WRIST, position=[q + 0.1 for q in q0]))
+            executor.spin_once(timeout_sec=0.05)
     if kind == 'goal':                  # there and back over the whole window
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = WRIST
@@ -107,8 +120,10 @@ def run_once(kind, rate, seconds, work):
         result = sent.result().get_result_async()
     commands.clear()
     first = len(states)
+    watched.cpu_percent()
     while gen.poll() is None:
         executor.spin_once(timeout_sec=0.01)
+    cpu = watched.cpu_percent()
     dropped.clear()
     end = time.monotonic() + 2.5
     while time.monotonic() < end and (len(dropped) < 1 or (result and not result.done())):
@@ -124,7 +139,7 @@ def run_once(kind, rate, seconds, work):
     return {'what': kind, 'rate_hz': rate, 'sent': sent_count, 'joint_states': len(states),
             'lost': sent_count - len(states), 'commands': len(commands),
             'states_during': len(states) - first,
-            'dropped': sum(dropped.values()) if dropped else -1,
+            'dropped': sum(dropped.values()) if dropped else -1, 'cpu_percent': cpu,
             'command_delay_us': float(np.median(delays)) if len(delays) else float('nan')}
 
 
@@ -141,13 +156,15 @@ def main(argv=None):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
-            for kind in (('idle', 'goal') if r % 2 == 0 else ('goal', 'idle')):
+            kinds = ('idle', 'goal', 'impedance')
+            for kind in (kinds if r % 2 == 0 else kinds[::-1]):
                 rows.append(run_once(kind, args.rate, args.seconds, pathlib.Path(tmp)))
                 print(rows[-1], flush=True)
     for row in rows:
-        row['round'] = rows.index(row) // 2
+        row['round'] = rows.index(row) // 3
     report(args.results, rows, ['round', 'what', 'rate_hz', 'sent', 'joint_states', 'lost',
-                                'states_during', 'commands', 'dropped', 'command_delay_us'])
+                                'states_during', 'commands', 'dropped', 'cpu_percent',
+                                'command_delay_us'])
 
 
 if __name__ == '__main__':

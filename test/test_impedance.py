@@ -131,3 +131,30 @@ def test_a_differential_couples_its_motors_a_gearbox_divides_by_n_squared():
     want = Jw.T @ np.diag([40.0, 10.0]) @ Jw
     assert np.allclose(K[np.ix_([left, right], [left, right])], want, rtol=FD_TOL)
     assert abs(K[left, right]) > 0                      # coupled: per-motor gains cannot do it
+
+
+@pytest.mark.parametrize('output', ['effort', 'motor_gains'])
+def test_the_linear_shortcut_gives_what_the_general_step_gives(output):
+    """step_linear (from the motors' state alone) against step (from the joint state)."""
+    from transmission_bridge.bridge.impedance import ImpedanceCore
+    tset = load_transmissions(CONFIG + 'example_robot_transmissions.yaml')
+    rng = np.random.default_rng(RNG_SEED + 4)
+    core = ImpedanceCore(tset, output)
+    for j in ('elbow', 'wrist_pitch', 'wrist_roll'):
+        core.set_gain(j, 'p', float(rng.uniform(5, 50)))
+        core.set_gain(j, 'd', float(rng.uniform(0.1, 2)))
+    assert core.linear
+    names = list(tset.joint_names)
+    for _ in range(10):
+        q, theta = _pose(tset, rng, 0.3)
+        thetad = rng.normal(size=tset.num_actuators)
+        qd = tset.actuator_to_joint('velocity', thetad)
+        core.take(names, q + rng.normal(scale=0.1, size=len(q)), rng.normal(size=len(q)),
+                  rng.normal(size=len(q)), 0)
+        fast = core.step_linear(theta, thetad, 0)
+        general = core.step(q, qd, theta, thetad, 0)
+        for a, b in zip(fast[1:], general[1:]):
+            if b is None:
+                assert a is None
+            else:
+                assert np.allclose(a, b, rtol=1e-9, atol=1e-12)

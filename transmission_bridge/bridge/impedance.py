@@ -39,6 +39,27 @@ class MotorCommand(typing.NamedTuple):
     damping: object
 
 
+class _LinearBlock:
+    """The constant matrices of linear impedance transmissions (their joints and motors)."""
+
+    def __init__(self, J, tset, joints, kp, kd):
+        self.J, self.inverse = J, np.linalg.inv(J)
+        self.offset = np.asarray(tset.joint_offsets)[joints].copy()
+        self.b = np.asarray(tset.damping)[joints].copy()
+        self.kp, self.kd = kp.copy(), kd.copy()
+        K, D = impedance.motor_gains(J, kp, kd)
+        self.k, self.d = np.diag(K).copy(), np.diag(D).copy()
+        self.k_off, self.d_off = K - np.diag(self.k), D - np.diag(self.d)
+        # effort: τ_a = c − K θ − B θ̇, c = Jᵀ (Kp (q* − offset) + Kd q̇* + τ*) per target,
+        # B = Jᵀ (Kd − b) J (the damping loss b q̇ added back)
+        self.K = K
+        self.B = (J.T * (self.kd - self.b)) @ J
+
+    def constant(self, q_t, qd_t, tau_t):
+        """Return c of the effort law for targets (q*, q̇*, τ*)."""
+        return self.J.T @ (self.kp * (q_t - self.offset) + self.kd * qd_t + tau_t)
+
+
 class ImpedanceCore:
     """Joint gains and targets of one transmission set (module docstring)."""
 
@@ -93,9 +114,20 @@ class ImpedanceCore:
             # Linear transmissions: J is constant, their block computed once here.
             self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))[
                 np.ix_(self.joints, self.actuators)] if tset.linear else None)
+            self._linear = None
+            if self._linear_j is not None:
+                self._linear = _LinearBlock(self._linear_j, tset, self.joints,
+                                            self.kp[self.joints], self.kd[self.joints])
         else:
             self.actuators, self.actuator_names, self.limits = np.zeros(0, np.intp), (), None
+            self._linear = None
+        self._constant = None
         self.target[:, ~driven] = np.nan
+
+    @property
+    def linear(self):
+        """Say whether the impedance joints' transmissions are linear (J constant)."""
+        return self._linear is not None
 
     # --- targets ---------------------------------------------------------------------------
     def take(self, names, position, velocity, effort, now_ns):
@@ -125,26 +157,64 @@ class ImpedanceCore:
             self.refused += 1
             return 'a non-finite impedance target'
         self.target[:, [index[names[k]] for k in cols]] = values
+        self._constant = None
         self.last_ns = now_ns
         self.tripped = False
         return ''
 
-    def _timed_out(self, now_ns, q):
-        """Apply ``on_timeout`` once the targets are older than ``timeout_ns``."""
+    def _timed_out(self, now_ns, positions):
+        """
+        Apply ``on_timeout`` once the targets are older than ``timeout_ns``; return if so.
+
+        ``positions()``: the impedance joints' positions now (called when it trips).
+        """
         if self.tripped or not self.timeout_ns or self.last_ns is None:
             return self.tripped
         if now_ns - self.last_ns < self.timeout_ns:
             return False
         self.tripped = True
+        self._constant = None
         joints = self.joints
         if self.on_timeout == 'hold':
-            self.target[0, joints] = q[joints]
+            self.target[0, joints] = positions()
             self.target[1:, joints] = 0.0
         elif self.on_timeout == 'zero_velocity':
             self.target[1:, joints] = 0.0
         return True
 
     # --- at every state ---------------------------------------------------------------------
+    def step_linear(self, theta, thetad, now_ns):
+        """
+        Return the :class:`MotorCommand` from the motors' state alone (linear sets), or None.
+
+        q = J θ + offset and q̇ = J θ̇ for the impedance block: nothing decoded, a few small
+        products; the same law and outputs as :meth:`step`.
+        """
+        block, acts = self._linear, self.actuators
+        th = theta[acts]
+        if np.isnan(th).any() or np.isnan(self.target[0, self.joints]).any():
+            return None
+        thd = thetad[acts]
+        if np.isnan(thd).any():
+            thd = np.where(np.isnan(thd), 0.0, thd)
+        J = block.J
+        if self._timed_out(now_ns, lambda: J @ th + block.offset) \
+                and self.on_timeout == 'zero_effort':
+            zeros = np.zeros(len(acts))
+            return MotorCommand(self.actuator_names, None, None, zeros, zeros.copy(),
+                                zeros.copy())
+        q_t, qd_t, tau_t = self.target[:, self.joints]
+        if self.output == 'effort':
+            if self._constant is None:
+                self._constant = block.constant(q_t, qd_t, tau_t)
+            motor = self._constant - block.K @ th - block.B @ thd
+            _, motor, _ = self.limits.scale('effort', block.inverse.T @ motor, motor)
+            return MotorCommand(self.actuator_names, None, None, motor, None, None)
+        theta_t = block.inverse @ (q_t - block.offset)
+        thetad_t = block.inverse @ qd_t
+        feed = J.T @ tau_t + block.k_off @ (theta_t - th) + block.d_off @ (thetad_t - thd)
+        return MotorCommand(self.actuator_names, theta_t, thetad_t, feed, block.k, block.d)
+
     def step(self, q, qd, theta, thetad, now_ns):
         """
         Return the :class:`MotorCommand` of the measured state, or None.
@@ -159,7 +229,7 @@ class ImpedanceCore:
         if np.isnan(q[joints]).any():
             return None
         qd = np.where(np.isnan(qd), 0.0, qd)
-        tripped = self._timed_out(now_ns, q)
+        tripped = self._timed_out(now_ns, lambda: q[joints])
         tset = self._tset
         if tripped and self.on_timeout == 'zero_effort':
             zeros = np.zeros(len(acts))

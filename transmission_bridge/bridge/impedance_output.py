@@ -10,12 +10,13 @@ the motors get the law's command: efforts on ``actuator_commands``, or MIT-mode 
 position, velocity, effort, stiffness, damping). doc/impedance.md says it for users.
 """
 
+import struct
+
 import numpy as np
 from sensor_msgs.msg import JointState
 
 from .impedance import ImpedanceCore, OUTPUTS
 from ..ros.configurable import RELIABLE_10
-from ..ros.conversions import doubles
 from ..ros.parameters import declare
 from ..ros.settings import finite_non_negative, one_of, Setting, settings_by_name
 from ..transmissions import ConfigError
@@ -25,6 +26,7 @@ try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/
 except ImportError:
     DynamicJointState = None
 
+_STAMP = struct.Struct('<iI')     # header.stamp, after CDR's 4-byte encapsulation
 IMPEDANCE_OUTPUT = 'impedance_output'
 INTERFACES = ['position', 'velocity', 'effort', 'stiffness', 'damping']
 SETTINGS = settings_by_name([
@@ -52,7 +54,8 @@ class Impedance:
         self._output = values[IMPEDANCE_OUTPUT]
         self.core = None
         self.counters = {'impedance_commands': 0, 'impedance_targets_refused': 0}
-        self._msg = JointState()
+        self._efforts = self._wire = self._kept = None
+        self._kept_ok = False
         self._pub = None
         if DynamicJointState is not None:
             self._pub = node.create_publisher(DynamicJointState, 'actuator_impedance_commands',
@@ -130,35 +133,89 @@ class Impedance:
         if core is None or not len(core.joints):
             return
         routes = self._routes
-        measured = routes.measured
-        measured.update(out, routes.seq)
-        if not measured.present[core.joints].all():
-            return                          # not measured now (stale, refused): nothing sent
-        values = routes.states.values
+        states = routes.states
+        values = states.values
         now = self._now_ns()
-        command = core.step(measured.position, measured.velocity, values[0], values[1], now)
+        if core.linear:                 # the motors' state suffices: nothing decoded
+            if not self._published(states.last_kept):
+                return                  # not measured now (stale, refused): nothing sent
+            command = core.step_linear(values[0], values[1], now)
+        else:
+            measured = routes.measured
+            measured.update(out, routes.seq, states)
+            if not measured.present[core.joints].all():
+                return
+            command = core.step(measured.position, measured.velocity, values[0], values[1],
+                                now)
         if command is None:
             return
         self.counters['impedance_commands'] += 1
-        stamp = divmod(now, 10**9)
         if core.output == 'effort':
-            msg = self._msg
-            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
-            msg.name = list(command.names)
-            msg.effort = doubles(command.effort)
-            self._publish_command(msg)
-            return
-        if self._pub is None:
-            return
-        msg = DynamicJointState()
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
-        msg.joint_names = list(command.names)
-        zeros = np.zeros(len(command.names))
-        columns = [command.position if command.position is not None else zeros,
-                   command.velocity if command.velocity is not None else zeros,
-                   command.effort, command.stiffness, command.damping]
-        msg.interface_values = [
-            InterfaceValue(interface_names=INTERFACES,
-                           values=[float(c[k]) for c in columns])
-            for k in range(len(command.names))]
-        self._pub.publish(msg)
+            if self._efforts is None or self._efforts.names != command.names:
+                self._efforts = EffortWire(command.names)
+            self._publish_command(self._efforts.encode(command.effort, now))
+        elif self._pub is not None:
+            if self._wire is None or self._wire.names != command.names:
+                self._wire = MitWire(command.names)
+            self._pub.publish(self._wire.encode(command, now))
+
+    def _published(self, kept):
+        """Return whether the last joint_states carried every impedance joint."""
+        if kept is None:
+            return True
+        if kept is not self._kept:
+            self._kept = kept
+            self._kept_ok = bool(np.isin(self.core.joints, kept).all())
+        return self._kept_ok
+
+
+class EffortWire:
+    """A JointState of fixed motor names, efforts only, as bytes (as :class:`MitWire` does)."""
+
+    def __init__(self, names):
+        from rclpy.serialization import serialize_message
+        self.names = tuple(names)
+        markers = [float(2e15 + k) + 0.5 for k in range(len(names))]
+        self._template = serialize_message(JointState(name=list(names), effort=markers))
+        self._at = self._template.index(struct.pack(f'<{len(names)}d', *markers))
+
+    def encode(self, efforts, now_ns):
+        """Return the bytes of the efforts at ``now_ns``."""
+        buf = bytearray(self._template)
+        _STAMP.pack_into(buf, 4, *divmod(now_ns, 10**9))
+        buf[self._at:self._at + 8 * len(self.names)] = np.asarray(efforts, '<f8').tobytes()
+        return bytes(buf)
+
+
+class MitWire:
+    """
+    A DynamicJointState for fixed motor names, as bytes: a template and where its values go.
+
+    Serialized once with marker values (each found in the bytes: CDR puts each motor's five
+    doubles together); each command writes the stamp and the doubles into a copy and is
+    published as bytes, without building the 1 + 2n nested message objects per state.
+    """
+
+    def __init__(self, names):
+        from rclpy.serialization import serialize_message
+        self.names = tuple(names)
+        msg = DynamicJointState(joint_names=list(names))
+        markers = [[float(1e15 + 10 * k + j) + 0.5 for j in range(5)]
+                   for k in range(len(names))]
+        msg.interface_values = [InterfaceValue(interface_names=INTERFACES, values=m)
+                                for m in markers]
+        self._template = serialize_message(msg)
+        self._offsets = [self._template.index(struct.pack('<5d', *m)) for m in markers]
+
+    def encode(self, command, now_ns):
+        """Return the bytes of ``command`` (a :class:`.impedance.MotorCommand`) at ``now_ns``."""
+        buf = bytearray(self._template)
+        _STAMP.pack_into(buf, 4, *divmod(now_ns, 10**9))
+        n = len(self.names)
+        zeros = np.zeros(n)
+        rows = np.stack([command.position if command.position is not None else zeros,
+                         command.velocity if command.velocity is not None else zeros,
+                         command.effort, command.stiffness, command.damping], axis=1)
+        for k, at in enumerate(self._offsets):
+            buf[at:at + 40] = rows[k].astype('<f8').tobytes()
+        return bytes(buf)

@@ -331,7 +331,7 @@ class Controllers:
         if not self.owned:
             return
         measured = self._routes.measured
-        measured.update(out, self._routes.seq)
+        measured.update(out, self._routes.seq, self._routes.states)
         present = measured.present
         now = self._now_ns()
         for run in {id(r): r for r in self.owned.values()}.values():
