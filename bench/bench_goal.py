@@ -10,8 +10,8 @@ process receives ``joint_states`` and ``actuator_commands``. Each round twice, a
 there and back, sampled at every state) and ``impedance`` (gains on the wrist, one target
 given: the spring's motor efforts at every state; doc/impedance.md).
 ``cpu_percent`` is the bridge process's while the stream runs. Reported per run: states
-sent, ``joint_states`` received and lost, wrist commands received during the goal (one per state is the most),
-the bridge's ``dropped_overload``, and ``command_delay_us``, the median of (a command's
+sent, ``joint_states`` received and lost, wrist commands received during the goal (one per
+state is the most), the bridge's ``dropped_overload``, and ``command_delay_us``, the median of (a command's
 arrival - the send stamp of the last state that arrived before it): the time from a motor's
 state leaving its driver to the command it causes arriving back, one DDS round trip plus
 the bridge's work (under one state period at 1 kHz means no state period is added).

@@ -126,7 +126,7 @@ class ImpedanceCore:
 
     @property
     def linear(self):
-        """Say whether the impedance joints' transmissions are linear (J constant)."""
+        """Say whether every impedance transmission maps linearly: J is then constant."""
         return self._linear is not None
 
     # --- targets ---------------------------------------------------------------------------
