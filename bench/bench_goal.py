@@ -5,16 +5,16 @@ A FollowJointTrajectory goal at 1 kHz over DDS: nothing lost, each command withi
 
 The bridge runs as a process on the example arm (the wrist a group); a load generator
 process publishes actuator states at ``--rate`` with send timestamps (bench_latency's); this
-process receives ``joint_states`` and ``actuator_commands``. Each round twice, alternating:
-``idle`` (no goal), ``goal`` (a wrist goal running for the whole window: a slow cubic
-there and back, sampled at every state) and ``impedance`` (gains on the wrist, one target
-given: the spring's motor efforts at every state; doc/impedance.md).
+process receives ``joint_states`` and ``actuator_commands``. Each round three runs, in
+alternating order: ``idle`` (no goal), ``goal`` (a wrist goal running for the whole window: a
+slow cubic there and back, sampled at every state) and ``impedance`` (gains on the wrist,
+one target given: the spring's motor efforts at every state; doc/impedance.md).
 ``cpu_percent`` is the bridge process's while the stream runs. Reported per run: states
-sent, ``joint_states`` received and lost, wrist commands received during the goal (one per
-state is the most), the bridge's ``dropped_overload``, and ``command_delay_us``, the median of (a command's
-arrival - the send stamp of the last state that arrived before it): the time from a motor's
-state leaving its driver to the command it causes arriving back, one DDS round trip plus
-the bridge's work (under one state period at 1 kHz means no state period is added).
+sent, ``joint_states`` received and lost, wrist commands received (one per state is the
+most), the bridge's ``dropped_overload``, and ``command_delay_us``, the median of (a
+command's arrival - the send stamp of the last state that arrived before it): the time from
+a motor's state leaving its driver to the command it causes arriving back, one DDS round
+trip plus the bridge's work (under one state period at 1 kHz: no state period added).
 """
 
 import argparse
