@@ -28,7 +28,7 @@ joint law for linear transmissions (θ* − θ maps to q* − q exactly), and to
 ...     'actuators': [{'name': 'm', 'mechanical_reduction': 10.0}],
 ...     'joints': [{'name': 'q'}]}]})
 >>> K, D = motor_gains(jacobian(ts, [0.0]), [50.0], [1.0])   # 1:10 gearbox
->>> float(K[0, 0]), float(D[0, 0])                            # the gains divided by 10**2
+>>> round(float(K[0, 0]), 12), round(float(D[0, 0]), 12)      # the gains divided by 10**2
 (0.5, 0.01)
 """
 
