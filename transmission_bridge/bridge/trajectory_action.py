@@ -16,7 +16,6 @@ leaves its joints holding where they are measured. doc/moveit.md says it for use
 from action_msgs.msg import GoalStatus
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.task import Future
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -76,7 +75,8 @@ class Run:
 
     def __init__(self, handle, execution, group):
         self.handle, self.execution, self.group = handle, execution, group
-        self.done = Future()
+        #: (status, Outcome) once the goal has ended; None while it runs.
+        self.ended = None
         self.feed_forward = {}          # joint -> effort streamed on joint_commands
 
 
@@ -108,6 +108,7 @@ class Controllers:
         self._state_map = None
         self._header = Header()
         self.owned = {}             # joint -> its Run
+        self._ended = {}            # id(goal handle) -> (status, Outcome): for _finish
         #: The node's :class:`.impedance_output.Impedance`: its joints follow goals by their
         #: impedance targets (None: no impedance)
         self.impedance = None
@@ -130,13 +131,16 @@ class Controllers:
 
     def _serve(self, group):
         node = self._node
-
-        async def execute(handle):     # a coroutine function: rclpy awaits it
-            return await self._execute(group, handle)
+        # A goal is followed from the state callbacks, not by a coroutine that waits for its
+        # end: rclpy resumes a waiting coroutine at every turn of the executor, which then
+        # never sleeps (a whole core while a goal runs). So a goal is checked and started
+        # when it is accepted, and "executed" once it has ended: the execute callback only
+        # sets the terminal state and returns the result.
         group.server = ActionServer(
             node, FollowJointTrajectory, group.prefix + 'follow_joint_trajectory',
-            execute_callback=execute,
+            execute_callback=self._finish,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
+            handle_accepted_callback=lambda handle: self._accepted(group, handle),
             cancel_callback=lambda handle: self._cancel(group, handle))
         group.state_pub = node.create_publisher(JointTrajectoryControllerState,
                                                 group.prefix + 'controller_state', RELIABLE_10)
@@ -167,7 +171,8 @@ class Controllers:
         self.abort_all('the configuration changed (reload, a parameter or a new robot)')
         self.groups[0].joints = tuple(tset.joint_names)
         self._joint_index = tset.joint_index
-        self._state_map = None          # made on the first goal: a goal's start state
+        self._state_map = tset.state_map()      # a goal's start state, from the motors'
+        _warm_up(tset)
         node = self._node
         for joint in tset.joint_names:
             for which, text in _PER_JOINT.items():
@@ -194,17 +199,21 @@ class Controllers:
                 self._values[p.name] = p.value
 
     # --- goals ---------------------------------------------------------------------------
-    async def _execute(self, group, handle):
+    def _accepted(self, group, handle):
+        """Check and start an accepted goal; a refused one ends at once."""
         try:
-            run = self._start(group, handle)
+            self._start(group, handle)
         except Refused as exc:
             self.counters['goals_refused'] += 1
             text = f'{trajectory.CODE_NAMES[exc.code]}: {exc}'
             self._node.get_logger().error(f'{group.prefix}follow_joint_trajectory refused '
                                           f'before any command: {text}')
-            handle.abort()
-            return FollowJointTrajectory.Result(error_code=exc.code, error_string=text)
-        status, outcome = await run.done
+            self._ended[id(handle)] = (GoalStatus.STATUS_ABORTED, Outcome(exc.code, text))
+            handle.execute()
+
+    def _finish(self, handle):
+        """Execute callback of an ended goal: its terminal state, and its result."""
+        status, outcome = self._ended.pop(id(handle))
         if status == GoalStatus.STATUS_SUCCEEDED:
             handle.succeed()
         elif status == GoalStatus.STATUS_CANCELED:
@@ -241,7 +250,7 @@ class Controllers:
         run = Run(handle, Execution(plan), group)
         for joint in group.joints:          # a new goal replaces those it shares joints with
             old = self.owned.get(joint)
-            if old is not None and not old.done.done():
+            if old is not None and old.ended is None:
                 self._end(old, GoalStatus.STATUS_ABORTED, Outcome(
                     trajectory.INVALID_GOAL, f'replaced by a new goal on {group.prefix}'
                     'follow_joint_trajectory'), hold=False)
@@ -263,7 +272,7 @@ class Controllers:
 
     def _end(self, run, status, outcome, hold=True):
         """End ``run`` (once): its joints freed, held where measured unless ``hold`` is False."""
-        if run.done.done():
+        if run.ended is not None:
             return
         for joint in run.group.joints:
             if self.owned.get(joint) is run:
@@ -279,7 +288,9 @@ class Controllers:
             self._node.get_logger().error(f'{run.group.prefix}follow_joint_trajectory aborted: '
                                           f'{trajectory.CODE_NAMES[outcome.code]}: '
                                           f'{outcome.text}')
-        run.done.set_result((status, outcome))
+        run.ended = (status, outcome)
+        self._ended[id(run.handle)] = run.ended
+        run.handle.execute()
 
     def abort_all(self, reason, hold=True):
         """Abort every running goal (INVALID_GOAL, ``reason``); joints held where measured."""
@@ -454,6 +465,24 @@ class Controllers:
 
     def _param(self, name):
         return self._node.get_parameter(name).value
+
+
+def _warm_up(tset):
+    """
+    Check one small goal now: the first goal's check is not paid while states stream in.
+
+    (Its first call loads and compiles what numpy's polynomials and the maps use: some 25 ms,
+    during which a 1 kHz stream would wait, and the input budget drop some.)
+    """
+    joints = tuple(tset.joint_names)
+    q = tset.default_positions
+    zeros = np.zeros(len(joints))
+    try:
+        trajectory.plan_goal(tset, joints, list(joints), [(1.0, q, zeros, zeros, [])],
+                             (q, zeros), 0, 0, trajectory.tolerances(joints, zeros, zeros,
+                                                                     0.0, 0.0))
+    except (Refused, ConfigError):
+        pass                            # a robot whose default pose is refused: still warm
 
 
 def _seconds(duration):
