@@ -17,8 +17,8 @@ from sensor_msgs.msg import JointState
 
 from .impedance import ImpedanceCore, OUTPUTS
 from ..ros.configurable import RELIABLE_10
-from ..ros.parameters import declare
-from ..ros.settings import finite_non_negative, one_of, Setting, settings_by_name
+from ..ros.settings import one_of, per_joint_values, prefixed_refusal, Setting
+from ..ros.settings import settings_by_name
 from ..transmissions import ConfigError
 
 try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/impedance.md)
@@ -74,15 +74,11 @@ class Impedance:
         else:
             self.core.set_transmissions(tset)
         self._sync_watchdog()
-        for joint in tset.joint_names:
-            for which, text in _GAINS.items():
-                name = gain_name(joint, which)
-                value = (node.get_parameter(name).value if node.has_parameter(name)
-                         else declare(node, name, 0.0, float, text, constraints='>= 0'))
-                why = finite_non_negative(name)(value)
-                if why:
-                    raise ConfigError(why)
-                self.core.set_gain(joint, which, value)
+        fields = {which: (lambda j, w=which: gain_name(j, w), text)
+                  for which, text in _GAINS.items()}
+        for joint, which, value in per_joint_values(node, tset.joint_names, fields,
+                                                    ConfigError):
+            self.core.set_gain(joint, which, value)
 
     def _sync_watchdog(self):
         core, watchdog = self.core, self._watchdog
@@ -90,12 +86,7 @@ class Impedance:
 
     def refusal(self, params):
         """Return why a runtime change of a ``gains.*`` parameter is refused ('')."""
-        for p in params:
-            if p.name.startswith('gains.'):
-                why = finite_non_negative(p.name)(p.value)
-                if why:
-                    return why
-        return ''
+        return prefixed_refusal(params, 'gains.')
 
     def apply(self, params):
         """Take new gains and ``impedance_output``; the watchdog's settings too."""

@@ -24,7 +24,8 @@ from .trajectory import Execution, Outcome, Refused
 from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import stamp_to_ns
 from ..ros.parameters import declare
-from ..ros.settings import finite_non_negative, finite_positive, Setting, settings_by_name
+from ..ros.settings import finite_non_negative, finite_positive, per_joint_values
+from ..ros.settings import prefixed_refusal, Setting, settings_by_name
 from ..transmissions import ConfigError
 
 try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/moveit.md)
@@ -174,23 +175,14 @@ class Controllers:
         self._state_map = tset.state_map()      # a goal's start state, from the motors'
         _warm_up(tset)
         node = self._node
-        for joint in tset.joint_names:
-            for which, text in _PER_JOINT.items():
-                name = constraint_name(joint, which)
-                if not node.has_parameter(name):
-                    value = declare(node, name, 0.0, float, text, constraints='>= 0')
-                    why = finite_non_negative(name)(value)
-                    if why:
-                        raise ConfigError(why)
+        fields = {which: (lambda j, w=which: constraint_name(j, w), text)
+                  for which, text in _PER_JOINT.items()}
+        for _ in per_joint_values(node, tset.joint_names, fields, ConfigError):
+            pass                        # read where used: a goal takes them when it starts
 
     def refusal(self, params):
         """Return why a runtime change of a ``constraints.*`` parameter is refused ('')."""
-        for p in params:
-            if p.name.startswith('constraints.') and p.name not in SETTINGS:
-                why = finite_non_negative(p.name)(p.value)
-                if why:
-                    return why
-        return ''
+        return prefixed_refusal(params, 'constraints.', SETTINGS)
 
     def apply(self, params):
         """Take the new values of the settings (a goal running keeps its tolerances)."""

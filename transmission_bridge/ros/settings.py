@@ -72,6 +72,34 @@ def refusal(table, params):
     return ''
 
 
+def per_joint_values(node, joints, fields, error):
+    """
+    Declare each joint's parameters (0.0, ``>= 0``) where missing; yield (joint, field, value).
+
+    ``fields``: ``{field: (name_of, description)}``, ``name_of(joint)`` the parameter's name.
+    A params file's value is kept; one that is not a finite number >= 0 raises ``error``.
+    """
+    for joint in joints:
+        for field, (name_of, text) in fields.items():
+            name = name_of(joint)
+            value = (node.get_parameter(name).value if node.has_parameter(name)
+                     else declare(node, name, 0.0, float, text, constraints='>= 0'))
+            why = finite_non_negative(name)(value)
+            if why:
+                raise error(why)
+            yield joint, field, value
+
+
+def prefixed_refusal(params, prefix, skip=()):
+    """Return why a value of ``params`` under ``prefix`` is not a finite number >= 0 ('')."""
+    for p in params:
+        if p.name.startswith(prefix) and p.name not in skip:
+            why = finite_non_negative(p.name)(p.value)
+            if why:
+                return why
+    return ''
+
+
 # --- checks ------------------------------------------------------------------------------
 
 def finite_positive(name):
