@@ -220,3 +220,61 @@ def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
         assert np.abs(motor_law - joint_law).max() < 0.05 * np.abs(joint_law).max()
         # passive: the motor-space spring's matrix as the bridge assembles it
         assert np.linalg.eigvalsh(K).min() >= -EXACT * np.abs(K).max()
+
+
+def test_the_legged_robot_holds_a_crouch_by_impedance(tmp_path):
+    """
+    Simulated MIT-mode motors move the legs' dynamics; the bridge's impedance holds a crouch.
+
+    A closed loop (gravity, the knee and ankle linkages). A sign or a transpose wrong
+    anywhere and the legs fall or run away; right, each joint settles within gravity / Kp
+    of its target. (Torque-mode
+    motors at the simulator's 100 Hz cannot hold a 2 g·m² ankle this stiff: MIT mode's fast
+    motor loop is what such joints need.)
+    """
+    output = 'motor_gains'
+    pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')
+    import yaml
+    from ros_harness import NodeProcess
+    from transmission_bridge.kinematics import load_model
+    tset, model = load_transmissions(LEGGED), load_model(LEGGED)
+    kp = 60.0
+    inertia = np.diag(model.mass_matrix(model.default_positions))
+    kd = dict(zip(model.joint_names, 2 * 0.7 * np.sqrt(kp * inertia)))   # damping ratio 0.7
+    crouch = dict(zip(tset.joint_names, tset.default_positions))
+    for side in ('left', 'right'):
+        crouch[f'{side}_hip_pitch'] = -0.4
+        crouch[f'{side}_knee'] = 0.9
+        crouch[f'{side}_ankle_pitch'] = -0.4
+    q = np.array([crouch[j] for j in model.joint_names])
+    gravity = np.abs(model.gravity_generalized_forces(q)).max()
+    params = {'transmissions_file': LEGGED, 'impedance_output': output,
+              'command_timeout': 0.0, **{f'gains.{j}.p': kp for j in tset.joint_names},
+              **{f'gains.{j}.d': float(kd[j]) for j in tset.joint_names}}
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'crouch',
+                      'actuator_states') as graph:
+        sim_params = tmp_path / 'sim.yaml'
+        sim_params.write_text(yaml.safe_dump({'/**/actuator_simulator': {'ros__parameters': {
+            'transmissions_file': LEGGED, 'dynamics': output, 'rate': 100.0}}}))
+        sim = NodeProcess('transmission_bridge.tools.actuator_simulator',
+                          ['--params-file', str(sim_params), '-r',
+                           f'__ns:={graph.namespace}'], tmp_path / 'sim.log')
+        try:
+            states = graph.collect(JointState, 'joint_states')
+            assert graph.spin_until(lambda: len(states) > 5, timeout=30), sim.output()
+            pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+            names = list(tset.joint_names)
+            for _ in range(30):             # the targets, as a policy streams them
+                pub.publish(JointState(name=names, position=[crouch[j] for j in names]))
+                graph.spin_for(0.1)
+            last = states[-1]
+            got = dict(zip(last.name, last.position))
+            speed = np.abs(np.array(last.velocity)).max()
+        finally:
+            assert sim.stop() == 0, sim.output()
+        errors = {j: got[j] - crouch[j] for j in names}
+        bound = 1.5 * gravity / kp          # the spring's static deflection, with a margin
+        assert max(abs(e) for e in errors.values()) < bound, (errors, bound)
+        assert abs(got['left_knee'] - tset.default_positions[tset.joint_index['left_knee']]) \
+            > 0.2                           # it moved: from the start pose to the crouch
+        assert speed < 0.05, speed          # settled

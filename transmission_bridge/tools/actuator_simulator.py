@@ -24,12 +24,23 @@ With ``follow_commands``, the motors start at the joints' default positions and 
 (velocity: the commanded one, else 0) from the next state on, a perfect position-controlled
 drive (what a FollowJointTrajectory goal sent through the bridge needs to move).
 
+With ``dynamics`` (``effort`` or ``motor_gains``) the motors move a robot instead: the joints
+follow the rigid-body dynamics of ``model_file`` (default: ``transmissions_file``, a URDF),
+gravity included, under the motors' torques (:mod:`.motor_dynamics`): torque-controlled
+motors take the efforts of ``actuator_commands``; MIT-mode motors the target, stiffness,
+damping and feed-forward of ``actuator_impedance_commands`` (control_msgs/DynamicJointState),
+their law evaluated at every step. The joints start at their default positions, held
+there until the first command.
+
 Parameters (read-only, given at start-up):
   transmissions_file  string  required  transmissions YAML or URDF of the robot
   rate                double  100.0     publishing rate, Hz (> 0)
   amplitude           double  0.3       joint motion amplitude, rad (m for prismatic), >= 0
   frequency           double  0.25      joint motion frequency, Hz, >= 0
   follow_commands     bool    false     follow actuator_commands instead of the sine motion
+  dynamics            string  ''        effort | motor_gains: motors move the robot's dynamics
+  model_file          string  ''        the robot's URDF for dynamics (default: transmissions_file)
+  substeps            int     4         integration steps per state published (dynamics)
 """
 
 import math
@@ -76,6 +87,15 @@ class ActuatorSimulator(Node):
             constraints='>= 0'), 0.0, False)
         follow = declare(self, 'follow_commands', False, bool,
                          'follow actuator_commands instead of the sine motion', read_only=True)
+        dynamics = declare(self, 'dynamics', '', str, "'', effort or motor_gains: motors move "
+                           "the robot's dynamics", read_only=True)
+        model_file = declare(self, 'model_file', '', str, "the robot's URDF for dynamics "
+                             '(default: transmissions_file)', read_only=True)
+        substeps = declare(self, 'substeps', 4, int, 'integration steps per state published',
+                           read_only=True, constraints='>= 1')
+        if dynamics not in ('', 'effort', 'motor_gains'):
+            raise StartupError(f"parameter 'dynamics' must be '', effort or motor_gains, got "
+                               f'{dynamics!r}')
         if not path:
             raise StartupError("parameter 'transmissions_file' is required: the transmissions "
                                'YAML or URDF of the robot to simulate (--help says more)')
@@ -86,20 +106,53 @@ class ActuatorSimulator(Node):
         self._pub = self.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._msg = JointState(name=list(self._tset.actuator_names))
         self._t0 = self.get_clock().now()
-        self._followed = None
+        self._followed = self._robot = None
+        if dynamics:
+            self._robot = self._dynamics(dynamics, model_file or path, max(1, substeps))
         if follow:
             q, _ = joint_motion(self._tset, 0.0, 0.0, 0.0)
             self._followed = np.stack([self._tset.joint_to_actuator('position', q),
                                        np.zeros(self._tset.num_actuators)])
             self.create_subscription(JointState, 'actuator_commands', self._follow, RELIABLE_10)
+        self._period = 1.0 / rate
         self.create_timer(1.0 / rate, self._tick)
         self.get_logger().info(
             f'publishing {self._pub.topic_name} at {rate:g} Hz: {self._tset.num_actuators} '
             f'actuators ({", ".join(self._tset.actuator_names)}) of {path}; joints '
-            + ('start at ' if follow else 'move ')
-            + ('their default positions, then follow actuator_commands' if follow else
+            + ('start at ' if follow or dynamics else 'move ')
+            + (f'their default positions, moved by {dynamics} motors' if dynamics else
+               'their default positions, then follow actuator_commands' if follow else
                f'{self._amplitude:g} * sin(2 pi {self._frequency:g} t + {PHASE_STEP} k) about '
                'their default positions'))
+
+    def _dynamics(self, kind, model_file, substeps):
+        """Return the robot the motors move; subscribe to the commands of ``kind``."""
+        from .motor_dynamics import MotorDynamics
+        from ..kinematics import load_model, ModelError
+        try:
+            model = load_model(model_file)
+            robot = MotorDynamics(self._tset, model, self._tset.default_positions, substeps)
+        except (ModelError, ValueError) as exc:
+            raise StartupError(f'dynamics: {model_file}: {exc}') from None
+        index = self._tset.actuator_index
+        if kind == 'effort':
+            def on_effort(msg):
+                pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
+                if pairs:
+                    robot.set_efforts(*map(list, zip(*pairs)))
+            self.create_subscription(JointState, 'actuator_commands', on_effort, RELIABLE_10)
+        else:
+            from control_msgs.msg import DynamicJointState
+
+            def on_gains(msg):
+                for name, value in zip(msg.joint_names, msg.interface_values):
+                    if name in index:
+                        v = dict(zip(value.interface_names, value.values))
+                        robot.set_gains(index[name], v['position'], v['velocity'],
+                                        v['effort'], v['stiffness'], v['damping'])
+            self.create_subscription(DynamicJointState, 'actuator_impedance_commands', on_gains,
+                                     RELIABLE_10)
+        return robot
 
     def _follow(self, msg):
         index = self._tset.actuator_index
@@ -117,6 +170,12 @@ class ActuatorSimulator(Node):
         q, v = joint_motion(self._tset, t, self._amplitude, self._frequency)
         msg = self._msg
         msg.header.stamp = now.to_msg()
+        if self._robot is not None:
+            self._robot.advance(self._period)
+            state = self._robot.motors()
+            msg.position, msg.velocity, msg.effort = (doubles(x) for x in state)
+            self._pub.publish(msg)
+            return
         if self._followed is not None:
             msg.position, msg.velocity = (doubles(row) for row in self._followed)
             msg.effort = doubles(np.zeros(self._tset.num_actuators))
