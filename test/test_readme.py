@@ -104,6 +104,11 @@ def test_the_legged_demo_shows_its_ankle_motors_holding_the_leg(tmp_path):
     assert 'no actuator_commands with this stamp' not in proc.stdout
     assert re.search(r'400 actuator_commands \(vectorised\)', proc.stdout), proc.stdout
     assert (tmp_path / 'legged_robot.png').is_file()
+    # then held in a crouch by joint impedance through the linkages (doc/impedance.md)
+    held = re.search(r'crouch held: max \|q - q\*\| = (\d+\.\d+) rad', proc.stdout)
+    assert held and float(held.group(1)) < 0.1, proc.stdout
+    assert re.search(r'\| +left_ankle_upper_motor +\d+\.\d{4} +\d+\.\d{4}', proc.stdout), \
+        proc.stdout
 
 
 @needs_ros2
