@@ -63,6 +63,13 @@ class Still:
         self.pub.publish(msg)
 
 
+def _commands(graph):
+    """Return a joint_commands publisher matched with the bridge (a first message not lost)."""
+    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    assert graph.spin_until(lambda: pub.get_subscription_count() > 0, timeout=10)
+    return pub
+
+
 def _last_effort(motors, names, since):
     for received, msg in reversed(motors.efforts):
         if received >= since and set(names) <= set(msg.name) and len(msg.effort):
@@ -92,7 +99,7 @@ def wrist(tmp_path):
 
 def test_effort_output_is_the_transposed_jacobian_of_the_joint_law(wrist):
     graph, tset, motors = wrist
-    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    pub = _commands(graph)
     q = tset.actuator_to_joint('position', motors.theta)
     J = fd_jacobian(tset, motors.theta)
     qd = J @ motors.thetad
@@ -124,7 +131,7 @@ def test_bad_gains_are_refused_and_change_nothing(wrist):
 
 def test_a_silent_motor_stops_its_transmission_s_commands(wrist):
     graph, tset, motors = wrist
-    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    pub = _commands(graph)
     pub.publish(JointState(name=WRIST, position=[0.5, 0.0]))
     graph.spin_for(0.3)
     motors.silent.add('wrist_right_motor')
@@ -136,7 +143,7 @@ def test_a_silent_motor_stops_its_transmission_s_commands(wrist):
 
 def test_deactivated_bridge_sends_no_impedance(wrist):
     graph, tset, motors = wrist
-    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    pub = _commands(graph)
     pub.publish(JointState(name=WRIST, position=[0.5, 0.0]))
     graph.spin_for(0.3)
     change = ChangeState.Request()
@@ -153,7 +160,7 @@ def test_deactivated_bridge_sends_no_impedance(wrist):
 def test_stopped_targets_take_the_watchdog_s_hold_and_zero_effort(wrist):
     graph, tset, motors = wrist
     motors.thetad[:] = 0.0
-    pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+    pub = _commands(graph)
     assert graph.set_parameters(NODE, {'command_timeout': 0.3})[0].successful
     pub.publish(JointState(name=WRIST, position=[0.5, -0.2]))
     names = ['wrist_left_motor', 'wrist_right_motor']
@@ -186,7 +193,7 @@ def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
         q0 = tset.default_positions.copy()
         motors = Still(graph, tset, q0)
         got = graph.collect(dyn.DynamicJointState, 'actuator_impedance_commands')
-        pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+        pub = _commands(graph)
         graph.spin_for(0.5)
         target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
         tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
@@ -262,7 +269,7 @@ def test_the_legged_robot_holds_a_crouch_by_impedance(tmp_path):
         try:
             states = graph.collect(JointState, 'joint_states')
             assert graph.spin_until(lambda: len(states) > 5, timeout=30), sim.output()
-            pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
+            pub = _commands(graph)
             names = list(tset.joint_names)
             for _ in range(30):             # the targets, as a policy streams them
                 pub.publish(JointState(name=names, position=[crouch[j] for j in names]))
