@@ -104,19 +104,27 @@ def _load(args):
 
 def _noted_interrupts():
     """
-    Return a list that SIGINT appends to, still raising KeyboardInterrupt as by default.
+    Return a list that SIGINT appends to; the conversion stops at its next checkpoint.
 
-    A KeyboardInterrupt raised inside a callback or a destructor is printed and ignored by
-    Python; the list still says that the user pressed Ctrl-C. Where SIGINT is ignored (a
-    background job) nothing changes.
+    Raising KeyboardInterrupt from the handler, as Python does by default, can raise it
+    inside a library's callback (numba compiling, through ctypes), where Python prints
+    "Exception ignored" with a traceback and carries on: the conversion instead checks the
+    list at every progress step and once it is done (:func:`_checked`). Where SIGINT is
+    ignored (a background job) nothing changes.
     """
     seen = []
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        def note(signum, frame):
-            seen.append(signum)
-            signal.default_int_handler(signum, frame)
-        signal.signal(signal.SIGINT, note)
+        signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
     return seen
+
+
+def _checked(progress, interrupts):
+    """Return ``progress`` that first raises KeyboardInterrupt once Ctrl-C was pressed."""
+    def step(what, done, total):
+        if interrupts:
+            raise KeyboardInterrupt
+        progress(what, done, total)
+    return step
 
 
 def _one(args):
@@ -132,10 +140,13 @@ def _one(args):
     interrupts = _noted_interrupts()
     try:
         tset, model = _load(args)
+        if interrupts:
+            raise KeyboardInterrupt
         result = convert_bag(in_bag, out_bag, tset, model, args.topic,
                              args.joint_states_topic, args.gravity_topic, args.storage,
-                             progress, args.keep_input, args.commands_topic)
-        if interrupts:      # Ctrl-C whose KeyboardInterrupt a library swallowed
+                             _checked(progress, interrupts), args.keep_input,
+                             args.commands_topic)
+        if interrupts:      # Ctrl-C after the last checkpoint: the output goes
             shutil.rmtree(out_bag, ignore_errors=True)
             raise KeyboardInterrupt
         progress.done()
