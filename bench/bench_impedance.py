@@ -4,13 +4,20 @@ What joint impedance costs the bridge per actuator-state message, against the pl
     python bench/bench_impedance.py [--number 2500]
 
 Real bridges built in this process (real rclpy, not spun), timed as bench_nodes.py times
-them: the actuator-state subscription's callback called with the serialized message. Two
-robots, each bridge beside its plain twin (no gains) in alternating rounds on the same
-stream: the example arm with gains on every joint and ``impedance_output:=effort`` (each
-message also decodes joint_states, evaluates the joint law, maps it through Jᵀ, limits and
-publishes the motor efforts), and the legged robot with gains on every joint and
-``impedance_output:=motor_gains`` (J at the pose through the knee and ankle linkages, Jᵀ Kp J,
-Jᵀ Kd J, a DynamicJointState published). ``vs_plain`` is the median per-message ratio.
+them: the subscriptions' callbacks called with the serialized messages. Two robots: the
+example arm with gains on every joint and ``impedance_output:=effort`` (each state also
+evaluates the joint law through Jᵀ, checks the effort limits and publishes the motors'
+efforts), and the legged robot with gains on every joint and
+``impedance_output:=motor_gains`` (J at the pose through the knee and ankle linkages,
+the diagonals of Jᵀ Kp J and Jᵀ Kd J and the coupling feed-forward, a DynamicJointState
+published). Each beside, in alternating rounds on the same stream, ``plain`` (no gains)
+and ``floor``: the plain bridge publishing one more message of the impedance output's size
+per state (what sending the motors anything per state costs, whatever the law). Two
+target rates: ``held`` (one target: a policy holding a pose) and 500 Hz (a new
+joint_commands message before every second state, as a model-predictive controller
+sends; the plain and floor bridges get the same messages, as streamed commands). Per
+message: the median of the rounds' times of everything the bridge did, states and
+commands. ``vs_plain`` and ``vs_floor`` are the median per-round ratios.
 """
 
 import argparse
@@ -44,6 +51,32 @@ def _stream(tset, count):
     return out
 
 
+def _targets(tset, count, rng):
+    """Return ``count`` joint_commands bytes: targets near the default pose, all joints."""
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    out = []
+    for _ in range(count):
+        q = tset.default_positions + rng.uniform(-0.01, 0.01, tset.num_joints)
+        out.append(serialize_message(JointState(name=list(tset.joint_names),
+                                                position=q.tolist())))
+    return out
+
+
+def _floor(node, output, names):
+    """Make the plain ``node`` publish one more message per state, of the output's size."""
+    from rclpy.serialization import serialize_message
+    from transmission_bridge.bridge.impedance_output import EffortWire, MitWire
+    if output == 'effort':
+        wire, pub = EffortWire(names), node._command_pub
+        data = wire.at(0)
+    else:
+        wire, pub = MitWire(names), node._impedance._pub
+        data = wire.at(0)
+    assert isinstance(data, bytes) and serialize_message is not None
+    node._routes.after_state.append(lambda out: pub.publish(data))
+
+
 def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -51,49 +84,69 @@ def main(argv=None):
     parser.add_argument('--number', type=int, default=2500, help='messages per bridge')
     parser.add_argument('--results', default='impedance', help='results file name')
     args = parser.parse_args(argv)
+    import numpy as np
     import rclpy
     from transmission_bridge.bridge.node import TransmissionBridge
     from transmission_bridge.transmissions import load_transmissions
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'], domain_id=230)
     rows = []
+    rng = np.random.default_rng(51)
     for k, (robot, file, output) in enumerate(CASES):
         tset = load_transmissions(CONFIG / file)
         base = {'transmissions_file': str(CONFIG / file), 'command_timeout': 0.0}
         gains = {f'gains.{j}.p': 20.0 for j in tset.joint_names}
         gains.update({f'gains.{j}.d': 0.5 for j in tset.joint_names})
-        plain = _node(TransmissionBridge, context, f'imp_plain_{k}', base, True)
-        spring = _node(TransmissionBridge, context, f'imp_{k}',
-                       {**base, 'impedance_output': output, **gains}, True)
-        spring._impedance.core.take(list(tset.joint_names), tset.default_positions + 0.01,
-                                    [], [], 0)
         stream = _stream(tset, 100 + args.number)
-        callbacks = {'plain': _callback(plain, 'actuator_states'),
-                     output: _callback(spring, 'actuator_states')}
-        for callback in callbacks.values():
-            for data in stream[:100]:
-                callback(data)
-        sent = spring._impedance.counters['impedance_commands']
-        per_round = args.number // ROUNDS
-        times = {what: [] for what in callbacks}
-        for r in range(ROUNDS):
-            chunk = stream[100 + r * per_round:100 + (r + 1) * per_round]
-            for what in (list(callbacks) if r % 2 == 0 else list(callbacks)[::-1]):
-                start = time.perf_counter()
-                for data in chunk:
-                    callbacks[what](data)
-                times[what].append((time.perf_counter() - start) / len(chunk))
-        commands = spring._impedance.counters['impedance_commands'] - sent
-        assert commands == ROUNDS * per_round, commands
-        ratios = [b / a for a, b in zip(times['plain'], times[output])]
-        rows.append({'robot': robot, 'output': output,
-                     'plain_us': statistics.median(times['plain']) * 1e6,
-                     'impedance_us': statistics.median(times[output]) * 1e6,
-                     'vs_plain': statistics.median(ratios), 'commands': commands})
-        plain.destroy_node()
-        spring.destroy_node()
-    report(args.results, rows, ['robot', 'output', 'plain_us', 'impedance_us', 'vs_plain',
-                                'commands'])
+        targets = _targets(tset, args.number, rng)
+        for rate in ('held', 500):
+            tag = f'{k}_{rate}'
+            plain = _node(TransmissionBridge, context, f'imp_plain_{tag}', base, True)
+            floor = _node(TransmissionBridge, context, f'imp_floor_{tag}', base, True)
+            spring = _node(TransmissionBridge, context, f'imp_{tag}',
+                           {**base, 'impedance_output': output, **gains}, True)
+            _floor(floor, output, spring._impedance.core.actuator_names)
+            nodes = {'plain': plain, 'floor': floor, output: spring}
+            states = {w: _callback(n, 'actuator_states') for w, n in nodes.items()}
+            commands = {w: _callback(n, 'joint_commands') for w, n in nodes.items()}
+            for what in nodes:
+                commands[what](targets[0])
+                for data in stream[:100]:
+                    states[what](data)
+            sent = spring._impedance.counters['impedance_commands']
+            per_round = args.number // ROUNDS
+            times = {what: [] for what in nodes}
+            for r in range(ROUNDS):
+                at = r * per_round
+                chunk = stream[100 + at:100 + at + per_round]
+                given = targets[at:at + per_round] if rate != 'held' else [None] * per_round
+                order = list(nodes) if r % 2 == 0 else list(nodes)[::-1]
+                for what in order:
+                    state, command = states[what], commands[what]
+                    start = time.perf_counter()
+                    for i, data in enumerate(chunk):
+                        if i % 2 == 0 and given[i] is not None:
+                            command(given[i])
+                        state(data)
+                    times[what].append((time.perf_counter() - start) / len(chunk))
+            sent = spring._impedance.counters['impedance_commands'] - sent
+            assert sent == ROUNDS * per_round, sent
+            assert not spring._impedance.counters['impedance_targets_refused']
+            rows.append({
+                'robot': robot, 'output': output,
+                'targets': 'held' if rate == 'held' else f'{rate} Hz',
+                'plain_us': statistics.median(times['plain']) * 1e6,
+                'floor_us': statistics.median(times['floor']) * 1e6,
+                'impedance_us': statistics.median(times[output]) * 1e6,
+                'vs_plain': statistics.median(
+                    [b / a for a, b in zip(times['plain'], times[output])]),
+                'vs_floor': statistics.median(
+                    [b / a for a, b in zip(times['floor'], times[output])]),
+                'commands': sent})
+            for node in nodes.values():
+                node.destroy_node()
+    report(args.results, rows, ['robot', 'output', 'targets', 'plain_us', 'floor_us',
+                                'impedance_us', 'vs_plain', 'vs_floor', 'commands'])
     rclpy.shutdown(context=context)
 
 

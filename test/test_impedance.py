@@ -133,28 +133,92 @@ def test_a_differential_couples_its_motors_a_gearbox_divides_by_n_squared():
     assert abs(K[left, right]) > 0                      # coupled: per-motor gains cannot do it
 
 
+def _flat(theta, thetad):
+    """Return the bridge's flat motor state: positions, velocities, efforts (0), then 1.0."""
+    return np.concatenate([theta, thetad, np.zeros(len(theta)), [1.0]])
+
+
+def _random_gains(core, tset, joints, rng):
+    for j in joints:
+        core.set_gain(j, 'p', float(rng.uniform(5, 50)))
+        core.set_gain(j, 'd', float(rng.uniform(0.1, 2)))
+
+
 @pytest.mark.parametrize('output', ['effort', 'motor_gains'])
-def test_the_linear_shortcut_gives_what_the_general_step_gives(output):
-    """step_linear (from the motors' state alone) against step (from the joint state)."""
+def test_the_linear_plan_gives_what_the_reference_step_gives(output):
+    """linear_plan (affine maps of the motors' state) against step (from the joint state)."""
     from transmission_bridge.bridge.impedance import ImpedanceCore
     tset = load_transmissions(CONFIG + 'example_robot_transmissions.yaml')
     rng = np.random.default_rng(RNG_SEED + 4)
     core = ImpedanceCore(tset, output)
-    for j in ('elbow', 'wrist_pitch', 'wrist_roll'):
-        core.set_gain(j, 'p', float(rng.uniform(5, 50)))
-        core.set_gain(j, 'd', float(rng.uniform(0.1, 2)))
+    _random_gains(core, tset, ('elbow', 'wrist_pitch', 'wrist_roll'), rng)
     assert core.linear
     names = list(tset.joint_names)
-    for _ in range(10):
+    within = 0
+    for trial in range(20):
         q, theta = _pose(tset, rng, 0.3)
         thetad = rng.normal(size=tset.num_actuators)
         qd = tset.actuator_to_joint('velocity', thetad)
-        core.take(names, q + rng.normal(scale=0.1, size=len(q)), rng.normal(size=len(q)),
+        scale = 0.1 if trial % 2 else 3.0           # half of them far: beyond effort limits
+        core.take(names, q + rng.normal(scale=scale, size=len(q)), rng.normal(size=len(q)),
                   rng.normal(size=len(q)), 0)
-        fast = core.step_linear(theta, thetad, 0)
-        general = core.step(q, qd, theta, thetad, 0)
-        for a, b in zip(fast[1:], general[1:]):
-            if b is None:
-                assert a is None
-            else:
-                assert np.allclose(a, b, rtol=1e-9, atol=1e-12)
+        flat = _flat(theta, thetad)
+        plan = core.linear_plan(flat, 0)
+        reference = core.step(q, qd, theta, thetad, 0)
+        if output == 'effort':
+            over = plan.W @ flat
+            if over @ over <= 1.0:      # the node's test: within every limit, taken as it is
+                within += 1
+                assert np.allclose(plan.A @ flat, reference.effort, rtol=1e-9, atol=1e-12)
+            else:                       # the node takes the reference, which scaled it
+                assert not np.allclose(plan.A @ flat, reference.effort, rtol=1e-6)
+            continue
+        assert np.allclose(plan.A @ flat, reference.effort, rtol=1e-9, atol=1e-12)
+        for mine, theirs in zip(plan.columns, (reference.position, reference.velocity,
+                                               reference.stiffness, reference.damping)):
+            assert np.allclose(mine, theirs, rtol=1e-12, atol=1e-15)
+    if output == 'effort':
+        assert 5 <= within <= 15, within
+
+
+@pytest.mark.parametrize('name', LINKAGE_SETS)
+def test_the_compiled_mit_kernel_gives_what_the_reference_step_gives(name):
+    """linkage_loops.mit_state with the state map's J, against step (J solved anew)."""
+    from transmission_bridge.bridge.impedance import ImpedanceCore
+    from transmission_bridge.transmissions import linkage_loops
+    tset = load_transmissions(CONFIG + name)
+    rng = np.random.default_rng(RNG_SEED + 5)
+    core = ImpedanceCore(tset, 'motor_gains')
+    _random_gains(core, tset, tset.joint_names, rng)
+    state_map = tset.state_map()
+    out = np.empty((3, tset.num_joints))
+    write = state_map.writer(out)
+    loops = linkage_loops.kernels()
+    commands = np.empty((tset.num_actuators, 5))
+    for _ in range(10):
+        q, theta = _pose(tset, rng)
+        thetad = rng.normal(size=tset.num_actuators)
+        flat = _flat(theta, thetad)
+        assert write(flat)
+        core.take(list(tset.joint_names), q + rng.normal(scale=0.02, size=len(q)),
+                  rng.normal(size=len(q)), rng.normal(size=len(q)), 0)
+        reference = core.step(out[0], out[1], theta, thetad, 0)
+        goal, tau_ff = core.motor_goal()
+        assert loops.mit_state(state_map.jacobian, core.joints, core.actuators, core.block_kp,
+                               core.block_kd, goal, tau_ff, flat, tset.num_actuators, commands)
+        for c, theirs in enumerate((reference.position, reference.velocity, reference.effort,
+                                    reference.stiffness, reference.damping)):
+            assert np.allclose(commands[:, c], theirs, rtol=1e-9, atol=1e-9), (name, c)
+
+
+@pytest.mark.parametrize('name', LINEAR_SETS + LINKAGE_SETS)
+def test_motion_to_actuator_maps_as_the_separate_maps_do(name):
+    """θ*, θ̇* of the targets in one solve: joint_to_actuator's position and velocity maps."""
+    tset = load_transmissions(CONFIG + name)
+    rng = np.random.default_rng(RNG_SEED + 6)
+    q, _ = _pose(tset, rng)
+    v = rng.normal(size=tset.num_joints)
+    theta, thetad = tset.motion_to_actuator(q, v)
+    at = {} if tset.linear else {'positions': q}
+    assert np.array_equal(theta, tset.joint_to_actuator('position', q))
+    assert np.array_equal(thetad, tset.joint_to_actuator('velocity', v, **at))

@@ -122,6 +122,30 @@ def test_effort_output_is_the_transposed_jacobian_of_the_joint_law(wrist):
                if t >= since and 'wrist_left_motor' in m.name)
 
 
+def test_an_effort_beyond_a_joint_limit_scales_the_whole_command(wrist):
+    """The wrist joints' effort limit (100 N·m): the law's efforts scaled as a whole."""
+    graph, tset, motors = wrist
+    pub = _commands(graph)
+    q = tset.actuator_to_joint('position', motors.theta)
+    J = fd_jacobian(tset, motors.theta)
+    qd = J @ motors.thetad
+    idx = [tset.joint_index[j] for j in WRIST]
+    tau_ff = [150.0, -30.0]                                 # pitch beyond its 100 N·m
+    since = time.monotonic()
+    pub.publish(JointState(name=WRIST, position=q[idx].tolist(), effort=tau_ff))
+    got = _wait_effort(graph, motors, ['wrist_left_motor', 'wrist_right_motor'], since)
+    kd = np.array([2.0, 0.0])
+    b = np.array([tset.joint(j).damping for j in WRIST])
+    tau_j = np.zeros(tset.num_joints)
+    tau_j[idx] = kd * -qd[idx] + tau_ff + b * qd[idx]
+    limit = np.array([tset.joint(j).effort_limit for j in WRIST])
+    factor = 1.0 / np.max(np.abs(tau_j[idx]) / limit)
+    assert factor < 0.9                                     # the case: beyond, scaled
+    want = J.T @ tau_j * factor
+    for m in ('wrist_left_motor', 'wrist_right_motor'):
+        assert got[m] == pytest.approx(want[tset.actuator_index[m]], rel=FD_TOL, abs=EXACT)
+
+
 def test_bad_gains_are_refused_and_change_nothing(wrist):
     graph, _, _ = wrist
     for value in (-1.0, float('nan'), float('inf')):

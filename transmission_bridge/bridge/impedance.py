@@ -17,6 +17,13 @@ the targets at the positions measured then (velocity and torque 0, the same gain
 ``zero_velocity`` keeps q* and zeroes q̇* and τ*, ``zero_effort`` sends no torque and no gains,
 ``none`` keeps the last targets. A state that does not measure every joint of an impedance
 transmission (a stale motor, a refused linkage state) sends nothing to its motors.
+
+:meth:`ImpedanceCore.step` is the reference, from the joint state. The bridge's per-message
+forms give its numbers at a fraction of its cost: for linear sets :meth:`linear_plan`, the
+outputs as affine maps of the motors' state built once per targets and gains; for MIT-mode
+motors behind linkages the compiled ``linkage_loops.mit_state``, with J as the state map
+left it (:attr:`.compiled.JointStateMap.jacobian`) and the targets mapped once
+(:meth:`motor_goal`).
 """
 
 import typing
@@ -39,25 +46,67 @@ class MotorCommand(typing.NamedTuple):
     damping: object
 
 
-class _LinearBlock:
-    """The constant matrices of linear impedance transmissions (their joints and motors)."""
+class LinearPlan:
+    """
+    A linear set's impedance output as affine maps of the bridge's flat motor state.
 
-    def __init__(self, J, tset, joints, kp, kd):
-        self.J, self.inverse = J, np.linalg.inv(J)
-        self.offset = np.asarray(tset.joint_offsets)[joints].copy()
-        self.b = np.asarray(tset.damping)[joints].copy()
-        self.kp, self.kd = kp.copy(), kd.copy()
+    ``flat`` is the state side's (positions, velocities, efforts of every motor, then 1.0):
+    ``A @ flat`` is the motors' efforts (``effort``) or their feed-forward (``motor_gains``);
+    ``W @ flat`` (effort, None where nothing is limited) every limited joint's and motor's
+    effort over its limit, so that a sum of squares at most 1 is within every limit;
+    ``columns`` (motor_gains) θ*, θ̇*, stiffness and damping per motor. Built per gains;
+    :meth:`aim` writes what the targets change (the constant column, θ* and θ̇*).
+
+    With q = J θ + offset and q̇ = J θ̇ (J constant):
+    effort: τ_a = Jᵀ (Kp (q* − q) + Kd (q̇* − q̇) + τ* + b q̇) = c − K θ − B θ̇ with
+    K = Jᵀ Kp J, B = Jᵀ (Kd − b) J, c = Jᵀ (Kp (q* − offset) + Kd q̇* + τ*);
+    motor_gains: θ* = J⁻¹ (q* − offset), θ̇* = J⁻¹ q̇*, the stiffness and damping the
+    diagonals of Jᵀ Kp J and Jᵀ Kd J, and the feed-forward Jᵀ τ* + K' (θ* − θ) + D' (θ̇* − θ̇)
+    with K', D' their off-diagonal parts. ``zero`` (the watchdog's zero_effort): all 0.
+    """
+
+    def __init__(self, J, tset, joints, acts, kp, kd, limits, output, zero=False):
+        n_act, m = tset.num_actuators, len(acts)
+        self.output, self.zero, self.version = output, zero, 0
+        self.A, self.W, self.columns = np.zeros((m, 3 * n_act + 1)), None, None
+        self._J, self._inverse, self._kp, self._kd = J, np.linalg.inv(J), kp, kd
+        self._offset = np.asarray(tset.joint_offsets)[joints]
         K, D = impedance.motor_gains(J, kp, kd)
-        self.k, self.d = np.diag(K).copy(), np.diag(D).copy()
-        self.k_off, self.d_off = K - np.diag(self.k), D - np.diag(self.d)
-        # effort: τ_a = c − K θ − B θ̇, c = Jᵀ (Kp (q* − offset) + Kd q̇* + τ*) per target,
-        # B = Jᵀ (Kd − b) J (the damping loss b q̇ added back)
-        self.K = K
-        self.B = (J.T * (self.kd - self.b)) @ J
+        if output == 'effort':
+            if not zero:
+                self.A[:, acts] = -K
+                self.A[:, n_act + acts] = -(J.T * (kd - np.asarray(tset.damping)[joints])) @ J
+                joint_limits, motor_limits = limits.magnitude_limits('effort')
+                over = np.concatenate([joint_limits, motor_limits])
+                limited = np.isfinite(over)
+                if limited.any():       # rows: the joint efforts J⁻ᵀ τ_a, then the motors'
+                    to_limits = (np.vstack([self._inverse.T, np.eye(m)])[limited]
+                                 / over[limited, None])
+                    self.W = to_limits @ self.A
+                    self._to_limits = to_limits
+            return
+        self.columns = np.zeros((4, m))
+        if not zero:
+            k, d = np.diag(K).copy(), np.diag(D).copy()
+            self._K_off, self._D_off = K - np.diag(k), D - np.diag(d)
+            self.A[:, acts] = -self._K_off
+            self.A[:, n_act + acts] = -self._D_off
+            self.columns[2:] = k, d
 
-    def constant(self, q_t, qd_t, tau_t):
-        """Return c of the effort law for targets (q*, q̇*, τ*)."""
-        return self.J.T @ (self.kp * (q_t - self.offset) + self.kd * qd_t + tau_t)
+    def aim(self, q_t, qd_t, tau_t):
+        """Take the targets (q*, q̇*, τ* of the plan's joints): the parts they change."""
+        self.version += 1
+        if self.zero:
+            return
+        if self.output == 'effort':
+            c = self._J.T @ (self._kp * (q_t - self._offset) + self._kd * qd_t + tau_t)
+            self.A[:, -1] = c
+            if self.W is not None:
+                self.W[:, -1] = self._to_limits @ c
+            return
+        theta_t, thetad_t = self._inverse @ (q_t - self._offset), self._inverse @ qd_t
+        self.A[:, -1] = self._J.T @ tau_t + self._K_off @ theta_t + self._D_off @ thetad_t
+        self.columns[0], self.columns[1] = theta_t, thetad_t
 
 
 class ImpedanceCore:
@@ -106,28 +155,36 @@ class ImpedanceCore:
         self.joints = np.flatnonzero(driven)
         #: Names of the joints driven by impedance (their joint_commands are targets).
         self.owned = {tset.joint_names[i]: None for i in self.joints}
+        #: The gains of those joints, in their order.
+        self.block_kp, self.block_kd = self.kp[self.joints], self.kd[self.joints]
         if len(self.joints):
             names = [tset.joint_names[i] for i in self.joints]
             joint_idx, self.actuators = tset.coverage(names)
             self.limits = tset.command_limits(joint_idx, self.actuators)
             self.actuator_names = tuple(tset.actuator_names[i] for i in self.actuators)
-            # Linear transmissions: J is constant, their block computed once here.
+            # Linear transmissions: J is constant, their block taken once here.
             self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))[
                 np.ix_(self.joints, self.actuators)] if tset.linear else None)
-            self._linear = None
-            if self._linear_j is not None:
-                self._linear = _LinearBlock(self._linear_j, tset, self.joints,
-                                            self.kp[self.joints], self.kd[self.joints])
         else:
             self.actuators, self.actuator_names, self.limits = np.zeros(0, np.intp), (), None
-            self._linear = None
-        self._constant = None
+            self._linear_j = None
+        self._changed()
         self.target[:, ~driven] = np.nan
+
+    def _changed(self):
+        """Forget what was derived from the gains (they changed), and from the targets."""
+        self._plans = {}
+        self._retarget()
+
+    def _retarget(self):
+        """Forget what was derived from the targets (they changed)."""
+        self._aimed = None
+        self._goal = None
 
     @property
     def linear(self):
         """Say whether every impedance transmission maps linearly: J is then constant."""
-        return self._linear is not None
+        return self._linear_j is not None
 
     # --- targets ---------------------------------------------------------------------------
     def take(self, names, position, velocity, effort, now_ns):
@@ -157,7 +214,7 @@ class ImpedanceCore:
             self.refused += 1
             return 'a non-finite impedance target'
         self.target[:, [index[names[k]] for k in cols]] = values
-        self._constant = None
+        self._retarget()
         self.last_ns = now_ns
         self.tripped = False
         return ''
@@ -173,7 +230,7 @@ class ImpedanceCore:
         if now_ns - self.last_ns < self.timeout_ns:
             return False
         self.tripped = True
-        self._constant = None
+        self._retarget()
         joints = self.joints
         if self.on_timeout == 'hold':
             self.target[0, joints] = positions()
@@ -183,45 +240,69 @@ class ImpedanceCore:
         return True
 
     # --- at every state ---------------------------------------------------------------------
-    def step_linear(self, theta, thetad, now_ns):
+    def linear_plan(self, flat, now_ns):
         """
-        Return the :class:`MotorCommand` from the motors' state alone (linear sets), or None.
+        Return the :class:`LinearPlan` of a linear set's impedance now, or None.
 
-        q = J θ + offset and q̇ = J θ̇ for the impedance block: nothing decoded, a few small
-        products; the same law and outputs as :meth:`step`.
+        ``flat``: the state side's motor state, which the plan maps (and, when the watchdog
+        holds, where the targets are put). None without a target for every impedance joint.
+        Kept while the targets, gains and output are.
         """
-        block, acts = self._linear, self.actuators
-        th = theta[acts]
-        if np.isnan(th).any() or np.isnan(self.target[0, self.joints]).any():
-            return None
-        thd = thetad[acts]
-        if np.isnan(thd).any():
-            thd = np.where(np.isnan(thd), 0.0, thd)
-        J = block.J
-        if self._timed_out(now_ns, lambda: J @ th + block.offset) \
-                and self.on_timeout == 'zero_effort':
-            zeros = np.zeros(len(acts))
-            return MotorCommand(self.actuator_names, None, None, zeros, zeros.copy(),
-                                zeros.copy())
-        q_t, qd_t, tau_t = self.target[:, self.joints]
-        if self.output == 'effort':
-            if self._constant is None:
-                self._constant = block.constant(q_t, qd_t, tau_t)
-            motor = self._constant - block.K @ th - block.B @ thd
-            _, motor, _ = self.limits.scale('effort', block.inverse.T @ motor, motor)
-            return MotorCommand(self.actuator_names, None, None, motor, None, None)
-        theta_t = block.inverse @ (q_t - block.offset)
-        thetad_t = block.inverse @ qd_t
-        feed = J.T @ tau_t + block.k_off @ (theta_t - th) + block.d_off @ (thetad_t - thd)
-        return MotorCommand(self.actuator_names, theta_t, thetad_t, feed, block.k, block.d)
+        joints, acts, J = self.joints, self.actuators, self._linear_j
+        self._timed_out(now_ns, lambda: J @ flat[acts] + np.asarray(
+            self._tset.joint_offsets)[joints])
+        zero = self.tripped and self.on_timeout == 'zero_effort'
+        key = (self.output, zero)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = LinearPlan(J, self._tset, joints, acts, self.block_kp,
+                                                 self.block_kd, self.limits, self.output, zero)
+        if self._aimed is not plan:
+            if np.isnan(self.target[0, joints]).any():
+                return None
+            plan.aim(*self.target[:, joints])
+            self._aimed = plan
+        return plan
+
+    def motor_goal(self):
+        """
+        Return (θ*, θ̇* of the impedance motors (2, m), τ* of their joints), or None.
+
+        The targets mapped through the transmissions (a linkage's at the target pose); kept
+        while the targets are. None without a target for every impedance joint.
+        """
+        if self._goal is None:
+            joints, acts, tset = self.joints, self.actuators, self._tset
+            q_t, qd_t, tau_t = self.target
+            if np.isnan(q_t[joints]).any():
+                return None
+            q_goal = np.where(np.isnan(q_t), 0.0, q_t)      # other joints: their motors unused
+            qd_goal = np.where(np.isnan(qd_t), 0.0, qd_t)
+            theta_t, thetad_t = tset.motion_to_actuator(q_goal, qd_goal)
+            self._goal = (np.stack([theta_t[acts], thetad_t[acts]]), tau_t[joints].copy())
+        return self._goal
+
+    def zeroed(self, now_ns, positions):
+        """
+        Say whether the watchdog's ``zero_effort`` holds the motors now (they get nothing).
+
+        ``positions()``: the impedance joints' positions, called when the targets time out.
+        """
+        return self._timed_out(now_ns, positions) and self.on_timeout == 'zero_effort'
+
+    def zero_command(self):
+        """Return the :class:`MotorCommand` of ``zero_effort``: no torque, no gains."""
+        zeros = np.zeros(len(self.actuators))
+        return MotorCommand(self.actuator_names, None, None, zeros, zeros.copy(), zeros.copy())
 
     def step(self, q, qd, theta, thetad, now_ns):
         """
-        Return the :class:`MotorCommand` of the measured state, or None.
+        Return the :class:`MotorCommand` of the measured state, or None: the reference.
 
         ``q``, ``qd``: joint positions and velocities (all joints, NaN where not measured);
         ``theta``, ``thetad``: the motors'. None without targets for every impedance joint,
-        or where a joint of theirs is not measured now.
+        or where a joint of theirs is not measured now. The bridge's per-message paths
+        (:meth:`linear_plan`, the compiled ``mit_state``) give the same numbers.
         """
         joints, acts = self.joints, self.actuators
         if not len(joints) or np.isnan(self.target[0, joints]).any():
@@ -229,21 +310,16 @@ class ImpedanceCore:
         if np.isnan(q[joints]).any():
             return None
         qd = np.where(np.isnan(qd), 0.0, qd)
-        tripped = self._timed_out(now_ns, lambda: q[joints])
+        if self.zeroed(now_ns, lambda: q[joints]):
+            return self.zero_command()
         tset = self._tset
-        if tripped and self.on_timeout == 'zero_effort':
-            zeros = np.zeros(len(acts))
-            return MotorCommand(self.actuator_names, None, None, zeros, zeros.copy(),
-                                zeros.copy())
         q_t, qd_t, tau_t = self.target
-        n = tset.num_joints
-        kp = np.zeros(n)
-        kd = np.zeros(n)
-        kp[joints], kd[joints] = self.kp[joints], self.kd[joints]
+        kp, kd = self.kp[joints], self.kd[joints]
         if self.output == 'effort':
+            n = tset.num_joints
             tau = np.zeros(n)
-            tau[joints] = impedance.joint_torques(kp[joints], kd[joints], q_t[joints],
-                                                  qd_t[joints], tau_t[joints], q[joints],
+            tau[joints] = impedance.joint_torques(kp, kd, q_t[joints], qd_t[joints],
+                                                  tau_t[joints], q[joints],
                                                   qd[joints]) + tset.damping[joints] * qd[joints]
             at = None
             if not tset.linear:
@@ -256,18 +332,9 @@ class ImpedanceCore:
         theta = np.where(np.isnan(theta), 0.0, theta)
         J = self._linear_j if self._linear_j is not None else \
             impedance.jacobian(tset, theta)[np.ix_(joints, acts)]   # block: theirs only
-        q_goal = q.copy()
-        q_goal[joints] = q_t[joints]
-        q_goal[np.isnan(q_goal)] = 0.0      # other transmissions' unmeasured joints: unused
-        theta_t = tset.joint_to_actuator('position', q_goal)[acts]
-        if tset.linear:
-            qd_goal = np.zeros(n)
-            qd_goal[joints] = qd_t[joints]
-            thetad_t = tset.joint_to_actuator('velocity', qd_goal)[acts]
-        else:
-            thetad_t = np.linalg.solve(J, qd_t[joints])     # square: one motor per joint
+        (theta_t, thetad_t), tau_ff = self.motor_goal()
         target, target_d, k, d, feed = impedance.mit_commands(
-            J, kp[joints], kd[joints], theta_t, thetad_t, tau_t[joints], theta[acts],
+            J, kp, kd, theta_t, thetad_t, tau_ff, theta[acts],
             np.where(np.isnan(thetad), 0.0, thetad)[acts])
         if not np.isfinite(feed).all():
             return None

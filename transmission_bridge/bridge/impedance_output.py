@@ -10,23 +10,24 @@ the motors get the law's command: efforts on ``actuator_commands``, or MIT-mode 
 position, velocity, effort, stiffness, damping). doc/impedance.md says it for users.
 """
 
+import math
 import struct
 
 import numpy as np
-from sensor_msgs.msg import JointState
 
 from .impedance import ImpedanceCore, OUTPUTS
 from ..ros.configurable import RELIABLE_10
 from ..ros.settings import one_of, per_joint_values, prefixed_refusal, Setting
 from ..ros.settings import settings_by_name
-from ..transmissions import ConfigError
+from ..ros.wire import JointStateLayout, Template
+from ..transmissions import ConfigError, linkage_loops
 
 try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/impedance.md)
     from control_msgs.msg import DynamicJointState, InterfaceValue
 except ImportError:
     DynamicJointState = None
 
-_STAMP = struct.Struct('<iI')     # header.stamp, after CDR's 4-byte encapsulation
+_STAMP_AT = 4     # header.stamp, after CDR's 4-byte encapsulation
 IMPEDANCE_OUTPUT = 'impedance_output'
 INTERFACES = ['position', 'velocity', 'effort', 'stiffness', 'damping']
 SETTINGS = settings_by_name([
@@ -54,7 +55,7 @@ class Impedance:
         self._output = values[IMPEDANCE_OUTPUT]
         self.core = None
         self.counters = {'impedance_commands': 0, 'impedance_targets_refused': 0}
-        self._efforts = self._wire = self._kept = None
+        self._wires, self._kept, self._loops = {}, None, None
         self._kept_ok = False
         self._pub = None
         if DynamicJointState is not None:
@@ -125,30 +126,100 @@ class Impedance:
             return
         routes = self._routes
         states = routes.states
-        values = states.values
+        if not self._published(states.last_kept):
+            return                  # not measured now (stale, refused): nothing sent
         now = self._now_ns()
-        if core.linear:                 # the motors' state suffices: nothing decoded
-            if not self._published(states.last_kept):
-                return                  # not measured now (stale, refused): nothing sent
-            command = core.step_linear(values[0], values[1], now)
+        if core.linear:
+            data = self._linear(core, out, states, now)
+        elif core.output == 'motor_gains':
+            data = self._linkage_gains(core, out, states, now)
         else:
-            measured = routes.measured
-            measured.update(out, routes.seq, states)
-            if not measured.present[core.joints].all():
-                return
-            command = core.step(measured.position, measured.velocity, values[0], values[1],
-                                now)
-        if command is None:
-            return
-        self.counters['impedance_commands'] += 1
-        if core.output == 'effort':
-            if self._efforts is None or self._efforts.names != command.names:
-                self._efforts = EffortWire(command.names)
-            self._publish_command(self._efforts.encode(command.effort, now))
-        elif self._pub is not None:
-            if self._wire is None or self._wire.names != command.names:
-                self._wire = MitWire(command.names)
-            self._pub.publish(self._wire.encode(command, now))
+            data = self._reference(core, out, states, now)
+        if data is not None:
+            self.counters['impedance_commands'] += 1
+            if core.output == 'effort':
+                self._publish_command(data)
+            elif self._pub is not None:
+                self._pub.publish(data)
+
+    def _wire(self, core):
+        """Return the output template of ``core``'s motors and output (kept while they are)."""
+        wire = self._wires.get(core.output)
+        if wire is None or wire.names != core.actuator_names:
+            if core.output == 'effort':
+                wire = EffortWire(core.actuator_names)
+            elif DynamicJointState is not None:
+                wire = MitWire(core.actuator_names)
+            self._wires[core.output] = wire
+        return wire
+
+    def _linear(self, core, out, states, now):
+        """
+        Return a linear set's command bytes: its plan's affine maps of the motors' state.
+
+        The efforts (or feed-forwards) are computed straight into the message's bytes. A
+        state that puts an effort beyond its limit, or holds an unknown value, takes the
+        reference (:meth:`_reference`), which scales or refuses it.
+        """
+        plan = core.linear_plan(states.flat, now)
+        wire = self._wire(core)
+        if plan is None or wire is None:
+            return None
+        flat = states.flat
+        if plan.output == 'effort':
+            values = wire.values
+            np.dot(plan.A, flat, out=values)
+            if plan.W is None:
+                within = math.isfinite(values.dot(values))
+            else:
+                over = np.dot(plan.W, flat)
+                within = over.dot(over) <= 1.0      # every |value| / limit <= 1 (NaN: no)
+        else:
+            wire.constants(plan)
+            values = np.dot(plan.A, flat)
+            within = math.isfinite(values.dot(values))
+            if within:
+                wire.rows[:, 2] = values
+        if not within:
+            return self._reference(core, out, states, now)
+        return wire.at(now)
+
+    def _linkage_gains(self, core, out, states, now):
+        """Return the MIT-mode command bytes of a set with linkages: J from the state map."""
+        wire = self._wire(core)
+        if wire is None:
+            return None
+        if core.zeroed(now, lambda: self._measured(core, out, states).position[core.joints]):
+            return wire.encode(core.zero_command(), now)
+        goal = core.motor_goal()
+        if goal is None:
+            return None
+        if self._loops is None:
+            self._loops = linkage_loops.kernels()
+        if not self._loops.mit_state(states.joint_map.jacobian, core.joints, core.actuators,
+                                     core.block_kp, core.block_kd, goal[0], goal[1],
+                                     states.flat, states.transmissions.num_actuators,
+                                     wire.rows):
+            return None
+        return wire.at(now)
+
+    def _measured(self, core, out, states):
+        """Return the joint state published last (:class:`.measured.Measured`), read once."""
+        routes = self._routes
+        routes.measured.update(out, routes.seq, states)
+        return routes.measured
+
+    def _reference(self, core, out, states, now):
+        """Return the command bytes of :meth:`ImpedanceCore.step` (the reference), or None."""
+        measured = self._measured(core, out, states)
+        if not measured.present[core.joints].all():
+            return None
+        values = states.values
+        command = core.step(measured.position, measured.velocity, values[0], values[1], now)
+        wire = self._wire(core)
+        if command is None or wire is None:
+            return None
+        return wire.encode(command, now)
 
     def _published(self, kept):
         """Return whether the last joint_states carried every impedance joint."""
@@ -161,30 +232,31 @@ class Impedance:
 
 
 class EffortWire:
-    """A JointState of fixed motor names, efforts only, as bytes (as :class:`MitWire` does)."""
+    """A JointState of fixed motor names, efforts only: ``values`` written in its bytes."""
 
     def __init__(self, names):
-        from rclpy.serialization import serialize_message
         self.names = tuple(names)
-        markers = [float(2e15 + k) + 0.5 for k in range(len(names))]
-        self._template = serialize_message(JointState(name=list(names), effort=markers))
-        self._at = self._template.index(struct.pack(f'<{len(names)}d', *markers))
+        self._template = JointStateLayout(names, '', (0, 0, len(names))).encoder()
+        self.values = self._template.fields[2]
 
-    def encode(self, efforts, now_ns):
-        """Return the bytes of the efforts at ``now_ns``."""
-        buf = bytearray(self._template)
-        _STAMP.pack_into(buf, 4, *divmod(now_ns, 10**9))
-        buf[self._at:self._at + 8 * len(self.names)] = np.asarray(efforts, '<f8').tobytes()
-        return bytes(buf)
+    def at(self, now_ns):
+        """Return the message's bytes, stamped ``now_ns``."""
+        return self._template.stamped(now_ns)
+
+    def encode(self, command, now_ns):
+        """Return the bytes of ``command`` (a :class:`.impedance.MotorCommand`)."""
+        self.values[:] = command.effort
+        return self.at(now_ns)
 
 
 class MitWire:
     """
-    A DynamicJointState for fixed motor names, as bytes: a template and where its values go.
+    A DynamicJointState for fixed motor names: its doubles as ``rows`` (m, 5) in its bytes.
 
-    Serialized once with marker values (each found in the bytes: CDR puts each motor's five
-    doubles together); each command writes the stamp and the doubles into a copy and is
-    published as bytes, without building the 1 + 2n nested message objects per state.
+    Serialized once with marker values, each found in the bytes (CDR puts each motor's five
+    doubles together, the motors a fixed stride apart: the same interface names each);
+    a command writes the doubles in place and is published as bytes, without building the
+    1 + 2m nested message objects per state.
     """
 
     def __init__(self, names):
@@ -195,18 +267,30 @@ class MitWire:
                    for k in range(len(names))]
         msg.interface_values = [InterfaceValue(interface_names=INTERFACES, values=m)
                                 for m in markers]
-        self._template = serialize_message(msg)
-        self._offsets = [self._template.index(struct.pack('<5d', *m)) for m in markers]
+        data = serialize_message(msg)
+        offsets = [data.index(struct.pack('<5d', *m)) for m in markers]
+        stride = offsets[1] - offsets[0] if len(offsets) > 1 else 40
+        assert all(b - a == stride for a, b in zip(offsets, offsets[1:])), offsets
+        self._template = Template.of_bytes(data, _STAMP_AT)
+        self.rows = self._template.view(offsets[0] if offsets else 0, (len(names), 5),
+                                        (stride, 8))
+        self._plan = None
+
+    def constants(self, plan):
+        """Write a linear plan's θ*, θ̇*, stiffness and damping (once per plan)."""
+        if self._plan != (plan, plan.version):
+            self.rows[:, [0, 1, 3, 4]] = plan.columns.T
+            self._plan = (plan, plan.version)
+
+    def at(self, now_ns):
+        """Return the message's bytes, stamped ``now_ns``."""
+        return self._template.stamped(now_ns)
 
     def encode(self, command, now_ns):
-        """Return the bytes of ``command`` (a :class:`.impedance.MotorCommand`) at ``now_ns``."""
-        buf = bytearray(self._template)
-        _STAMP.pack_into(buf, 4, *divmod(now_ns, 10**9))
-        n = len(self.names)
-        zeros = np.zeros(n)
-        rows = np.stack([command.position if command.position is not None else zeros,
-                         command.velocity if command.velocity is not None else zeros,
-                         command.effort, command.stiffness, command.damping], axis=1)
-        for k, at in enumerate(self._offsets):
-            buf[at:at + 40] = rows[k].astype('<f8').tobytes()
-        return bytes(buf)
+        """Return the bytes of ``command`` (a :class:`.impedance.MotorCommand`)."""
+        self._plan = None
+        rows = self.rows
+        for c, values in enumerate((command.position, command.velocity, command.effort,
+                                    command.stiffness, command.damping)):
+            rows[:, c] = 0.0 if values is None else values
+        return self.at(now_ns)

@@ -188,15 +188,31 @@ class Routes:
         return None if out is None else self._typed_commands.fill(out, msg.header)
 
     def _shared_commands(self, data):
-        """Take joint commands by the typed route while goals own joints (theirs split off)."""
-        self.typed_count['joint_commands'] += 1
-        msg = deserialize_message(data, JointState)
-        rest = (msg.name, msg.position, msg.velocity, msg.effort)
+        """
+        Take joint commands while goals or impedance own joints (theirs split off).
+
+        A message of the learned layout is read as views (an impedance policy's targets,
+        every joint its own, need nothing else); a remainder for the command side is mapped
+        by the typed route, with the message's header.
+        """
+        decoded = self.codec.decode(data)
+        msg = None
+        if decoded is None:
+            self.typed_count['joint_commands'] += 1
+            msg = deserialize_message(data, JointState)
+            if self._fast_path:
+                self.codec.learn(data, msg)
+            rest = (msg.name, msg.position, msg.velocity, msg.effort)
+        else:
+            names, arrays, _ = decoded
+            rest = (names, *arrays)
         for owner in self.owners:
             if owner.owned:
                 rest = owner.split(*rest) or rest
         if not len(rest[0]):
             return None
+        if msg is None:
+            msg = deserialize_message(data, JointState)
         return self.command(*rest, msg.header)
 
     def command(self, names, position, velocity, effort, header, stream=True):

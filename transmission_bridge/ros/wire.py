@@ -115,6 +115,13 @@ class Template:
         self.buf[:] = writer.buf
         self._stamp_offset = stamp_offset
 
+    @classmethod
+    def of_bytes(cls, data, stamp_offset):
+        """Return a template of the serialized message ``data``, its stamp at ``stamp_offset``."""
+        writer = CdrWriter()
+        writer.buf = bytearray(data)
+        return cls(writer, stamp_offset)
+
     def view(self, offset, shape, strides=None):
         """Return a float64 view into the template at ``offset``; writes land in the bytes."""
         return np.ndarray(shape, dtype='<f8', buffer=self.buf, offset=offset, strides=strides)
@@ -133,6 +140,11 @@ class Template:
         """
         o = self._stamp_offset
         self.buf[o:o + len(header_bytes)] = header_bytes
+
+    def stamped(self, stamp_ns):
+        """Return the message as ``bytes``, its stamp set to ``stamp_ns``."""
+        STAMP.pack_into(self.buf, self._stamp_offset, *divmod(stamp_ns, 1_000_000_000))
+        return bytes(self.buf)
 
     def to_bytes(self):
         """Return the message as ``bytes`` (what ``Publisher.publish`` takes)."""

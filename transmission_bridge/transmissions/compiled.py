@@ -165,6 +165,13 @@ class JointStateMap:
         self.refusals = 0
         self.refused = ()
         self._linkages = None
+        #: J = ∂q/∂θ (nJ, nA) at the last state mapped one at a time: the linear members'
+        #: constant coefficients, each linkage's block as its solve left it (NaN unsolved).
+        self.jacobian = np.zeros((linear.index.shape[-1], self._n_act))
+        velocity = linear.index[:-1, 1] - self._n_act
+        for t in range(len(velocity)):
+            np.add.at(self.jacobian, (np.arange(velocity.shape[-1]), velocity[t]),
+                      linear.coef[t, 1])
         if linkages is not None:
             layout, floats, members = linkages
             self.members = members
@@ -173,6 +180,10 @@ class JointStateMap:
             self._warm = np.zeros(sum(len(m) for m in members))
             self._status = np.zeros(len(members), dtype=np.int64)
             self._solved = np.zeros(len(members), dtype=bool)
+            for m in range(layout[0]):          # unsolved yet
+                n, i_at = layout[L_HEADER + L_WIDTH * m], layout[L_HEADER + L_WIDTH * m + 3]
+                self.jacobian[np.ix_(layout[i_at:i_at + n], layout[i_at + n:i_at + 2 * n])] = (
+                    np.nan)
 
     def __call__(self, flat, out=None):
         """Map ``flat`` (see the class docstring); write into ``out`` if given."""
@@ -189,7 +200,7 @@ class JointStateMap:
         layout, floats = self._linkages
         if state.ndim == 2:
             self._loops.set_state(flat, self._n_act, state, layout, floats, self._warm,
-                                  self._status)
+                                  self._status, self.jacobian)
             self._settle()
             return state
         rows = flat.reshape(-1, flat.shape[-1])
@@ -221,18 +232,18 @@ class JointStateMap:
         linear = self._linear.writer(out, self._damping if self._damped else None)
         if self._linkages is None:
             return linear
-        n_act, layout, floats, warm, status = (self._n_act, *self._linkages, self._warm,
-                                               self._status)
+        n_act, layout, floats, warm, status, jac = (self._n_act, *self._linkages, self._warm,
+                                                    self._status, self.jacobian)
         set_state = self._loops.set_state
 
         def write(flat):
             linear(flat)
-            if set_state(flat, n_act, out, layout, floats, warm, status):
+            if set_state(flat, n_act, out, layout, floats, warm, status, jac):
                 return False
             return True
 
         def write_linkages(flat):           # every joint a linkage's: nothing linear to map
-            if set_state(flat, n_act, out, layout, floats, warm, status):
+            if set_state(flat, n_act, out, layout, floats, warm, status, jac):
                 return False
             return True
         return write_linkages if len(warm) == out.shape[-1] else write

@@ -570,13 +570,15 @@ def _accelerations(n, kinds, geo, u, v_j, a_j, points, jac, twists, out, acc):
 L_HEADER, L_WIDTH = 1, 5
 
 
-def set_state(flat, n_act, out, layout, floats, warm, status):
+def set_state(flat, n_act, out, layout, floats, warm, status, jac):
     """
     Write every linkage's joints of one actuator state into ``out`` (3, nJ); count refusals.
 
     ``flat``: the set's actuator positions, velocities and efforts (3 nA), then 1.0, as the
     bridge keeps them. A linkage whose actuator position is unknown (NaN) gets NaN joints
-    (status -1, not a refusal); one refused gets NaN joints and its status (> 0).
+    (status -1, not a refusal); one refused gets NaN joints and its status (> 0). ``jac``
+    (nJ, nA): each linkage's block of the velocity map J = dq/dx_a at the solved pose
+    (what :func:`state` found on its way), NaN where the state is unknown or refused.
     """
     refused = 0
     widest = 0
@@ -607,12 +609,15 @@ def set_state(flat, n_act, out, layout, floats, warm, status):
             code = state(n, kinds, geo, damping, x_a, v_a, tau_a, warm[w_at:w_at + n], q, v,
                          tau, buf)
         status[m] = code
+        J = _views(n, buf)[6]                   # state's J = J_x^-1 when OK
         for i in range(n):
             j = layout[i_at + i]
             if code == OK:
                 out[0, j], out[1, j], out[2, j] = q[i], v[i], tau[i]
             else:
                 out[0, j] = out[1, j] = out[2, j] = np.nan
+            for k in range(n):
+                jac[j, layout[i_at + n + k]] = J[i, k] if code == OK else np.nan
         if code > 0:
             refused += 1
     return refused
@@ -621,9 +626,65 @@ def set_state(flat, n_act, out, layout, floats, warm, status):
 def set_state_rows(rows, n_act, out, layout, floats, warm, status):
     """:func:`set_state` of every row of ``rows`` (R, 3 nA + 1) in order, into ``out``."""
     refused = 0
+    jac = np.empty((out.shape[2], n_act))       # the velocity maps: not kept for a batch
     for r in range(rows.shape[0]):
-        refused += set_state(rows[r], n_act, out[r], layout, floats, warm, status[r])
+        refused += set_state(rows[r], n_act, out[r], layout, floats, warm, status[r], jac)
     return refused
+
+
+# --- joint impedance at a state, for MIT-mode motors ----------------------------------------
+def mit_state(jac, joints, motors, kp, kd, goal, tau_ff, flat, n_act, out):
+    """
+    Write the MIT-mode commands of a joint spring at one state into ``out`` (m, 5): True.
+
+    ``jac`` (nJ, nA): the velocity map J at the state (:func:`set_state`); ``joints`` and
+    ``motors``: the spring's columns in it (its transmissions' joints and motors); ``kp``,
+    ``kd``, ``tau_ff`` per joint of ``joints``; ``goal`` (2, m) the motors' targets θ*, θ̇*;
+    ``flat`` the motors' state (positions, then velocities at ``n_act``; an unknown
+    velocity taken as 0). Per motor r: θ*, θ̇*, the feed-forward, and the diagonals
+    k_r = Σ_i J_ir² kp_i and d_r of K_a = Jᵀ Kp J and D_a = Jᵀ Kd J; the feed-forward
+    Σ_i J_ir (τ*_i + kp_i (s_i − J_ir e_r) + kd_i (ṡ_i − J_ir ė_r)), with e = θ* − θ,
+    s = J e (and the same of the velocities), is Jᵀ τ* plus the off-diagonal rest of
+    K_a e + D_a ė. False (``out`` unusable) where a value is not finite.
+    """
+    m = len(motors)
+    e = np.empty(m)
+    ed = np.empty(m)
+    for c in range(m):
+        v = flat[n_act + motors[c]]
+        e[c] = goal[0, c] - flat[motors[c]]
+        ed[c] = goal[1, c] - (v if v == v else 0.0)
+    s = np.empty(len(joints))
+    sd = np.empty(len(joints))
+    for i in range(len(joints)):
+        a = 0.0
+        b = 0.0
+        for c in range(m):
+            x = jac[joints[i], motors[c]]
+            if x != 0.0:
+                a += x * e[c]
+                b += x * ed[c]
+        s[i] = a
+        sd[i] = b
+    finite = True
+    for r in range(m):
+        k = 0.0
+        d = 0.0
+        f = 0.0
+        for i in range(len(joints)):
+            x = jac[joints[i], motors[r]]
+            if x != 0.0:
+                k += x * x * kp[i]
+                d += x * x * kd[i]
+                f += x * (tau_ff[i] + kp[i] * (s[i] - x * e[r]) + kd[i] * (sd[i] - x * ed[r]))
+        out[r, 0] = goal[0, r]
+        out[r, 1] = goal[1, r]
+        out[r, 2] = f
+        out[r, 3] = k
+        out[r, 4] = d
+        if not (abs(f) < math.inf and abs(k) < math.inf and abs(d) < math.inf):
+            finite = False
+    return finite
 
 
 def set_command_rows(q_j, v_j, a_j, tau_j, has, layout, floats, out_x, out_v, out_a,

@@ -249,6 +249,26 @@ class TransmissionSet:
         rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
         return out
 
+    def motion_to_actuator(self, positions, velocities):
+        """
+        Map joint positions and velocities ``(..., num_joints)`` together: ``(θ, θ̇)``.
+
+        What :meth:`joint_to_actuator` gives for each, a linkage's velocities at
+        ``positions``; a set with linkages solves each pose once for both.
+        """
+        q = last_dimension(positions, self.num_joints, 'joint')
+        v = last_dimension(velocities, self.num_joints, 'joint')
+        theta = np.ascontiguousarray(self._j2a['velocity'](q - self._offsets))
+        thetad = np.ascontiguousarray(self._j2a['velocity'](v))
+        if self._linkages is None:
+            return theta, thetad
+        mapped = self._linkage_commands(q, {1: v})
+        linked = self._linkages_actuators()
+        for field, out in ((0, theta), (1, thetad)):
+            rows = out.reshape(-1, self.num_actuators)
+            rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
+        return theta, thetad
+
     def joint_accelerations_to_actuator(self, accelerations, positions, velocities):
         """
         Map joint accelerations ``(..., nJ)`` at ``positions`` and ``velocities``: ``a_a``.
