@@ -395,18 +395,9 @@ def check_path(tset, plan, start_positions):
     p, v, _ = spline.sample(t)
     joint_idx, act_idx = tset.coverage(plan.joint_names)
     limits = tset.command_limits(joint_idx, act_idx)
-    lower = np.broadcast_to(limits.lower, p.shape).copy()
-    upper = np.broadcast_to(limits.upper, p.shape).copy()
-    if plan.measured_start:
-        first = t <= spline.times[1]
-        lower[first] = np.minimum(lower[first], start_positions)
-        upper[first] = np.maximum(upper[first], start_positions)
-    bad = (p < lower) | (p > upper)
-    if bad.any():
-        s, j = np.argwhere(bad)[0]
-        raise Refused(INVALID_GOAL, f'joint {plan.joint_names[j]!r} reaches position '
-                      f'{p[s, j]:.6g} at t = {t[s]:.3f} s, beyond its limits '
-                      f'[{limits.lower[j]:g}, {limits.upper[j]:g}]')
+    first = (t <= spline.times[1]) if plan.measured_start else None
+    _within(t, p, limits.lower, limits.upper, first, start_positions, 'joint',
+            plan.joint_names)
     full_p = np.full((len(t), tset.num_joints), np.nan)
     full_p[:, joint_idx] = p
     full_v = np.full_like(full_p, np.nan)
@@ -429,19 +420,9 @@ def check_path(tset, plan, start_positions):
         s = int(np.argwhere(np.isnan(motor_v))[0][0])
         raise Refused(INVALID_GOAL, f"at t = {t[s]:.3f} s a linkage's rods cannot reach the "
                       'pose, or it is singular there (a dead point)')
-    if limits.limited_actuator_position:
-        low = np.broadcast_to(limits.actuator_lower, motor_p.shape).copy()
-        high = np.broadcast_to(limits.actuator_upper, motor_p.shape).copy()
-        if plan.measured_start:             # a motor may move back within its travel
-            first = t <= spline.times[1]
-            low[first] = np.minimum(low[first], motor_p[0])
-            high[first] = np.maximum(high[first], motor_p[0])
-        bad = (motor_p < low) | (motor_p > high)
-        if bad.any():
-            s, k = np.argwhere(bad)[0]
-            raise Refused(INVALID_GOAL, f'motor {limits.actuator_names[k]!r} reaches position '
-                          f'{motor_p[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limits '
-                          f'[{limits.actuator_lower[k]:g}, {limits.actuator_upper[k]:g}]')
+    if limits.limited_actuator_position:    # a motor too may move back within its travel
+        _within(t, motor_p, limits.actuator_lower, limits.actuator_upper, first, motor_p[0],
+                'motor', limits.actuator_names)
     for kind, joint_values, motor_values in sides:
         joint_limit, motor_limit = limits.magnitude_limits(kind)
         for values, limit, space, names in ((joint_values, joint_limit, 'joint',
@@ -454,6 +435,26 @@ def check_path(tset, plan, start_positions):
                 raise Refused(INVALID_GOAL, f'{space} {names[k]!r} reaches {kind} '
                               f'{values[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limit '
                               f'{limit[k]:g}')
+
+
+def _within(t, values, lower, upper, first, start, space, names):
+    """
+    Raise :class:`Refused` at the first sample of ``values`` (time, n) beyond [lower, upper].
+
+    ``first``: the samples of the first segment (None: none), where a start beyond a limit
+    (``start``, per column) widens it: the path may move back within.
+    """
+    low = np.broadcast_to(lower, values.shape).copy()
+    high = np.broadcast_to(upper, values.shape).copy()
+    if first is not None:
+        low[first] = np.minimum(low[first], start)
+        high[first] = np.maximum(high[first], start)
+    bad = (values < low) | (values > high)
+    if bad.any():
+        s, k = np.argwhere(bad)[0]
+        raise Refused(INVALID_GOAL, f'{space} {names[k]!r} reaches position '
+                      f'{values[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limits '
+                      f'[{lower[k]:g}, {upper[k]:g}]')
 
 
 # --- following -----------------------------------------------------------------------------
