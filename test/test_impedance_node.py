@@ -254,6 +254,47 @@ def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
         assert np.linalg.eigvalsh(K).min() >= -EXACT * np.abs(K).max()
 
 
+def test_legged_mit_commands_take_the_watchdog_s_hold_and_zero_effort(tmp_path):
+    """Behind the linkages too: stopped targets held where measured, then nothing."""
+    dyn = pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')
+    tset = load_transmissions(LEGGED)
+    joints = ['left_ankle_pitch', 'left_ankle_roll']
+    params = {'transmissions_file': LEGGED, 'impedance_output': 'motor_gains',
+              'command_timeout': 0.3, **{f'gains.{j}.p': 30.0 for j in joints},
+              **{f'gains.{j}.d': 0.5 for j in joints}}
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'imph',
+                      'actuator_states') as graph:
+        q0 = tset.default_positions.copy()
+        motors = Still(graph, tset, q0)
+        got = graph.collect(dyn.DynamicJointState, 'actuator_impedance_commands')
+        pub = _commands(graph)
+        graph.spin_for(0.5)
+        idx = [tset.joint_index[j] for j in joints]
+
+        def table_after(since):
+            assert graph.spin_until(lambda: len(got) > since + 3)
+            msg = got[-1]
+            return {n: dict(zip(v.interface_names, v.values))
+                    for n, v in zip(msg.joint_names, msg.interface_values)}
+
+        pub.publish(JointState(name=joints, position=(q0[idx] + [0.04, -0.03]).tolist(),
+                               effort=[1.0, -0.5]))
+        pushing = table_after(len(got))
+        assert max(abs(t['effort']) + abs(t['position'] - motors.theta[tset.actuator_index[n]])
+                   for n, t in pushing.items()) > 1e-3
+        graph.spin_for(0.6)                 # past the timeout: targets at the measured pose
+        held = table_after(len(got))
+        for n, t in held.items():
+            a = tset.actuator_index[n]
+            assert t['position'] == pytest.approx(motors.theta[a], abs=1e-9)
+            assert t['velocity'] == 0.0 and abs(t['effort']) < 1e-9 and t['stiffness'] > 0
+        assert graph.set_parameters(NODE, {'on_command_timeout': 'zero_effort'})[0].successful
+        pub.publish(JointState(name=joints, position=(q0[idx] + [0.04, -0.03]).tolist()))
+        graph.spin_for(0.6)
+        zero = table_after(len(got))
+        assert all(t['effort'] == t['stiffness'] == t['damping'] == 0.0 for t in zero.values())
+
+
 def test_the_legged_robot_holds_a_crouch_by_impedance(tmp_path):
     """
     Simulated MIT-mode motors move the legs' dynamics; the bridge's impedance holds a crouch.

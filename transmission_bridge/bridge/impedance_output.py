@@ -189,7 +189,7 @@ class Impedance:
         wire = self._wire(core)
         if wire is None:
             return None
-        if core.zeroed(now, lambda: self._measured(core, out, states).position[core.joints]):
+        if core.zeroed(now, lambda: self._measured(out, states).position[core.joints]):
             return wire.encode(core.zero_command(), now)
         goal = core.motor_goal()
         if goal is None:
@@ -203,7 +203,7 @@ class Impedance:
             return None
         return wire.at(now)
 
-    def _measured(self, core, out, states):
+    def _measured(self, out, states):
         """Return the joint state published last (:class:`.measured.Measured`), read once."""
         routes = self._routes
         routes.measured.update(out, routes.seq, states)
@@ -211,7 +211,7 @@ class Impedance:
 
     def _reference(self, core, out, states, now):
         """Return the command bytes of :meth:`ImpedanceCore.step` (the reference), or None."""
-        measured = self._measured(core, out, states)
+        measured = self._measured(out, states)
         if not measured.present[core.joints].all():
             return None
         values = states.values
