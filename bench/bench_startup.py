@@ -120,6 +120,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--before', type=pathlib.Path, help='an older checkout to compare with')
     parser.add_argument('--rounds', type=int, default=5)
+    parser.add_argument('--results', default='startup', help='results file name')
     args = parser.parse_args(argv)
     sides = [('this checkout', ROOT)] + ([('before', args.before.resolve())]
                                          if args.before else [])
@@ -147,7 +148,7 @@ def main(argv=None):
                  'value': warm, 'unit': 's', 'ratio': 1.0, 'spread': 1.0})
     rows.append({'what': 'legged robot: first joint_states after start, empty cache',
                  'value': cold, 'unit': 's', 'ratio': cold / warm, 'spread': 1.0})
-    report('startup', rows, ['what', 'value', 'unit', 'ratio', 'spread'])
+    report(args.results, rows, ['what', 'value', 'unit', 'ratio', 'spread'])
 
 
 if __name__ == '__main__':
