@@ -100,10 +100,15 @@ def run_once(kind, rate, seconds, work):
     result = None
     if kind == 'impedance':             # one target: the wrist's spring at every state
         targets = rx.create_publisher(JointState, 'joint_commands', 10)
+        end = time.monotonic() + 30.0       # matched first: a target before is lost
+        while not targets.get_subscription_count() and time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.01)
         q0 = [tset.joint(j).default_position for j in WRIST]
-        for _ in range(3):
+        end = time.monotonic() + 10.0       # until the spring's first command comes back
+        while not commands and time.monotonic() < end:
             targets.publish(JointState(name=WRIST, position=[q + 0.1 for q in q0]))
-            executor.spin_once(timeout_sec=0.05)
+            for _ in range(5):
+                executor.spin_once(timeout_sec=0.01)
     if kind == 'goal':                  # there and back over the whole window
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = WRIST
