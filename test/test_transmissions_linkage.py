@@ -399,6 +399,26 @@ def _outputs():
         for label, value in (('x_a', x_a), ('v_a', v_a), ('a_a', a_a), ('tau_a', tau_a),
                              ('q', q_back), ('v', v_back), ('tau', tau_back)):
             out[f'{name}|{label}'] = value
+    # The legged robot's state map (J as its solves leave it) and impedance kernel.
+    from transmission_bridge.transmissions import linkage_loops
+    tset = load_transmissions(pathlib.Path(__file__).resolve().parent.parent / 'config'
+                              / 'legged_robot.urdf')
+    n_j, n_a = tset.num_joints, tset.num_actuators
+    state_map = tset.state_map()
+    state = np.empty((3, n_j))
+    write = state_map.writer(state)
+    commands = np.empty((n_a, 5))
+    for k in range(3):
+        q = tset.default_positions + rng.uniform(-0.05, 0.05, n_j)
+        theta = tset.joint_to_actuator('position', q)
+        flat = np.concatenate([theta, rng.normal(size=n_a), np.zeros(n_a), [1.0]])
+        assert write(flat)
+        out[f'legged{k}|J'] = state_map.jacobian.copy()
+        goal = np.stack([theta + rng.normal(scale=0.01, size=n_a), rng.normal(size=n_a)])
+        assert linkage_loops.kernels().mit_state(
+            state_map.jacobian, np.arange(n_j), np.arange(n_a), rng.uniform(5, 50, n_j),
+            rng.uniform(0.1, 2, n_j), goal, rng.normal(size=n_j), flat, n_a, commands)
+        out[f'legged{k}|mit'] = commands.copy()
     return out
 
 
