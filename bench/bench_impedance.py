@@ -10,12 +10,14 @@ evaluates the joint law through Jᵀ, checks the effort limits and publishes the
 efforts), and the legged robot with gains on every joint and
 ``impedance_output:=motor_gains`` (J at the pose through the knee and ankle linkages,
 the diagonals of Jᵀ Kp J and Jᵀ Kd J and the coupling feed-forward, a DynamicJointState
-published). Each beside, in alternating rounds on the same stream, ``plain`` (no gains)
-and ``floor``: the plain bridge publishing one more message of the impedance output's size
-per state (what sending the motors anything per state costs, whatever the law). Two
-target rates: ``held`` (one target: a policy holding a pose) and 500 Hz (a new
-joint_commands message before every second state, as a model-predictive controller
-sends; the plain and floor bridges get the same messages, as streamed commands). Per
+published), and the legged robot's torque-controlled form (``effort``: Jᵀ of the joint law
+at the pose, from the J and joint state the state map leaves). Each beside, in alternating
+rounds on the same stream, ``plain`` (no gains) and ``floor``: the plain bridge publishing
+one more message of the impedance output's size per state (what sending the motors anything
+per state costs, whatever the law). Two target rates: ``held`` (one target: a policy
+holding a pose) and 500 Hz (a new joint_commands message before every second state, as a
+model-predictive controller sends; the plain and floor bridges get the same messages, as
+streamed commands). Per
 message: the median of the rounds' times of everything the bridge did, states and
 commands. ``vs_plain`` and ``vs_floor`` are the median per-round ratios.
 """
@@ -34,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 CONFIG = ROOT / 'config'
 ROUNDS = 10
 CASES = (('example arm', 'example_robot_transmissions.yaml', 'effort'),
-         ('legged robot', 'legged_robot.urdf', 'motor_gains'))
+         ('legged robot', 'legged_robot.urdf', 'motor_gains'),
+         ('legged robot', 'legged_robot.urdf', 'effort'))
 
 
 def _stream(tset, count):

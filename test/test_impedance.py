@@ -222,3 +222,41 @@ def test_motion_to_actuator_maps_as_the_separate_maps_do(name):
     at = {} if tset.linear else {'positions': q}
     assert np.array_equal(theta, tset.joint_to_actuator('position', q))
     assert np.array_equal(thetad, tset.joint_to_actuator('velocity', v, **at))
+
+
+@pytest.mark.parametrize('name', LINKAGE_SETS)
+def test_the_compiled_effort_kernel_gives_what_the_reference_step_gives(name):
+    """linkage_loops.effort_state with the state map's J and joint state, against step."""
+    from transmission_bridge.bridge.impedance import ImpedanceCore
+    from transmission_bridge.transmissions import linkage_loops
+    tset = load_transmissions(CONFIG + name)
+    rng = np.random.default_rng(RNG_SEED + 7)
+    core = ImpedanceCore(tset, 'effort')
+    _random_gains(core, tset, tset.joint_names, rng)
+    state_map = tset.state_map()
+    write = state_map.writer(np.empty((3, tset.num_joints)))
+    loops = linkage_loops.kernels()
+    tau = np.empty(len(core.joints))
+    efforts = np.empty(len(core.actuators))
+    inv_joint, inv_motor = core.inverse_effort_limits
+    scaled = 0
+    for trial in range(10):
+        q, theta = _pose(tset, rng)
+        thetad = rng.normal(size=tset.num_actuators)
+        flat = _flat(theta, thetad)
+        assert write(flat)
+        latest = state_map.latest
+        push = 150.0 if trial % 2 else 1.0     # half of them beyond the legs' effort limits
+        core.take(list(tset.joint_names), q + rng.normal(scale=0.02, size=len(q)),
+                  rng.normal(size=len(q)), rng.normal(scale=push, size=len(q)), 0)
+        reference = core.step(latest[0], latest[1], theta, thetad, 0)
+        worst = loops.effort_state(state_map.jacobian, core.joints, core.actuators,
+                                   core.block_kp, core.block_kd, core.block_target(),
+                                   core.block_damping, latest, inv_joint, inv_motor, tau,
+                                   efforts)
+        _, limited, _ = core.limits.scale('effort', tau, efforts)
+        assert (worst > 1.0) == (not np.array_equal(limited, efforts))
+        scaled += worst > 1.0
+        assert np.allclose(limited, reference.effort, rtol=1e-9, atol=1e-9), name
+    limited_set = np.isfinite(np.concatenate(core.limits.magnitude_limits('effort'))).any()
+    assert (scaled > 0) == limited_set, (name, scaled)

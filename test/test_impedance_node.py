@@ -254,6 +254,39 @@ def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
         assert np.linalg.eigvalsh(K).min() >= -EXACT * np.abs(K).max()
 
 
+def test_effort_output_through_the_legged_robot_s_linkages(tmp_path):
+    """Torque-controlled motors behind knee and ankle linkages: τ_a = Jᵀ τ_j, J by differences."""
+    tset = load_transmissions(LEGGED)
+    joints = ['left_knee', 'left_ankle_pitch', 'left_ankle_roll']
+    kp = {'left_knee': 60.0, 'left_ankle_pitch': 30.0, 'left_ankle_roll': 20.0}
+    params = {'transmissions_file': LEGGED, 'command_timeout': 0.0,
+              **{f'gains.{j}.p': kp[j] for j in joints}}
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'impe',
+                      'actuator_states') as graph:
+        q0 = tset.default_positions.copy()
+        motors = Still(graph, tset, q0)
+        pub = _commands(graph)
+        graph.spin_for(0.5)
+        target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
+        tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
+        since = time.monotonic()
+        pub.publish(JointState(name=joints,
+                               position=[q0[tset.joint_index[j]] + target[j] for j in joints],
+                               effort=[tau_ff[j] for j in joints]))
+        names = ['left_knee_motor', 'left_ankle_upper_motor', 'left_ankle_lower_motor']
+        got = _wait_effort(graph, motors, names, since)
+        q = tset.actuator_to_joint('position', motors.theta)
+        J = fd_jacobian(tset, motors.theta)
+        tau_j = np.zeros(tset.num_joints)
+        for j in joints:
+            i = tset.joint_index[j]
+            tau_j[i] = kp[j] * (q0[i] + target[j] - q[i]) + tau_ff[j]      # still: q̇ = 0
+        want = J.T @ tau_j
+        assert max(abs(want[tset.actuator_index[m]]) for m in names) > 0.1
+        for m in names:
+            assert got[m] == pytest.approx(want[tset.actuator_index[m]], rel=FD_TOL, abs=1e-6)
+
+
 def test_legged_mit_commands_take_the_watchdog_s_hold_and_zero_effort(tmp_path):
     """Behind the linkages too: stopped targets held where measured, then nothing."""
     dyn = pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')

@@ -419,6 +419,12 @@ def _outputs():
             state_map.jacobian, np.arange(n_j), np.arange(n_a), rng.uniform(5, 50, n_j),
             rng.uniform(0.1, 2, n_j), goal, rng.normal(size=n_j), flat, n_a, commands)
         out[f'legged{k}|mit'] = commands.copy()
+        tau, efforts = np.empty(n_j), np.empty(n_a)
+        worst = linkage_loops.kernels().effort_state(
+            state_map.jacobian, np.arange(n_j), np.arange(n_a), rng.uniform(5, 50, n_j),
+            rng.uniform(0.1, 2, n_j), rng.normal(size=(3, n_j)), rng.uniform(0, 1, n_j),
+            state_map.latest, np.full(n_j, 0.01), np.zeros(n_a), tau, efforts)
+        out[f'legged{k}|effort'] = np.concatenate([[worst], tau, efforts])
     return out
 
 

@@ -20,10 +20,10 @@ transmission (a stale motor, a refused linkage state) sends nothing to its motor
 
 :meth:`ImpedanceCore.step` is the reference, from the joint state. The bridge's per-message
 forms give its numbers at a fraction of its cost: for linear sets :meth:`linear_plan`, the
-outputs as affine maps of the motors' state built once per targets and gains; for MIT-mode
-motors behind linkages the compiled ``linkage_loops.mit_state``, with J as the state map
-left it (:attr:`.compiled.JointStateMap.jacobian`) and the targets mapped once
-(:meth:`motor_goal`).
+outputs as affine maps of the motors' state built once per targets and gains; behind
+linkages the compiled ``linkage_loops.mit_state`` and ``effort_state``, with J and the joint
+state as the state map left them (:attr:`.compiled.JointStateMap.jacobian`, ``latest``) and
+the targets mapped once (:meth:`motor_goal`).
 """
 
 import typing
@@ -161,6 +161,10 @@ class ImpedanceCore:
             names = [tset.joint_names[i] for i in self.joints]
             joint_idx, self.actuators = tset.coverage(names)
             self.limits = tset.command_limits(joint_idx, self.actuators)
+            #: 1 / effort limit of those joints and motors (0: unlimited), and their b.
+            self.inverse_effort_limits = tuple(
+                1.0 / np.asarray(x, dtype=float) for x in self.limits.magnitude_limits('effort'))
+            self.block_damping = np.asarray(tset.damping, dtype=float)[self.joints]
             self.actuator_names = tuple(tset.actuator_names[i] for i in self.actuators)
             # Linear transmissions: J is constant, their block taken once here.
             self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))[
@@ -180,6 +184,16 @@ class ImpedanceCore:
         """Forget what was derived from the targets (they changed)."""
         self._aimed = None
         self._goal = None
+        self._block_target = None
+
+    def block_target(self):
+        """Return the targets (q*, q̇*, τ*) of the impedance joints, (3, k), or None (unset)."""
+        if self._block_target is None:
+            target = self.target[:, self.joints]
+            if np.isnan(target[0]).any():
+                return None
+            self._block_target = np.ascontiguousarray(target)
+        return self._block_target
 
     @property
     def linear(self):

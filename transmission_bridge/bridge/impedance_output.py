@@ -55,7 +55,7 @@ class Impedance:
         self._output = values[IMPEDANCE_OUTPUT]
         self.core = None
         self.counters = {'impedance_commands': 0, 'impedance_targets_refused': 0}
-        self._wires, self._kept, self._loops = {}, None, None
+        self._wires, self._kept, self._loops, self._tau = {}, None, None, None
         self._kept_ok = False
         self._pub = None
         if DynamicJointState is not None:
@@ -134,7 +134,7 @@ class Impedance:
         elif core.output == 'motor_gains':
             data = self._linkage_gains(core, out, states, now)
         else:
-            data = self._reference(core, out, states, now)
+            data = self._linkage_efforts(core, out, states, now)
         if data is not None:
             self.counters['impedance_commands'] += 1
             if core.output == 'effort':
@@ -201,6 +201,34 @@ class Impedance:
                                      states.flat, states.transmissions.num_actuators,
                                      wire.rows):
             return None
+        return wire.at(now)
+
+    def _linkage_efforts(self, core, out, states, now):
+        """
+        Return the effort command bytes of a set with linkages: J and q from the state map.
+
+        Efforts beyond a limit are scaled as a whole, as the reference does.
+        """
+        wire, latest = self._wire(core), states.joint_map.latest
+        if core.zeroed(now, lambda: latest[0, core.joints]):
+            return wire.encode(core.zero_command(), now)
+        target = core.block_target()
+        if target is None:
+            return None
+        if self._loops is None:
+            self._loops = linkage_loops.kernels()
+        if self._tau is None or len(self._tau) != len(core.joints):
+            self._tau = np.empty(len(core.joints))
+        inv_joint, inv_motor = core.inverse_effort_limits
+        worst = self._loops.effort_state(states.joint_map.jacobian, core.joints, core.actuators,
+                                         core.block_kp, core.block_kd, target,
+                                         core.block_damping, latest, inv_joint, inv_motor,
+                                         self._tau, wire.values)
+        if not worst <= 1.0:
+            if math.isnan(worst):
+                return None
+            _, motor, _ = core.limits.scale('effort', self._tau, wire.values.copy())
+            wire.values[:] = motor
         return wire.at(now)
 
     def _measured(self, out, states):

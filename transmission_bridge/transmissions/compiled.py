@@ -172,6 +172,9 @@ class JointStateMap:
         for t in range(len(velocity)):
             np.add.at(self.jacobian, (np.arange(velocity.shape[-1]), velocity[t]),
                       linear.coef[t, 1])
+        #: The (3, nJ) joint state of the last state mapped one at a time (sets with
+        #: linkages: their joint positions are the solves'; None before the first).
+        self.latest = None
         if linkages is not None:
             layout, floats, members = linkages
             self.members = members
@@ -202,6 +205,7 @@ class JointStateMap:
             self._loops.set_state(flat, self._n_act, state, layout, floats, self._warm,
                                   self._status, self.jacobian)
             self._settle()
+            self.latest = state
             return state
         rows = flat.reshape(-1, flat.shape[-1])
         shaped = state.reshape(-1, 3, state.shape[-1])
@@ -235,14 +239,17 @@ class JointStateMap:
         n_act, layout, floats, warm, status, jac = (self._n_act, *self._linkages, self._warm,
                                                     self._status, self.jacobian)
         set_state = self._loops.set_state
+        owner = self
 
         def write(flat):
             linear(flat)
+            owner.latest = out
             if set_state(flat, n_act, out, layout, floats, warm, status, jac):
                 return False
             return True
 
         def write_linkages(flat):           # every joint a linkage's: nothing linear to map
+            owner.latest = out
             if set_state(flat, n_act, out, layout, floats, warm, status, jac):
                 return False
             return True

@@ -733,3 +733,39 @@ def set_command_rows(q_j, v_j, a_j, tau_j, has, layout, floats, out_x, out_v, ou
                         out_a[r, c] = a_k[k] if has[2] else np.nan
                         out_tau[r, c] = t_k[k] if has[3] else np.nan
             status[r, m] = code
+
+
+def effort_state(jac, joints, motors, kp, kd, target, damping, state, inv_joint, inv_motor,
+                 tau, out):
+    """
+    Write the motor efforts of a joint spring at one state into ``out`` (m,); return a ratio.
+
+    ``state`` (3, nJ): the joint state the map published (positions, velocities; an unknown
+    velocity taken as 0); ``target`` (3, k) q*, q̇*, τ* and ``kp``, ``kd``, ``damping`` (b)
+    per joint of ``joints``; ``jac`` the velocity map J at the state. Writes
+    ``tau`` (k,) = Kp (q* − q) + Kd (q̇* − q̇) + τ* + b q̇ (the damping loss added back) and
+    ``out`` = Jᵀ tau over ``motors``. Returns the largest |effort| / limit over both
+    (``inv_joint``, ``inv_motor``: 1 / limit, 0 where unlimited): at most 1 is within every
+    limit; NaN where a value is not finite.
+    """
+    worst = 0.0
+    for i in range(len(joints)):
+        v = state[1, joints[i]]
+        v = v if v == v else 0.0
+        t = (kp[i] * (target[0, i] - state[0, joints[i]]) + kd[i] * (target[1, i] - v)
+             + target[2, i] + damping[i] * v)
+        tau[i] = t
+        if not abs(t) < math.inf:
+            return np.nan
+        worst = max(worst, abs(t) * inv_joint[i])
+    for r in range(len(motors)):
+        f = 0.0
+        for i in range(len(joints)):
+            x = jac[joints[i], motors[r]]
+            if x != 0.0:
+                f += x * tau[i]
+        out[r] = f
+        if not abs(f) < math.inf:
+            return np.nan
+        worst = max(worst, abs(f) * inv_motor[r])
+    return worst
