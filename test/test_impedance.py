@@ -181,19 +181,23 @@ def test_the_linear_plan_gives_what_the_reference_step_gives(output):
         assert 5 <= within <= 15, within
 
 
-@pytest.mark.parametrize('name', LINKAGE_SETS)
-def test_the_compiled_mit_kernel_gives_what_the_reference_step_gives(name):
-    """linkage_loops.mit_state with the state map's J, against step (J solved anew)."""
+def _linkage_case(name, output, seed):
+    """Return a linkage set, its rng, a core with random gains, a state map, writer, loops."""
     from transmission_bridge.bridge.impedance import ImpedanceCore
     from transmission_bridge.transmissions import linkage_loops
     tset = load_transmissions(CONFIG + name)
-    rng = np.random.default_rng(RNG_SEED + 5)
-    core = ImpedanceCore(tset, 'motor_gains')
+    rng = np.random.default_rng(RNG_SEED + seed)
+    core = ImpedanceCore(tset, output)
     _random_gains(core, tset, tset.joint_names, rng)
     state_map = tset.state_map()
-    out = np.empty((3, tset.num_joints))
-    write = state_map.writer(out)
-    loops = linkage_loops.kernels()
+    write = state_map.writer(np.empty((3, tset.num_joints)))
+    return tset, rng, core, state_map, write, linkage_loops.kernels()
+
+
+@pytest.mark.parametrize('name', LINKAGE_SETS)
+def test_the_compiled_mit_kernel_gives_what_the_reference_step_gives(name):
+    """linkage_loops.mit_state with the state map's J, against step (J solved anew)."""
+    tset, rng, core, state_map, write, loops = _linkage_case(name, 'motor_gains', 5)
     commands = np.empty((tset.num_actuators, 5))
     for _ in range(10):
         q, theta = _pose(tset, rng)
@@ -202,7 +206,8 @@ def test_the_compiled_mit_kernel_gives_what_the_reference_step_gives(name):
         assert write(flat)
         core.take(list(tset.joint_names), q + rng.normal(scale=0.02, size=len(q)),
                   rng.normal(size=len(q)), rng.normal(size=len(q)), 0)
-        reference = core.step(out[0], out[1], theta, thetad, 0)
+        latest = state_map.latest
+        reference = core.step(latest[0], latest[1], theta, thetad, 0)
         goal, tau_ff = core.motor_goal()
         assert loops.mit_state(state_map.jacobian, core.joints, core.actuators, core.block_kp,
                                core.block_kd, goal, tau_ff, flat, tset.num_actuators, commands)
@@ -227,15 +232,7 @@ def test_motion_to_actuator_maps_as_the_separate_maps_do(name):
 @pytest.mark.parametrize('name', LINKAGE_SETS)
 def test_the_compiled_effort_kernel_gives_what_the_reference_step_gives(name):
     """linkage_loops.effort_state with the state map's J and joint state, against step."""
-    from transmission_bridge.bridge.impedance import ImpedanceCore
-    from transmission_bridge.transmissions import linkage_loops
-    tset = load_transmissions(CONFIG + name)
-    rng = np.random.default_rng(RNG_SEED + 7)
-    core = ImpedanceCore(tset, 'effort')
-    _random_gains(core, tset, tset.joint_names, rng)
-    state_map = tset.state_map()
-    write = state_map.writer(np.empty((3, tset.num_joints)))
-    loops = linkage_loops.kernels()
+    tset, rng, core, state_map, write, loops = _linkage_case(name, 'effort', 7)
     tau = np.empty(len(core.joints))
     efforts = np.empty(len(core.actuators))
     inv_joint, inv_motor = core.inverse_effort_limits

@@ -7,6 +7,7 @@ pose through the set's position map, J by central differences of that map (never
 Jacobian under test), τ_a = Jᵀ τ_j by solving Jᵀ's definition through those differences.
 """
 
+import contextlib
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -98,24 +99,40 @@ def wrist(tmp_path):
         yield graph, tset, motors
 
 
-def test_effort_output_is_the_transposed_jacobian_of_the_joint_law(wrist):
-    graph, tset, motors = wrist
+WRIST_KP, WRIST_KD = np.array([40.0, 10.0]), np.array([2.0, 0.0])    # the fixture's gains
+WRIST_MOTORS = ['wrist_left_motor', 'wrist_right_motor']
+
+
+def _wrist_law(graph, tset, motors, target, target_v, tau_ff):
+    """
+    Send the wrist a target; return (efforts received, the joint law's τ_j at the wrist, J).
+
+    q and q̇ from the motors' pose through the set's position map, J by differences; τ_j
+    includes the damping loss b q̇ the bridge adds back.
+    """
     pub = _commands(graph)
     q = tset.actuator_to_joint('position', motors.theta)
     J = fd_jacobian(tset, motors.theta)
     qd = J @ motors.thetad
-    target, target_v, tau_ff = [0.5, -0.2], [0.1, 0.0], [1.0, -0.5]
-    since = time.monotonic()
-    pub.publish(JointState(name=WRIST, position=target, velocity=target_v, effort=tau_ff))
-    got = _wait_effort(graph, motors, ['wrist_left_motor', 'wrist_right_motor'], since)
     idx = [tset.joint_index[j] for j in WRIST]
-    kp, kd = np.array([40.0, 10.0]), np.array([2.0, 0.0])
+    target = q[idx] if target is None else np.asarray(target)
+    since = time.monotonic()
+    pub.publish(JointState(name=WRIST, position=target.tolist(), velocity=list(target_v),
+                           effort=list(tau_ff)))
+    got = _wait_effort(graph, motors, WRIST_MOTORS, since)
     b = np.array([tset.joint(j).damping for j in WRIST])
     tau_j = np.zeros(tset.num_joints)
-    tau_j[idx] = (kp * (np.array(target) - q[idx]) + kd * (np.array(target_v) - qd[idx])
+    tau_j[idx] = (WRIST_KP * (target - q[idx]) + WRIST_KD * (np.asarray(target_v) - qd[idx])
                   + tau_ff + b * qd[idx])
+    return got, tau_j, J, since
+
+
+def test_effort_output_is_the_transposed_jacobian_of_the_joint_law(wrist):
+    graph, tset, motors = wrist
+    got, tau_j, J, since = _wrist_law(graph, tset, motors, [0.5, -0.2], [0.1, 0.0],
+                                      [1.0, -0.5])
     want = J.T @ tau_j              # virtual work: θ̇ᵀ τ_a = q̇ᵀ τ_j for every θ̇
-    for m in ('wrist_left_motor', 'wrist_right_motor'):
+    for m in WRIST_MOTORS:
         assert got[m] == pytest.approx(want[tset.actuator_index[m]], rel=FD_TOL, abs=EXACT)
     # the streamed positions never reach the wrist motors as positions
     assert all(not len(m.position) for t, m in motors.efforts
@@ -125,24 +142,14 @@ def test_effort_output_is_the_transposed_jacobian_of_the_joint_law(wrist):
 def test_an_effort_beyond_a_joint_limit_scales_the_whole_command(wrist):
     """The wrist joints' effort limit (100 N·m): the law's efforts scaled as a whole."""
     graph, tset, motors = wrist
-    pub = _commands(graph)
-    q = tset.actuator_to_joint('position', motors.theta)
-    J = fd_jacobian(tset, motors.theta)
-    qd = J @ motors.thetad
+    # at the measured pose, the pitch's feed-forward beyond its 100 N·m
+    got, tau_j, J, _ = _wrist_law(graph, tset, motors, None, [0.0, 0.0], [150.0, -30.0])
     idx = [tset.joint_index[j] for j in WRIST]
-    tau_ff = [150.0, -30.0]                                 # pitch beyond its 100 N·m
-    since = time.monotonic()
-    pub.publish(JointState(name=WRIST, position=q[idx].tolist(), effort=tau_ff))
-    got = _wait_effort(graph, motors, ['wrist_left_motor', 'wrist_right_motor'], since)
-    kd = np.array([2.0, 0.0])
-    b = np.array([tset.joint(j).damping for j in WRIST])
-    tau_j = np.zeros(tset.num_joints)
-    tau_j[idx] = kd * -qd[idx] + tau_ff + b * qd[idx]
     limit = np.array([tset.joint(j).effort_limit for j in WRIST])
     factor = 1.0 / np.max(np.abs(tau_j[idx]) / limit)
     assert factor < 0.9                                     # the case: beyond, scaled
     want = J.T @ tau_j * factor
-    for m in ('wrist_left_motor', 'wrist_right_motor'):
+    for m in WRIST_MOTORS:
         assert got[m] == pytest.approx(want[tset.actuator_index[m]], rel=FD_TOL, abs=EXACT)
 
 
@@ -204,22 +211,30 @@ def test_stopped_targets_take_the_watchdog_s_hold_and_zero_effort(wrist):
                                         for m in diag for s in m.status for kv in s.values))
 
 
+@contextlib.contextmanager
+def _legged(tmp_path, params, tag):
+    """Yield (graph, set, still motors, joint_commands publisher) of a legged-robot bridge."""
+    tset = load_transmissions(LEGGED)
+    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE,
+                      {'transmissions_file': LEGGED, **params}, tag,
+                      'actuator_states') as graph:
+        motors = Still(graph, tset, tset.default_positions.copy())
+        pub = _commands(graph)
+        graph.spin_for(0.5)
+        yield graph, tset, motors, pub
+
+
 def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
     dyn = pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')
-    tset = load_transmissions(LEGGED)
     joints = ['left_knee', 'left_ankle_pitch', 'left_ankle_roll']
     kp = {'left_knee': 60.0, 'left_ankle_pitch': 30.0, 'left_ankle_roll': 20.0}
     kd = {'left_knee': 1.5, 'left_ankle_pitch': 0.8, 'left_ankle_roll': 0.5}
-    params = {'transmissions_file': LEGGED, 'impedance_output': 'motor_gains',
-              'command_timeout': 0.0,
+    params = {'impedance_output': 'motor_gains', 'command_timeout': 0.0,
               **{f'gains.{j}.p': kp[j] for j in joints}, **{f'gains.{j}.d': kd[j] for j in joints}}
-    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'impl',
-                      'actuator_states') as graph:
+    with _legged(tmp_path, params, 'impl') as (graph, tset, motors, pub):
         q0 = tset.default_positions.copy()
-        motors = Still(graph, tset, q0)
         got = graph.collect(dyn.DynamicJointState, 'actuator_impedance_commands')
-        pub = _commands(graph)
-        graph.spin_for(0.5)
+        graph.spin_for(0.2)
         target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
         tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
         pub.publish(JointState(name=joints,
@@ -256,17 +271,11 @@ def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
 
 def test_effort_output_through_the_legged_robot_s_linkages(tmp_path):
     """Torque-controlled motors behind knee and ankle linkages: τ_a = Jᵀ τ_j, J by differences."""
-    tset = load_transmissions(LEGGED)
     joints = ['left_knee', 'left_ankle_pitch', 'left_ankle_roll']
     kp = {'left_knee': 60.0, 'left_ankle_pitch': 30.0, 'left_ankle_roll': 20.0}
-    params = {'transmissions_file': LEGGED, 'command_timeout': 0.0,
-              **{f'gains.{j}.p': kp[j] for j in joints}}
-    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'impe',
-                      'actuator_states') as graph:
+    params = {'command_timeout': 0.0, **{f'gains.{j}.p': kp[j] for j in joints}}
+    with _legged(tmp_path, params, 'impe') as (graph, tset, motors, pub):
         q0 = tset.default_positions.copy()
-        motors = Still(graph, tset, q0)
-        pub = _commands(graph)
-        graph.spin_for(0.5)
         target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
         tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
         since = time.monotonic()
@@ -290,18 +299,13 @@ def test_effort_output_through_the_legged_robot_s_linkages(tmp_path):
 def test_legged_mit_commands_take_the_watchdog_s_hold_and_zero_effort(tmp_path):
     """Behind the linkages too: stopped targets held where measured, then nothing."""
     dyn = pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')
-    tset = load_transmissions(LEGGED)
     joints = ['left_ankle_pitch', 'left_ankle_roll']
-    params = {'transmissions_file': LEGGED, 'impedance_output': 'motor_gains',
-              'command_timeout': 0.3, **{f'gains.{j}.p': 30.0 for j in joints},
-              **{f'gains.{j}.d': 0.5 for j in joints}}
-    with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'imph',
-                      'actuator_states') as graph:
+    params = {'impedance_output': 'motor_gains', 'command_timeout': 0.3,
+              **{f'gains.{j}.p': 30.0 for j in joints}, **{f'gains.{j}.d': 0.5 for j in joints}}
+    with _legged(tmp_path, params, 'imph') as (graph, tset, motors, pub):
         q0 = tset.default_positions.copy()
-        motors = Still(graph, tset, q0)
         got = graph.collect(dyn.DynamicJointState, 'actuator_impedance_commands')
-        pub = _commands(graph)
-        graph.spin_for(0.5)
+        graph.spin_for(0.2)
         idx = [tset.joint_index[j] for j in joints]
 
         def table_after(since):
