@@ -410,6 +410,9 @@ def test_kinematics_withholds_torques_when_a_joint_goes_stale(tmp_path):
         assert proc.stop() == 0, proc.output()
 
 
+OVERLOAD_SHARE = 0.05      # of the states sent: a stall's burst, not a slow path's steady loss
+
+
 def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path):
     # The knee's one-turn encoder behind 6:1 fits two turns at every reading sent here, so
     # the knee waits for its turns the whole time; the hip (1:1, resolved at once) must get
@@ -442,8 +445,11 @@ def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path
         values = _values(g)
         assert 'knee' in values['encoders_waiting']
         assert {tuple(m.name) for m in g.joint_states} == {('hip',)}
-        assert values['dropped_overload'] == '0', values
+        # The fast path held (the typed route's count is the deterministic witness); the
+        # input budget may still drop a burst when the shared machine stalls the process
+        # (25 of 2,000 in one clean-clone run), never the hundreds the typed route dropped.
         assert int(values['messages_typed']) <= 5, values
+        assert int(values['dropped_overload']) <= count * OVERLOAD_SHARE, values
         # The bridge publishes a joint state for every state it received (its own count);
         # best-effort input on a loaded loopback may lose a few before the bridge takes them,
         # and this test's subscription (depth 10) a few of its outputs.
