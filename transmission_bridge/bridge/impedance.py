@@ -26,11 +26,12 @@ state as the state map left them (:attr:`.compiled.JointStateMap.jacobian`, ``la
 the targets mapped once (:meth:`motor_goal`).
 """
 
+import math
 import typing
 
 import numpy as np
 
-from ..transmissions import impedance
+from ..transmissions import impedance, linkage_loops
 
 OUTPUTS = ('effort', 'motor_gains')
 
@@ -62,42 +63,38 @@ class LinearPlan:
     K = Jᵀ Kp J, B = Jᵀ (Kd − b) J, c = Jᵀ (Kp (q* − offset) + Kd q̇* + τ*);
     motor_gains: θ* = J⁻¹ (q* − offset), θ̇* = J⁻¹ q̇*, the stiffness and damping the
     diagonals of Jᵀ Kp J and Jᵀ Kd J, and the feed-forward Jᵀ τ* + K' (θ* − θ) + D' (θ̇* − θ̇)
-    with K', D' their off-diagonal parts. ``zero`` (the watchdog's zero_effort): all 0.
+    with K', D' their off-diagonal parts.
     """
 
-    def __init__(self, J, tset, joints, acts, kp, kd, limits, output, zero=False):
+    def __init__(self, J, tset, joints, acts, kp, kd, limits, output):
         n_act, m = tset.num_actuators, len(acts)
-        self.output, self.zero, self.version = output, zero, 0
+        self.output, self.version = output, 0
         self.A, self.W, self.columns = np.zeros((m, 3 * n_act + 1)), None, None
         self._J, self._inverse, self._kp, self._kd = J, np.linalg.inv(J), kp, kd
         self._offset = np.asarray(tset.joint_offsets)[joints]
         K, D = impedance.motor_gains(J, kp, kd)
         if output == 'effort':
-            if not zero:
-                self.A[:, acts] = -K
-                self.A[:, n_act + acts] = -(J.T * (kd - np.asarray(tset.damping)[joints])) @ J
-                joint_limits, motor_limits = limits.magnitude_limits('effort')
-                over = np.concatenate([joint_limits, motor_limits])
-                limited = np.isfinite(over)
-                if limited.any():       # rows: the joint efforts J⁻ᵀ τ_a, then the motors'
-                    to_limits = (np.vstack([self._inverse.T, np.eye(m)])[limited]
-                                 / over[limited, None])
-                    self.W = to_limits @ self.A
-                    self._to_limits = to_limits
+            self.A[:, acts] = -K
+            self.A[:, n_act + acts] = -(J.T * (kd - np.asarray(tset.damping)[joints])) @ J
+            joint_limits, motor_limits = limits.magnitude_limits('effort')
+            over = np.concatenate([joint_limits, motor_limits])
+            limited = np.isfinite(over)
+            if limited.any():           # rows: the joint efforts J⁻ᵀ τ_a, then the motors'
+                to_limits = (np.vstack([self._inverse.T, np.eye(m)])[limited]
+                             / over[limited, None])
+                self.W = to_limits @ self.A
+                self._to_limits = to_limits
             return
         self.columns = np.zeros((4, m))
-        if not zero:
-            k, d = np.diag(K).copy(), np.diag(D).copy()
-            self._K_off, self._D_off = K - np.diag(k), D - np.diag(d)
-            self.A[:, acts] = -self._K_off
-            self.A[:, n_act + acts] = -self._D_off
-            self.columns[2:] = k, d
+        k, d = np.diag(K).copy(), np.diag(D).copy()
+        self._K_off, self._D_off = K - np.diag(k), D - np.diag(d)
+        self.A[:, acts] = -self._K_off
+        self.A[:, n_act + acts] = -self._D_off
+        self.columns[2:] = k, d
 
     def aim(self, q_t, qd_t, tau_t):
         """Take the targets (q*, q̇*, τ* of the plan's joints): the parts they change."""
         self.version += 1
-        if self.zero:
-            return
         if self.output == 'effort':
             c = self._J.T @ (self._kp * (q_t - self._offset) + self._kd * qd_t + tau_t)
             self.A[:, -1] = c
@@ -119,6 +116,7 @@ class ImpedanceCore:
         self.refused = 0
         self.last_ns = None
         self._tset = None
+        self._loops = self._columns_in = None
         self.set_transmissions(tset)
 
     def set_transmissions(self, tset):
@@ -165,6 +163,7 @@ class ImpedanceCore:
             self.inverse_effort_limits = tuple(
                 1.0 / np.asarray(x, dtype=float) for x in self.limits.magnitude_limits('effort'))
             self.block_damping = np.asarray(tset.damping, dtype=float)[self.joints]
+            self._tau = np.empty(len(self.joints))          # the kernels' joint torques
             self.actuator_names = tuple(tset.actuator_names[i] for i in self.actuators)
             # Linear transmissions: J is constant, their block taken once here.
             self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))[
@@ -263,20 +262,102 @@ class ImpedanceCore:
         Kept while the targets, gains and output are.
         """
         joints, acts, J = self.joints, self.actuators, self._linear_j
-        self._timed_out(now_ns, lambda: J @ flat[acts] + np.asarray(
-            self._tset.joint_offsets)[joints])
-        zero = self.tripped and self.on_timeout == 'zero_effort'
-        key = (self.output, zero)
-        plan = self._plans.get(key)
+        self._timed_out(now_ns, lambda: self._linear_positions(flat))
+        plan = self._plans.get(self.output)
         if plan is None:
-            plan = self._plans[key] = LinearPlan(J, self._tset, joints, acts, self.block_kp,
-                                                 self.block_kd, self.limits, self.output, zero)
+            plan = self._plans[self.output] = LinearPlan(
+                J, self._tset, joints, acts, self.block_kp, self.block_kd, self.limits,
+                self.output)
         if self._aimed is not plan:
             if np.isnan(self.target[0, joints]).any():
                 return None
             plan.aim(*self.target[:, joints])
             self._aimed = plan
         return plan
+
+    def _linear_positions(self, flat):
+        """Return the impedance joints' positions q = J θ + offset (linear sets)."""
+        return (self._linear_j @ flat[self.actuators]
+                + np.asarray(self._tset.joint_offsets)[self.joints])
+
+    def fill(self, flat, state, jacobian, now_ns, out):
+        """
+        Write the motors' command at one state into ``out``; return whether to send it.
+
+        ``out``: the motors' efforts (m,) with ``effort``, or per motor (θ*, θ̇*,
+        feed-forward, stiffness, damping) (m, 5) with ``motor_gains`` (the message's
+        bytes, as views). ``flat``: the state side's motor state; ``state`` (3, nJ) and
+        ``jacobian``: the joint state and J the state map left (sets with linkages; a
+        linear set maps ``flat`` itself). The per-message forms (:meth:`linear_plan`, the
+        compiled kernels) are used where they apply; a state they decline (an effort
+        beyond a limit, an unknown value) takes :meth:`step`, the reference.
+        """
+        positions = ((lambda: self._linear_positions(flat)) if self.linear
+                     else (lambda: state[0, self.joints]))
+        if self.zeroed(now_ns, positions):
+            out[...] = 0.0
+            self._columns_in = None
+            return True
+        effort = self.output == 'effort'
+        if self.linear:
+            plan = self.linear_plan(flat, now_ns)
+            if plan is None:
+                return False
+            if effort:
+                np.dot(plan.A, flat, out=out)
+                if plan.W is None:
+                    within = math.isfinite(out.dot(out))
+                else:
+                    over = np.dot(plan.W, flat)
+                    within = over.dot(over) <= 1.0  # every |value| / limit <= 1 (NaN: no)
+            else:
+                if self._columns_in != (id(out), plan, plan.version):
+                    out[:, [0, 1, 3, 4]] = plan.columns.T
+                    self._columns_in = (id(out), plan, plan.version)
+                feed = np.dot(plan.A, flat)
+                within = math.isfinite(feed.dot(feed))
+                if within:
+                    out[:, 2] = feed
+            return within or self._fill_reference(flat, state, now_ns, out)
+        loops = self._loops or linkage_loops.kernels()
+        self._loops = loops
+        n_act = self._tset.num_actuators
+        if not effort:
+            goal = self.motor_goal()
+            return goal is not None and bool(loops.mit_state(
+                jacobian, self.joints, self.actuators, self.block_kp, self.block_kd, goal[0],
+                goal[1], flat, n_act, out))
+        target = self.block_target()
+        if target is None:
+            return False
+        worst = loops.effort_state(jacobian, self.joints, self.actuators, self.block_kp,
+                                   self.block_kd, target, self.block_damping, state,
+                                   *self.inverse_effort_limits, self._tau, out)
+        if not worst <= 1.0:
+            if math.isnan(worst):
+                return False
+            _, out[:], _ = self.limits.scale('effort', self._tau, out.copy())
+        return True
+
+    def _fill_reference(self, flat, state, now_ns, out):
+        """Write :meth:`step`'s command (the reference) into ``out``; return whether any."""
+        n_act, tset = self._tset.num_actuators, self._tset
+        theta, thetad = flat[:n_act], flat[n_act:2 * n_act]
+        if state is None:
+            q = tset.actuator_to_joint('position', theta)
+            qd = tset.actuator_to_joint('velocity', thetad)
+        else:
+            q, qd = state[0], state[1]
+        command = self.step(q, qd, theta, thetad, now_ns)
+        if command is None:
+            return False
+        if self.output == 'effort':
+            out[:] = command.effort
+        else:
+            for c, values in enumerate(command[1:]):
+                out[:, c] = values
+            self._columns_in = None
+        return True
 
     def motor_goal(self):
         """

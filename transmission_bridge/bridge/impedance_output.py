@@ -10,7 +10,6 @@ the motors get the law's command: efforts on ``actuator_commands``, or MIT-mode 
 position, velocity, effort, stiffness, damping). doc/impedance.md says it for users.
 """
 
-import math
 import struct
 
 import numpy as np
@@ -20,7 +19,7 @@ from ..ros.configurable import RELIABLE_10
 from ..ros.settings import one_of, per_joint_values, prefixed_refusal, Setting
 from ..ros.settings import settings_by_name
 from ..ros.wire import JointStateLayout, Template
-from ..transmissions import ConfigError, linkage_loops
+from ..transmissions import ConfigError
 
 try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/impedance.md)
     from control_msgs.msg import DynamicJointState, InterfaceValue
@@ -55,7 +54,7 @@ class Impedance:
         self._output = values[IMPEDANCE_OUTPUT]
         self.core = None
         self.counters = {'impedance_commands': 0, 'impedance_targets_refused': 0}
-        self._wires, self._kept, self._loops, self._tau = {}, None, None, None
+        self._wires, self._kept = {}, None
         self._kept_ok = False
         self._pub = None
         if DynamicJointState is not None:
@@ -124,23 +123,22 @@ class Impedance:
         core = self.core
         if core is None or not len(core.joints):
             return
-        routes = self._routes
-        states = routes.states
+        states = self._routes.states
         if not self._published(states.last_kept):
             return                  # not measured now (stale, refused): nothing sent
+        wire = self._wire(core)
+        if wire is None:
+            return                  # motor_gains without control_msgs: said at start-up
         now = self._now_ns()
-        if core.linear:
-            data = self._linear(core, out, states, now)
-        elif core.output == 'motor_gains':
-            data = self._linkage_gains(core, out, states, now)
+        joint_map = states.joint_map
+        if not core.fill(states.flat, joint_map.latest, joint_map.jacobian, now, wire.out):
+            return
+        self.counters['impedance_commands'] += 1
+        data = wire.at(now)
+        if core.output == 'effort':
+            self._publish_command(data)
         else:
-            data = self._linkage_efforts(core, out, states, now)
-        if data is not None:
-            self.counters['impedance_commands'] += 1
-            if core.output == 'effort':
-                self._publish_command(data)
-            elif self._pub is not None:
-                self._pub.publish(data)
+            self._pub.publish(data)
 
     def _wire(self, core):
         """Return the output template of ``core``'s motors and output (kept while they are)."""
@@ -153,102 +151,6 @@ class Impedance:
             self._wires[core.output] = wire
         return wire
 
-    def _linear(self, core, out, states, now):
-        """
-        Return a linear set's command bytes: its plan's affine maps of the motors' state.
-
-        The efforts (or feed-forwards) are computed straight into the message's bytes. A
-        state that puts an effort beyond its limit, or holds an unknown value, takes the
-        reference (:meth:`_reference`), which scales or refuses it.
-        """
-        plan = core.linear_plan(states.flat, now)
-        wire = self._wire(core)
-        if plan is None or wire is None:
-            return None
-        flat = states.flat
-        if plan.output == 'effort':
-            values = wire.values
-            np.dot(plan.A, flat, out=values)
-            if plan.W is None:
-                within = math.isfinite(values.dot(values))
-            else:
-                over = np.dot(plan.W, flat)
-                within = over.dot(over) <= 1.0      # every |value| / limit <= 1 (NaN: no)
-        else:
-            wire.constants(plan)
-            values = np.dot(plan.A, flat)
-            within = math.isfinite(values.dot(values))
-            if within:
-                wire.rows[:, 2] = values
-        if not within:
-            return self._reference(core, out, states, now)
-        return wire.at(now)
-
-    def _linkage_gains(self, core, out, states, now):
-        """Return the MIT-mode command bytes of a set with linkages: J from the state map."""
-        wire = self._wire(core)
-        if wire is None:
-            return None
-        if core.zeroed(now, lambda: self._measured(out, states).position[core.joints]):
-            return wire.encode(core.zero_command(), now)
-        goal = core.motor_goal()
-        if goal is None:
-            return None
-        if self._loops is None:
-            self._loops = linkage_loops.kernels()
-        if not self._loops.mit_state(states.joint_map.jacobian, core.joints, core.actuators,
-                                     core.block_kp, core.block_kd, goal[0], goal[1],
-                                     states.flat, states.transmissions.num_actuators,
-                                     wire.rows):
-            return None
-        return wire.at(now)
-
-    def _linkage_efforts(self, core, out, states, now):
-        """
-        Return the effort command bytes of a set with linkages: J and q from the state map.
-
-        Efforts beyond a limit are scaled as a whole, as the reference does.
-        """
-        wire, latest = self._wire(core), states.joint_map.latest
-        if core.zeroed(now, lambda: latest[0, core.joints]):
-            return wire.encode(core.zero_command(), now)
-        target = core.block_target()
-        if target is None:
-            return None
-        if self._loops is None:
-            self._loops = linkage_loops.kernels()
-        if self._tau is None or len(self._tau) != len(core.joints):
-            self._tau = np.empty(len(core.joints))
-        inv_joint, inv_motor = core.inverse_effort_limits
-        worst = self._loops.effort_state(states.joint_map.jacobian, core.joints, core.actuators,
-                                         core.block_kp, core.block_kd, target,
-                                         core.block_damping, latest, inv_joint, inv_motor,
-                                         self._tau, wire.values)
-        if not worst <= 1.0:
-            if math.isnan(worst):
-                return None
-            _, motor, _ = core.limits.scale('effort', self._tau, wire.values.copy())
-            wire.values[:] = motor
-        return wire.at(now)
-
-    def _measured(self, out, states):
-        """Return the joint state published last (:class:`.measured.Measured`), read once."""
-        routes = self._routes
-        routes.measured.update(out, routes.seq, states)
-        return routes.measured
-
-    def _reference(self, core, out, states, now):
-        """Return the command bytes of :meth:`ImpedanceCore.step` (the reference), or None."""
-        measured = self._measured(out, states)
-        if not measured.present[core.joints].all():
-            return None
-        values = states.values
-        command = core.step(measured.position, measured.velocity, values[0], values[1], now)
-        wire = self._wire(core)
-        if command is None or wire is None:
-            return None
-        return wire.encode(command, now)
-
     def _published(self, kept):
         """Return whether the last joint_states carried every impedance joint."""
         if kept is None:
@@ -260,26 +162,21 @@ class Impedance:
 
 
 class EffortWire:
-    """A JointState of fixed motor names, efforts only: ``values`` written in its bytes."""
+    """A JointState of fixed motor names, efforts only: ``out`` (m,) written in its bytes."""
 
     def __init__(self, names):
         self.names = tuple(names)
         self._template = JointStateLayout(names, '', (0, 0, len(names))).encoder()
-        self.values = self._template.fields[2]
+        self.out = self._template.fields[2]
 
     def at(self, now_ns):
         """Return the message's bytes, stamped ``now_ns``."""
         return self._template.stamped(now_ns)
 
-    def encode(self, command, now_ns):
-        """Return the bytes of ``command`` (a :class:`.impedance.MotorCommand`)."""
-        self.values[:] = command.effort
-        return self.at(now_ns)
-
 
 class MitWire:
     """
-    A DynamicJointState for fixed motor names: its doubles as ``rows`` (m, 5) in its bytes.
+    A DynamicJointState for fixed motor names: its doubles as ``out`` (m, 5) in its bytes.
 
     Serialized once with marker values, each found in the bytes (CDR puts each motor's five
     doubles together, the motors a fixed stride apart: the same interface names each);
@@ -300,25 +197,9 @@ class MitWire:
         stride = offsets[1] - offsets[0] if len(offsets) > 1 else 40
         assert all(b - a == stride for a, b in zip(offsets, offsets[1:])), offsets
         self._template = Template.of_bytes(data, _STAMP_AT)
-        self.rows = self._template.view(offsets[0] if offsets else 0, (len(names), 5),
-                                        (stride, 8))
-        self._plan = None
-
-    def constants(self, plan):
-        """Write a linear plan's θ*, θ̇*, stiffness and damping (once per plan)."""
-        if self._plan != (plan, plan.version):
-            self.rows[:, [0, 1, 3, 4]] = plan.columns.T
-            self._plan = (plan, plan.version)
+        self.out = self._template.view(offsets[0] if offsets else 0, (len(names), 5),
+                                       (stride, 8))
 
     def at(self, now_ns):
         """Return the message's bytes, stamped ``now_ns``."""
         return self._template.stamped(now_ns)
-
-    def encode(self, command, now_ns):
-        """Return the bytes of ``command`` (a :class:`.impedance.MotorCommand`)."""
-        self._plan = None
-        rows = self.rows
-        for c, values in enumerate((command.position, command.velocity, command.effort,
-                                    command.stiffness, command.damping)):
-            rows[:, c] = 0.0 if values is None else values
-        return self.at(now_ns)
