@@ -163,7 +163,7 @@ def test_the_linear_plan_gives_what_the_reference_step_gives(output):
         core.take(names, q + rng.normal(scale=scale, size=len(q)), rng.normal(size=len(q)),
                   rng.normal(size=len(q)), 0)
         flat = _flat(theta, thetad)
-        plan = core.linear_plan(flat, 0)
+        plan = core.linear_plan()
         reference = core.step(q, qd, theta, thetad, 0)
         if output == 'effort':
             over = plan.W @ flat

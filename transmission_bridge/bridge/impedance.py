@@ -253,16 +253,14 @@ class ImpedanceCore:
         return True
 
     # --- at every state ---------------------------------------------------------------------
-    def linear_plan(self, flat, now_ns):
+    def linear_plan(self):
         """
-        Return the :class:`LinearPlan` of a linear set's impedance now, or None.
+        Return the :class:`LinearPlan` of a linear set's impedance, or None.
 
-        ``flat``: the state side's motor state, which the plan maps (and, when the watchdog
-        holds, where the targets are put). None without a target for every impedance joint.
-        Kept while the targets, gains and output are.
+        None without a target for every impedance joint. Kept while the targets, gains and
+        output are (the watchdog's timeout, which changes the targets, is :meth:`fill`'s).
         """
         joints, acts, J = self.joints, self.actuators, self._linear_j
-        self._timed_out(now_ns, lambda: self._linear_positions(flat))
         plan = self._plans.get(self.output)
         if plan is None:
             plan = self._plans[self.output] = LinearPlan(
@@ -300,7 +298,7 @@ class ImpedanceCore:
             return True
         effort = self.output == 'effort'
         if self.linear:
-            plan = self.linear_plan(flat, now_ns)
+            plan = self.linear_plan()
             if plan is None:
                 return False
             if effort:

@@ -196,7 +196,7 @@ class MitWire:
         offsets = [data.index(struct.pack('<5d', *m)) for m in markers]
         stride = offsets[1] - offsets[0] if len(offsets) > 1 else 40
         assert all(b - a == stride for a, b in zip(offsets, offsets[1:])), offsets
-        self._template = Template.of_bytes(data, _STAMP_AT)
+        self._template = Template(data, _STAMP_AT)
         self.out = self._template.view(offsets[0] if offsets else 0, (len(names), 5),
                                        (stride, 8))
 

@@ -108,19 +108,17 @@ def message_buffer(length):
 
 
 class Template:
-    """Preallocated output bytes: numpy views of its doubles, the stamp written in place."""
+    """
+    Preallocated output bytes: numpy views of its doubles, the stamp written in place.
 
-    def __init__(self, writer, stamp_offset=None):
-        self.buf = message_buffer(len(writer.buf))
-        self.buf[:] = writer.buf
+    ``data``: the serialized message (a :class:`CdrWriter`'s ``buf``, or what
+    ``serialize_message`` returned), copied into an aligned buffer.
+    """
+
+    def __init__(self, data, stamp_offset=None):
+        self.buf = message_buffer(len(data))
+        self.buf[:] = data
         self._stamp_offset = stamp_offset
-
-    @classmethod
-    def of_bytes(cls, data, stamp_offset):
-        """Return a template of the serialized message ``data``, its stamp at ``stamp_offset``."""
-        writer = CdrWriter()
-        writer.buf = bytearray(data)
-        return cls(writer, stamp_offset)
 
     def view(self, offset, shape, strides=None):
         """Return a float64 view into the template at ``offset``; writes land in the bytes."""
@@ -336,7 +334,7 @@ class JointStateTemplate(Template):
     """A JointState output: ``write(stamp, arrays)`` fills it in and returns the bytes."""
 
     def __init__(self, layout):
-        super().__init__(layout._writer, layout.stamp_offset)
+        super().__init__(layout._writer.buf, layout.stamp_offset)
         # All three arrays (the usual case): one (3, n) view, whose rows are the fields.
         self.state = (self.view(layout.offsets[0], (3, len(layout.names)),
                                 (layout._stride, 8)) if layout.stacked else None)
@@ -365,7 +363,7 @@ class DoublesTemplate(Template):
     """An output whose variable part is one block of doubles (``values``) and the stamp."""
 
     def __init__(self, writer, stamp_offset, offset, shape):
-        super().__init__(writer, stamp_offset)
+        super().__init__(writer.buf, stamp_offset)
         self.values = self.view(offset, shape)
 
     @classmethod
@@ -414,7 +412,7 @@ class TransformsTemplate(Template):
             stamps.append(w.header(parent))
             w.string(child)
             blocks.append(w.doubles(7))
-        super().__init__(w)
+        super().__init__(w.buf)
         body = len(self.buf) - 4          # doubles and words counted from the CDR origin
         self._doubles = self.view(4, (body // 8,))
         self._words = np.ndarray((body // 4,), dtype='<u4', buffer=self.buf, offset=4)

@@ -100,6 +100,8 @@ class TransmissionSet:
                      [self._actuator_index[a.name] for a in s.actuators])
                     for s, t in zip(specs, self._transmissions) if not s.is_linear]
         self._linkages = pack(linkages) if linkages else None
+        self._linked_actuators = np.array([a for _, _, acts in linkages for a in acts],
+                                          dtype=np.intp)      # the motors the linkages drive
         self._linkage_joints = np.array(sorted(j for _, js, _ in linkages for j in js),
                                         dtype=np.intp)
         self._linkage_members = [[self._joint_names[j] for j in js] for _, js, _ in linkages]
@@ -242,12 +244,7 @@ class TransmissionSet:
             np.asarray(positions, dtype=float), j.shape)
         field = {'position': 0, 'velocity': 1, 'effort': 3}[kind]
         given = {field: j} if kind != POSITION else {}
-        mapped = self._linkage_commands(q, given)
-        out = np.ascontiguousarray(out)         # rows below are views of it
-        rows = out.reshape(-1, self.num_actuators)
-        linked = self._linkages_actuators()
-        rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
-        return out
+        return self._with_linkages(q, given, {field: out})[0]
 
     def motion_to_actuator(self, positions, velocities):
         """
@@ -258,16 +255,11 @@ class TransmissionSet:
         """
         q = last_dimension(positions, self.num_joints, 'joint')
         v = last_dimension(velocities, self.num_joints, 'joint')
-        theta = np.ascontiguousarray(self._j2a['velocity'](q - self._offsets))
-        thetad = np.ascontiguousarray(self._j2a['velocity'](v))
+        theta = self._j2a['velocity'](q - self._offsets)
+        thetad = self._j2a['velocity'](v)
         if self._linkages is None:
             return theta, thetad
-        mapped = self._linkage_commands(q, {1: v})
-        linked = self._linkages_actuators()
-        for field, out in ((0, theta), (1, thetad)):
-            rows = out.reshape(-1, self.num_actuators)
-            rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
-        return theta, thetad
+        return self._with_linkages(q, {1: v}, {0: theta, 1: thetad})
 
     def joint_accelerations_to_actuator(self, accelerations, positions, velocities):
         """
@@ -282,12 +274,7 @@ class TransmissionSet:
             return out
         q = np.broadcast_to(np.asarray(positions, dtype=float), acc.shape)
         v = np.broadcast_to(np.asarray(velocities, dtype=float), acc.shape)
-        mapped = self._linkage_commands(q, {1: v, 2: acc})
-        out = np.ascontiguousarray(out)         # rows below are views of it
-        rows = out.reshape(-1, self.num_actuators)
-        linked = self._linkages_actuators()
-        rows[:, linked] = mapped[2].reshape(-1, self.num_actuators)[:, linked]
-        return out
+        return self._with_linkages(q, {1: v, 2: acc}, {2: out})[0]
 
     # --- the motors' dynamics (rotors.py) ---------------------------------------
     @property
@@ -312,14 +299,22 @@ class TransmissionSet:
         """
         return self.rotors.joint_forces(positions, velocities, accelerations)
 
-    def _linkages_actuators(self):
-        layout = self._linkages[0]
-        found = []
-        for m in range(layout[0]):
-            h = linkage_loops.L_HEADER + linkage_loops.L_WIDTH * m
-            n, at = layout[h], layout[h + 3]
-            found.extend(layout[at + n:at + 2 * n].tolist())
-        return np.array(found, dtype=np.intp)
+    def _with_linkages(self, q, given, linear):
+        """
+        Return the linear maps ``linear`` ({field: (..., nA)}) with the linkages' motors put in.
+
+        The linkages map the joint set-points ``given`` at ``q`` (:meth:`_linkage_commands`);
+        their motors' columns replace the linear maps' (which do not cover them).
+        """
+        mapped = self._linkage_commands(q, given)
+        linked = self._linked_actuators
+        out = []
+        for field, values in linear.items():
+            values = np.ascontiguousarray(values)       # rows below are views of it
+            rows = values.reshape(-1, self.num_actuators)
+            rows[:, linked] = mapped[field].reshape(-1, self.num_actuators)[:, linked]
+            out.append(values)
+        return out
 
     def _linkage_commands(self, q, given):
         """Map the linkages' joint set-points ``{field: (..., nJ)}`` at ``q``: 4 arrays."""
