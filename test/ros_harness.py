@@ -161,6 +161,26 @@ class Graph:
         return {n: parameter_value_to_python(v) for n, v in zip(names, res.values)}
 
 
+def latest_status(diagnostics, node):
+    """
+    Return the newest DiagnosticStatus ``node`` published (its name is ``'<node>: ...'``).
+
+    Several nodes may share one remapped ``/diagnostics``: the last message is whichever
+    spoke last, so a test picks its node's status by name. None before the first.
+    """
+    for msg in reversed(diagnostics):
+        for status in msg.status:
+            if status.name.split(':')[0] == node:
+                return status
+    return None
+
+
+def status_values(diagnostics, node):
+    """Return {key: value} of ``node``'s newest status ({} before the first)."""
+    status = latest_status(diagnostics, node)
+    return {} if status is None else {kv.key: kv.value for kv in status.values}
+
+
 @contextlib.contextmanager
 def started_node(tmp_path, module, node, params, tag, ready_topic):
     """

@@ -8,7 +8,7 @@ from conftest import CONFIG
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from ros_harness import Graph, NodeProcess, started_node, unique_namespace
+from ros_harness import Graph, latest_status, NodeProcess, started_node, unique_namespace
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -216,7 +216,7 @@ def test_malformed_messages_are_counted_and_survived(bridge):
     def counters():
         if not diagnostics:
             return {}
-        return {kv.key: kv.value for kv in diagnostics[-1].status[0].values}
+        return {kv.key: kv.value for kv in latest_status(diagnostics, NODE).values}
 
     assert g.spin_until(lambda: all(int(counters().get(k, 0)) >= 1 for k in (
         'rejected_length_mismatch', 'rejected_duplicate_names', 'rejected_non_finite',
@@ -232,8 +232,8 @@ def test_stale_actuators_are_reported(bridge):
     diagnostics = g.collect(DiagnosticArray, 'diagnostics')
     _exchange(g, _state())
     assert g.spin_until(lambda: diagnostics and 'stale actuators' in
-                        diagnostics[-1].status[0].message, timeout=5)
-    assert 'elbow_motor' in diagnostics[-1].status[0].message
+                        latest_status(diagnostics, NODE).message, timeout=5)
+    assert 'elbow_motor' in latest_status(diagnostics, NODE).message
 
 
 def test_stamp_going_backwards_is_counted(bridge):
@@ -244,7 +244,7 @@ def test_stamp_going_backwards_is_counted(bridge):
     assert _by_name(out, 'position')['elbow'] == pytest.approx(1.1, abs=1e-15)
     assert g.spin_until(lambda: diagnostics and any(
         kv.key == 'stamp_backwards' and int(kv.value) >= 1
-        for kv in diagnostics[-1].status[0].values), timeout=5)
+        for kv in latest_status(diagnostics, NODE).values), timeout=5)
 
 
 def _trajectory(names, points):
@@ -373,7 +373,7 @@ def test_input_time_share_is_validated_and_overload_drops_are_reported(bridge):
 
 def _diagnostic(diagnostics, key):
     """Return the integer value ``key`` of the last diagnostics received (0 before any)."""
-    values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values} if diagnostics \
+    values = {kv.key: kv.value for kv in latest_status(diagnostics, NODE).values} if diagnostics \
         else {}
     return int(values.get(key, 0))
 

@@ -14,7 +14,8 @@ from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
 import pytest
-from ros_harness import NodeProcess, started_node, unique_namespace
+from ros_harness import latest_status, NodeProcess, started_node, status_values
+from ros_harness import unique_namespace
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from transmission_bridge.transmissions import load_transmissions
@@ -44,7 +45,7 @@ def _timed(g, msg_type, topic):
 
 
 def _status(g):
-    return g.diagnostics[-1].status[0] if g.diagnostics else None
+    return latest_status(g.diagnostics, NODE)
 
 
 def _values(g):
@@ -402,7 +403,7 @@ def test_kinematics_withholds_torques_when_a_joint_goes_stale(tmp_path):
         children = {t.child_frame_id for m in moving for t in m.transforms}
         assert children == {'shoulder_link', 'upper_arm', 'forearm'}, children
         assert g.spin_until(lambda: diagnostics and 'stale joints' in
-                            diagnostics[-1].status[0].message, timeout=5)
+                            latest_status(diagnostics, 'kinematics').message, timeout=5)
         assert g.spin_until(lambda: len(torques) > start_t, timeout=10,
                             action=lambda: joints.publish(every))
     finally:
@@ -438,8 +439,7 @@ def test_an_unresolved_encoder_costs_the_other_joints_nothing_at_500_hz(tmp_path
                 g.executor.spin_once(timeout_sec=0.0005)
 
         def settled():          # two reports in a row count the same: the stream is in
-            counts = [{kv.key: kv.value for kv in d.status[0].values}.get('received')
-                      for d in g.diagnostics[-2:]]
+            counts = [status_values([d], NODE).get('received') for d in g.diagnostics[-2:]]
             return len(counts) == 2 and counts[0] == counts[1]
         assert g.spin_until(settled, timeout=5), _values(g)
         values = _values(g)

@@ -7,7 +7,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped
 import numpy as np
 import pytest
-from ros_harness import Graph, NodeProcess, unique_namespace
+from ros_harness import Graph, latest_status, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 from std_srvs.srv import Trigger
@@ -268,7 +268,7 @@ def test_bad_input_is_counted_and_survived(arm):
            _js(['elbow'], [math.nan]), _js(['elbow'], [1.0], sec=0)]
 
     def counters():         # the counts (other values are names: stale_joints)
-        return {kv.key: int(kv.value) for kv in diagnostics[-1].status[0].values
+        return {kv.key: int(kv.value) for kv in latest_status(diagnostics, 'kinematics').values
                 if kv.value.isdigit()} if diagnostics else {}
 
     def send():

@@ -13,7 +13,7 @@ from conftest import CONFIG
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from ros_harness import started_node
+from ros_harness import latest_status, started_node
 from sensor_msgs.msg import JointState
 from test_transmissions_linkage import _closed_loop_ankle_ik
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -85,7 +85,7 @@ def test_joint_states_give_back_the_pose_of_the_published_ankle(legged):
 def _counter(g, key):
     if not g.diagnostics:
         return None
-    return {kv.key: kv.value for kv in g.diagnostics[-1].status[0].values}.get(key)
+    return {kv.key: kv.value for kv in latest_status(g.diagnostics, NODE).values}.get(key)
 
 
 def test_a_state_past_a_limit_is_refused_named_and_the_rest_still_published(legged):
@@ -100,7 +100,7 @@ def test_a_state_past_a_limit_is_refused_named_and_the_rest_still_published(legg
     assert g.spin_until(lambda: int(_counter(g, 'refused_linkage_states') or 0) >= 1, timeout=5)
     assert g.spin_until(lambda: 'left_ankle_pitch,left_ankle_roll: a joint beyond its limits'
                         in (_counter(g, 'refused_linkages') or ''), timeout=5)
-    assert 'linkage states refused' in g.diagnostics[-1].status[0].message
+    assert 'linkage states refused' in latest_status(g.diagnostics, NODE).message
     assert 'linkage states refused, their joints not published: left_ankle_pitch' in \
         g.proc.output()
     # Back within the limits: published again, and the refusal is no longer named.

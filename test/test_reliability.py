@@ -9,7 +9,7 @@ from conftest import CONFIG
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from ros_harness import Graph, NodeProcess, unique_namespace
+from ros_harness import Graph, latest_status, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from transmission_bridge.transmissions import load_transmissions
 import yaml
@@ -98,7 +98,8 @@ def test_stale_publisher_recovers_and_two_publishers_are_warned(tmp_path):
             right.publish(JointState(name=['m0'], position=[2.0]))
 
         def message():
-            return diag[-1].status[0].message if diag else ''
+            status = latest_status(diag, 'transmission_bridge')
+            return status.message if status is not None else ''
 
         assert g.spin_until(lambda: message() == 'ok', 10, action=send)
         assert "actuator 'm0' is reported on more than one topic" in node.output()
