@@ -69,13 +69,13 @@ def _targets(tset, count, rng):
 def _floor(node, output, names):
     """Make the plain ``node`` publish one more message per state, of the output's size."""
     from rclpy.serialization import serialize_message
-    from transmission_bridge.bridge.impedance_output import EffortWire, MitWire
+    from transmission_bridge.bridge.springs import EffortWire, MitWire
     if output == 'effort':
         wire, pub = EffortWire(names), node._command_pub
-        data = wire.at(0)
+        data = wire.at(bytes(8))
     else:
-        wire, pub = MitWire(names), node._impedance._pub
-        data = wire.at(0)
+        wire, pub = MitWire(names), node._execution.springs._pub
+        data = wire.at(bytes(8))
     assert isinstance(data, bytes) and serialize_message is not None
     node._routes.after_state.append(lambda out: pub.publish(data))
 
@@ -108,7 +108,7 @@ def main(argv=None):
             floor = _node(TransmissionBridge, context, f'imp_floor_{tag}', base, True)
             spring = _node(TransmissionBridge, context, f'imp_{tag}',
                            {**base, 'impedance_output': output, **gains}, True)
-            _floor(floor, output, spring._impedance.core.actuator_names)
+            _floor(floor, output, tset.actuator_names)
             nodes = {'plain': plain, 'floor': floor, output: spring}
             states = {w: _callback(n, 'actuator_states') for w, n in nodes.items()}
             commands = {w: _callback(n, 'joint_commands') for w, n in nodes.items()}
@@ -116,7 +116,7 @@ def main(argv=None):
                 commands[what](targets[0])
                 for data in stream[:100]:
                     states[what](data)
-            sent = spring._impedance.counters['impedance_commands']
+            sent = spring._execution.springs.counters['impedance_commands']
             per_round = args.number // ROUNDS
             times = {what: [] for what in nodes}
             for r in range(ROUNDS):
@@ -132,9 +132,9 @@ def main(argv=None):
                             command(given[i])
                         state(data)
                     times[what].append((time.perf_counter() - start) / len(chunk))
-            sent = spring._impedance.counters['impedance_commands'] - sent
+            sent = spring._execution.springs.counters['impedance_commands'] - sent
             assert sent == ROUNDS * per_round, sent
-            assert not spring._impedance.counters['impedance_targets_refused']
+            assert not spring._execution.springs.counters['impedance_targets_refused']
             rows.append({
                 'robot': robot, 'output': output,
                 'targets': 'held' if rate == 'held' else f'{rate} Hz',

@@ -6,14 +6,15 @@ What a bridge costs before its first message: import time and resident memory at
 Import: the wall time of ``import transmission_bridge.bridge.node`` in a fresh interpreter
 (the median of ``--rounds``), this checkout and, with ``--before``, an older one (``git
 worktree add /tmp/v030 4acc6b2`` is 0.3.0), alternating. Resident: the bridge on the
-example arm (``config/example_robot_transmissions.yaml``) and on the legged robot (four
-linkages: numba loads for them), started as ``ros2 run`` starts it, against the typed rclpy
-relay of bench/relay_node.py, each measured once its node answers on the graph and then
-idles for a second. First joint_states: from starting the legged robot's bridge (a driver
-streaming its motors at 500 Hz meanwhile) to its first joint_states, with numba's cache as
-``make test`` and an install leave it (warm) and empty (``NUMBA_CACHE_DIR`` a new folder:
-every linkage kernel compiled while the bridge configures). The ratios are of one run,
-side by side.
+example arm (``config/example_robot_transmissions.yaml``; also with
+``follow_joint_trajectory:=false``, and the ``--before`` checkout's) and on the legged robot
+(four linkages: numba loads for them), started as ``ros2 run`` starts it, against the typed
+rclpy relay of bench/relay_node.py, each measured once its node answers on the graph and
+then idles for a second: the median of ``--rounds`` starts, alternating. First
+joint_states: from starting the legged robot's bridge (a driver streaming its motors at 500
+Hz meanwhile) to its first joint_states, with numba's cache as ``make test`` and an install
+leave it (warm) and empty (``NUMBA_CACHE_DIR`` a new folder: every linkage kernel compiled
+while the bridge configures). The ratios are of one run, side by side.
 """
 
 import argparse
@@ -132,14 +133,30 @@ def main(argv=None):
              'value': statistics.median(times[label]), 'unit': 's',
              'ratio': statistics.median(times['this checkout']) / statistics.median(times[label]),
              'spread': max(times[label]) / min(times[label])} for label, _ in sides]
-    relay = resident_mb([sys.executable, str(HERE / 'relay_node.py')], ROOT, '')
-    rows.append({'what': 'typed rclpy relay (bench/relay_node.py), resident', 'value': relay,
-                 'unit': 'MB', 'ratio': 1.0, 'spread': 1.0})
-    for robot, path in ROBOTS.items():
-        rss = resident_mb([sys.executable, '-m', 'transmission_bridge.bridge.node', '--ros-args',
-                           '-p', f'transmissions_file:={path}'], ROOT, 'active:')
-        rows.append({'what': f'bridge on the {robot}, resident', 'value': rss, 'unit': 'MB',
-                     'ratio': rss / relay, 'spread': 1.0})
+    bridge = [sys.executable, '-m', 'transmission_bridge.bridge.node', '--ros-args', '-p']
+    arm, legged = ROBOTS['example arm'], ROBOTS['legged robot (linkages)']
+    starts = {'typed rclpy relay (bench/relay_node.py)': (
+                  [sys.executable, str(HERE / 'relay_node.py')], ROOT, ''),
+              'bridge on the example arm': (bridge + [f'transmissions_file:={arm}'], ROOT,
+                                            'active:'),
+              'bridge on the example arm, follow_joint_trajectory false': (
+                  bridge + [f'transmissions_file:={arm}', '-p',
+                            'follow_joint_trajectory:=false'], ROOT, 'active:'),
+              'bridge on the legged robot (linkages)': (
+                  bridge + [f'transmissions_file:={legged}'], ROOT, 'active:')}
+    if args.before:
+        starts['bridge on the example arm (before)'] = (
+            bridge + [f'transmissions_file:={arm}'], args.before.resolve(), 'active:')
+    resident = {what: [] for what in starts}
+    order = list(starts)
+    for r in range(args.rounds):
+        for what in (order if r % 2 == 0 else order[::-1]):
+            resident[what].append(resident_mb(*starts[what]))
+    relay = statistics.median(resident[order[0]])
+    for what, values in resident.items():
+        rows.append({'what': f'{what}, resident', 'value': statistics.median(values),
+                     'unit': 'MB', 'ratio': statistics.median(values) / relay,
+                     'spread': max(values) / min(values)})
     warm = first_joint_states_s(ROBOTS['legged robot (linkages)'], {})
     with tempfile.TemporaryDirectory() as empty:
         cold = first_joint_states_s(ROBOTS['legged robot (linkages)'],

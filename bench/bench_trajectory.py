@@ -53,22 +53,22 @@ def _stream(tset, count):
 
 
 def _start_goal(node, tset):
-    """Make a 2 s wrist goal the running one, as the action server's execute does."""
-    from transmission_bridge.bridge import trajectory
-    from transmission_bridge.bridge.trajectory_action import Run
-    controllers = node._controllers
-    group = next(g for g in controllers.groups if g.name == 'wrist')
+    """Make a 2 s wrist goal the running one, as the action server's accept does."""
+    from transmission_bridge.bridge.goal_servers import Run
+    from transmission_bridge.control.following import Execution
+    from transmission_bridge.control.goal import plan_goal
+    from transmission_bridge.control.tolerances import tolerances
+    goals = node._execution.goals
+    group = next(g for g in goals.groups if g.name == 'wrist')
     idx = [tset.joint_index[j] for j in group.joints]
     q0 = np.array([tset.joint(j).default_position for j in group.joints])
-    tol = trajectory.tolerances(group.joints, [0.0] * 2, [0.0] * 2, 0.01, 0.0)
-    plan = trajectory.plan_goal(tset, group.joints, list(group.joints),
-                                [(2.0, list(q0 + 0.1), [0.0, 0.0], [], [])],
-                                (q0, np.zeros(2)), node._now_ns(), 0, tol)
-    run = Run(None, trajectory.Execution(plan), group)
-    measured = node._routes.measured
-    measured.position[idx], measured.velocity[idx] = q0, np.zeros(2)
-    for joint in group.joints:
-        controllers.owned[joint] = run
+    tol = tolerances(group.joints, [0.0] * 2, [0.0] * 2, 0.01, 0.0)
+    plan = plan_goal(tset, group.joints, list(group.joints),
+                     [(2.0, list(q0 + 0.1), [0.0, 0.0], [], [])],
+                     (q0, np.zeros(2)), node._now_ns(), 0, tol)
+    run = Run(None, Execution(plan), group)
+    node._routes.owners.set_goal(idx, run)
+    node._routes.follow('goals', goals.on_joint_state)
     group.run = run
     return run
 

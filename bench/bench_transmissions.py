@@ -16,7 +16,7 @@ from common import once, per_call, report
 import numpy as np
 from robots import transmissions_24, transmissions_n
 
-from transmission_bridge.bridge.state import ActuatorStates
+from transmission_bridge.mapping.state import ActuatorStates
 
 
 def main(argv=None):

@@ -3,8 +3,8 @@
 from conftest import CONFIG
 import numpy as np
 import pytest
-from transmission_bridge.bridge.commands import CommandMapper
-from transmission_bridge.bridge.state import ActuatorStates
+from transmission_bridge.mapping.commands import CommandMapper
+from transmission_bridge.mapping.state import ActuatorStates
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 
 TS = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')

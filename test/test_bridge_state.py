@@ -3,7 +3,7 @@
 from conftest import CONFIG
 import numpy as np
 import pytest
-from transmission_bridge.bridge.state import ActuatorStates
+from transmission_bridge.mapping.state import ActuatorStates
 from transmission_bridge.transmissions import load_transmissions
 
 TS = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
@@ -60,3 +60,25 @@ def test_reconfiguration_keeps_values_and_refusals_change_nothing(core):
     assert after['rejected_non_finite'] == before['rejected_non_finite'] + 1
     assert after['rejected_length_mismatch'] == before['rejected_length_mismatch'] + 1
     assert core.actuator_positions()[2] == 80.0          # refused messages left no trace
+
+
+def test_the_measured_state_is_the_last_published_less_what_is_stale_now(core):
+    """The one measured state: joints as last published; with a time, stale ones unknown."""
+    core.stale_ns = 50
+    theta = np.linspace(-1.0, 1.0, len(MOTORS))
+    thetad = np.linspace(0.5, -0.5, len(MOTORS))
+    core.ingest('a', MOTORS[:3], theta[:3], thetad[:3], [], 1, now_ns=0)
+    core.ingest('b', MOTORS[3:], theta[3:], thetad[3:], [], 1, now_ns=0)
+    m = core.measured()
+    assert np.array_equal(m.position, TS.actuator_to_joint('position', theta))
+    assert np.array_equal(m.velocity, TS.actuator_to_joint('velocity', thetad))
+    assert np.array_equal(m.motor_position, theta)
+    bad = core.ingest('a', MOTORS[:2], [1.0], [], [], 2, now_ns=10)     # refused: no change
+    assert bad is None and np.array_equal(core.measured().position, m.position)
+    core.ingest('b', MOTORS[3:], theta[3:], thetad[3:], [], 3, now_ns=40)
+    later = core.measured(now_ns=80)            # 'a' (the shoulders, the elbow) stale now
+    stale = [TS.joint_index[j] for j in ('shoulder_pan', 'shoulder_lift', 'elbow')]
+    assert np.isnan(later.position[stale]).all() and np.isnan(later.motor_position[:3]).all()
+    fresh = np.setdiff1d(np.arange(TS.num_joints), stale)
+    assert np.array_equal(later.position[fresh], m.position[fresh])
+    assert not np.isnan(core.measured().position).any()   # without a time: as published

@@ -14,7 +14,7 @@ import pytest
 from ros_harness import started_node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from transmission_bridge.bridge.commands import CommandMapper
+from transmission_bridge.mapping.commands import CommandMapper
 from transmission_bridge.transmissions import ConfigError, load_transmissions, parameters
 
 EXAMPLE = CONFIG / 'example_robot_transmissions.yaml'

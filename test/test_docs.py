@@ -296,3 +296,14 @@ def test_every_yaml_example_in_the_docs_loads():
                 load_model(data)
             loaded += 1
     assert loaded >= 3
+
+
+def test_the_readme_is_a_front_door():
+    """At most 150 lines, opening short, and linking the pages a newcomer looks for next."""
+    text = (REPO / 'README.md').read_text()
+    assert text.count('\n') <= 150, text.count('\n')
+    opening = text.split('\n## ')[0].split('\n\n', 1)[1]
+    assert all(len(s) < 300 for s in re.split(r'(?<=[.:;])\s', opening)), opening
+    for page in ('moveit.md', 'impedance.md', 'dynamics.md', 'bags.md', 'hardware.md',
+                 'calibrate.md', 'performance.md'):
+        assert f'(doc/{page}' in text, page

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from transmission_bridge.bag import io
 from transmission_bridge.bag.example import one_message
-from transmission_bridge.bridge.fast import StateRelay
-from transmission_bridge.bridge.state import ActuatorStates
+from transmission_bridge.mapping.relay import StateRelay
+from transmission_bridge.mapping.state import ActuatorStates
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 from transmission_bridge.transmissions.encoders import unwrap
 

@@ -14,10 +14,10 @@ from conftest import CONFIG
 from hypothesis import given, HealthCheck, settings, strategies as st
 import numpy as np
 import pytest
-from transmission_bridge.bridge.commands import CommandMapper
-from transmission_bridge.bridge.state import ActuatorStates
 from transmission_bridge.kinematics import load_model, ModelError
 from transmission_bridge.kinematics import parameters as kparams
+from transmission_bridge.mapping.commands import CommandMapper
+from transmission_bridge.mapping.state import ActuatorStates
 from transmission_bridge.robot_state.core import KinematicsCore
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 from transmission_bridge.transmissions import parameters as tparams

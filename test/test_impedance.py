@@ -138,6 +138,12 @@ def _flat(theta, thetad):
     return np.concatenate([theta, thetad, np.zeros(len(theta)), [1.0]])
 
 
+def _take_all(core, tset, q, qd, tau):
+    """Give the core targets for its joints (the others' values dropped), as the routes do."""
+    joints = core.joints
+    assert core.take(joints, q[joints], qd[joints], tau[joints], 0) == ''
+
+
 def _random_gains(core, tset, joints, rng):
     for j in joints:
         core.set_gain(j, 'p', float(rng.uniform(5, 50)))
@@ -147,23 +153,23 @@ def _random_gains(core, tset, joints, rng):
 @pytest.mark.parametrize('output', ['effort', 'motor_gains'])
 def test_the_linear_plan_gives_what_the_reference_step_gives(output):
     """linear_plan (affine maps of the motors' state) against step (from the joint state)."""
-    from transmission_bridge.bridge.impedance import ImpedanceCore
+    from transmission_bridge.control.impedance import ImpedanceCore
     tset = load_transmissions(CONFIG + 'example_robot_transmissions.yaml')
     rng = np.random.default_rng(RNG_SEED + 4)
     core = ImpedanceCore(tset, output)
     _random_gains(core, tset, ('elbow', 'wrist_pitch', 'wrist_roll'), rng)
     assert core.linear
-    names = list(tset.joint_names)
     within = 0
     for trial in range(20):
         q, theta = _pose(tset, rng, 0.3)
         thetad = rng.normal(size=tset.num_actuators)
         qd = tset.actuator_to_joint('velocity', thetad)
         scale = 0.1 if trial % 2 else 3.0           # half of them far: beyond effort limits
-        core.take(names, q + rng.normal(scale=scale, size=len(q)), rng.normal(size=len(q)),
-                  rng.normal(size=len(q)), 0)
+        _take_all(core, tset, q + rng.normal(scale=scale, size=len(q)),
+                  rng.normal(size=len(q)), rng.normal(size=len(q)))
         flat = _flat(theta, thetad)
-        plan = core.linear_plan()
+        block = core.block_at(None, 0, np.stack([q, qd]))
+        plan = block.plan(tset, output, core.target, core.version)
         reference = core.step(q, qd, theta, thetad, 0)
         if output == 'effort':
             over = plan.W @ flat
@@ -183,7 +189,7 @@ def test_the_linear_plan_gives_what_the_reference_step_gives(output):
 
 def _linkage_case(name, output, seed):
     """Return a linkage set, its rng, a core with random gains, a state map, writer, loops."""
-    from transmission_bridge.bridge.impedance import ImpedanceCore
+    from transmission_bridge.control.impedance import ImpedanceCore
     from transmission_bridge.transmissions import linkage_loops
     tset = load_transmissions(CONFIG + name)
     rng = np.random.default_rng(RNG_SEED + seed)
@@ -204,13 +210,14 @@ def test_the_compiled_mit_kernel_gives_what_the_reference_step_gives(name):
         thetad = rng.normal(size=tset.num_actuators)
         flat = _flat(theta, thetad)
         assert write(flat)
-        core.take(list(tset.joint_names), q + rng.normal(scale=0.02, size=len(q)),
-                  rng.normal(size=len(q)), rng.normal(size=len(q)), 0)
+        _take_all(core, tset, q + rng.normal(scale=0.02, size=len(q)),
+                  rng.normal(size=len(q)), rng.normal(size=len(q)))
         latest = state_map.latest
         reference = core.step(latest[0], latest[1], theta, thetad, 0)
-        goal, tau_ff = core.motor_goal()
-        assert loops.mit_state(state_map.jacobian, core.joints, core.actuators, core.block_kp,
-                               core.block_kd, goal, tau_ff, flat, tset.num_actuators, commands)
+        block = core.block_at(None, 0, latest)
+        goal, tau_ff = core.motor_goal(block)
+        assert loops.mit_state(state_map.jacobian, block.joints, block.actuators, block.kp,
+                               block.kd, goal, tau_ff, flat, tset.num_actuators, commands)
         for c, theirs in enumerate((reference.position, reference.velocity, reference.effort,
                                     reference.stiffness, reference.damping)):
             assert np.allclose(commands[:, c], theirs, rtol=1e-9, atol=1e-9), (name, c)
@@ -233,9 +240,10 @@ def test_motion_to_actuator_maps_as_the_separate_maps_do(name):
 def test_the_compiled_effort_kernel_gives_what_the_reference_step_gives(name):
     """linkage_loops.effort_state with the state map's J and joint state, against step."""
     tset, rng, core, state_map, write, loops = _linkage_case(name, 'effort', 7)
+    block = core.block_at(None, 0, np.zeros((3, tset.num_joints)))
+    assert block is None                    # no targets yet: nothing to send
     tau = np.empty(len(core.joints))
-    efforts = np.empty(len(core.actuators))
-    inv_joint, inv_motor = core.inverse_effort_limits
+    efforts = np.empty(len(core.joints))
     scaled = 0
     for trial in range(10):
         q, theta = _pose(tset, rng)
@@ -244,16 +252,18 @@ def test_the_compiled_effort_kernel_gives_what_the_reference_step_gives(name):
         assert write(flat)
         latest = state_map.latest
         push = 150.0 if trial % 2 else 1.0     # half of them beyond the legs' effort limits
-        core.take(list(tset.joint_names), q + rng.normal(scale=0.02, size=len(q)),
-                  rng.normal(size=len(q)), rng.normal(scale=push, size=len(q)), 0)
+        _take_all(core, tset, q + rng.normal(scale=0.02, size=len(q)),
+                  rng.normal(size=len(q)), rng.normal(scale=push, size=len(q)))
         reference = core.step(latest[0], latest[1], theta, thetad, 0)
-        worst = loops.effort_state(state_map.jacobian, core.joints, core.actuators,
-                                   core.block_kp, core.block_kd, core.block_target(),
-                                   core.block_damping, latest, inv_joint, inv_motor, tau,
+        block = core.block_at(None, 0, latest)
+        worst = loops.effort_state(state_map.jacobian, block.joints, block.actuators,
+                                   block.kp, block.kd, block.block_target(core.target,
+                                                                          core.version),
+                                   block.damping, latest, *block.inverse_effort_limits, tau,
                                    efforts)
-        _, limited, _ = core.limits.scale('effort', tau, efforts)
+        _, limited, _ = block.limits.scale('effort', tau, efforts)
         assert (worst > 1.0) == (not np.array_equal(limited, efforts))
         scaled += worst > 1.0
         assert np.allclose(limited, reference.effort, rtol=1e-9, atol=1e-9), name
-    limited_set = np.isfinite(np.concatenate(core.limits.magnitude_limits('effort'))).any()
+    limited_set = np.isfinite(np.concatenate(block.limits.magnitude_limits('effort'))).any()
     assert (scaled > 0) == limited_set, (name, scaled)

@@ -1,6 +1,7 @@
 """The math libraries import no ROS: checked on the source, and by importing them bare."""
 
 import ast
+import os
 import pathlib
 import subprocess
 import sys
@@ -36,9 +37,49 @@ def test_library_imports_only_numpy_yaml_stdlib_and_optional_numba(library):
         assert not foreign, f'{path.name} imports {sorted(foreign)}'
 
 
-@pytest.mark.parametrize('library', ['transmissions', 'kinematics'])
+# The bridge's pure rooms: the mapping (state and commands) and the control laws. They may
+# use the libraries and the rclpy-free pieces of ros/ (the input checks, the CDR layouts).
+ROOM_ALLOWED = {'transmission_bridge.transmissions', 'transmission_bridge.ros.named_input',
+                'transmission_bridge.ros.wire', 'transmission_bridge.mapping',
+                'transmission_bridge.control'}
+
+
+def _room_imports(path, room):
+    """Yield the absolute name of every module ``path`` (in ``room``) imports."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = f'transmission_bridge.{room}'
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module
+            if node.level:
+                parts = package.split('.')[:len(package.split('.')) - node.level + 1]
+                base = '.'.join(parts + ([node.module] if node.module else []))
+            for alias in node.names:            # a name may be a module: judged with it
+                yield f'{base}.{alias.name}'
+
+
+@pytest.mark.parametrize('room', ['mapping', 'control'])
+def test_the_bridge_s_pure_rooms_import_no_ros(room):
+    files = sorted((PKG / room).glob('*.py'))
+    assert len(files) > 3, 'no sources found: the check would pass vacuously'
+    for path in files:
+        for name in _room_imports(path, room):
+            top = name.split('.')[0]
+            if top == 'transmission_bridge':
+                assert any(name == a or name.startswith(a + '.') for a in ROOM_ALLOWED), (
+                    f'{path.name} imports {name}')
+            else:
+                assert top in ALLOWED, f'{path.name} imports {name}'
+
+
+@pytest.mark.parametrize('library', ['transmissions', 'kinematics', 'mapping', 'control'])
 def test_importing_library_loads_no_rclpy(library):
-    code = (f'import sys, transmission_bridge.{library}; '
+    code = (f'import sys, pkgutil, importlib, transmission_bridge.{library} as room; '
+            '[importlib.import_module(f"{room.__name__}.{m.name}") '
+            'for m in pkgutil.iter_modules(room.__path__)]; '
             "bad = [m for m in sys.modules if m.split('.')[0] in ('rclpy', 'rcl_interfaces')]; "
             'print(bad); sys.exit(1 if bad else 0)')
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
@@ -51,8 +92,8 @@ def test_importing_library_loads_no_rclpy(library):
 _BRIDGE_SIDES = (
     'import sys\n'
     'from transmission_bridge.transmissions import load_transmissions\n'
-    'from transmission_bridge.bridge.state import ActuatorStates\n'
-    'from transmission_bridge.bridge.commands import CommandMapper\n'
+    'from transmission_bridge.mapping.state import ActuatorStates\n'
+    'from transmission_bridge.mapping.commands import CommandMapper\n'
     'import transmission_bridge.kinematics\n'
     'ts = load_transmissions(sys.argv[1])\n'
     'states, commands = ActuatorStates(ts), CommandMapper(ts, True)\n'
@@ -78,11 +119,42 @@ def test_numba_loads_only_for_a_set_with_a_linkage(robot, loads):
 
 @pytest.mark.parametrize('node', ['bridge/node.py', 'robot_state/node.py'])
 def test_node_files_stay_small(node):
-    # ROS wiring only: parameter tables, message routes, diagnostics and watchdog glue live
-    # in rooms of their own (settings.py, routes.py, supervision.py), which tests drive
-    # without a node.
+    # ROS wiring only: parameter tables, message routes, diagnostics and the deadline's glue
+    # live in rooms of their own (settings.py, mapping/routes.py, supervision.py), which
+    # tests drive without a node.
     lines = (PKG / node).read_text().count('\n')
     assert lines <= 350, f'{node}: {lines} lines'
+
+
+@pytest.mark.parametrize('room', ['bridge', 'mapping', 'control'])
+def test_the_bridge_s_rooms_keep_modules_small(room):
+    for path in sorted((PKG / room).glob('*.py')):
+        lines = path.read_text().count('\n')
+        assert lines <= 450, f'{room}/{path.name}: {lines} lines'
+
+
+def test_a_bridge_without_goals_loads_neither_rclpy_action_nor_control_msgs():
+    code = ('import sys, rclpy\n'
+            'from rclpy.parameter import Parameter\n'
+            'from transmission_bridge.bridge.node import TransmissionBridge\n'
+            "rclpy.init(args=['--ros-args', '--log-level', 'fatal'], domain_id=%d)\n"
+            'node = TransmissionBridge(parameter_overrides=[\n'
+            "    Parameter('transmissions_file', value=sys.argv[1]),\n"
+            "    Parameter('follow_joint_trajectory', value=sys.argv[2] == 'true')])\n"
+            "print(sorted({m.split('.')[0] if m.startswith('control_msgs') else m\n"
+            "              for m in sys.modules if m == 'rclpy.action'\n"
+            "              or m.startswith('control_msgs')}))\n"
+            'node.destroy_node()\n')
+    config = str(PKG.parent / 'config' / 'example_robot_transmissions.yaml')
+    seen = {}
+    for follow in ('false', 'true'):
+        result = subprocess.run([sys.executable, '-c', code % (90 + len(seen)), config,
+                                 follow], capture_output=True, text=True, timeout=120,
+                                env=dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST'))
+        assert result.returncode == 0, result.stderr
+        seen[follow] = result.stdout.split('\n')[-2]
+    assert seen['false'] == '[]', seen
+    assert 'rclpy.action' in seen['true'], seen     # the check can fail: goals load them
 
 
 def test_the_bridge_node_imports_neither_the_kinematics_library_nor_numba():

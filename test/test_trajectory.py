@@ -1,5 +1,5 @@
 """
-Trajectory execution without ROS (bridge/trajectory.py): splines, refusals, tolerances.
+Trajectory execution without ROS (the control room): splines, refusals, tolerances.
 
 The splines are checked against polynomials solved here from their boundary conditions
 (a linear system, not the closed forms the module uses); the limit checks against values
@@ -12,7 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from transmission_bridge.bridge import trajectory as T
+from transmission_bridge.control import following, results, spline
+from transmission_bridge.control.goal import plan_goal
+from transmission_bridge.control.tolerances import tolerances
 from transmission_bridge.transmissions import load_transmissions
 
 RNG_SEED = 20261126
@@ -42,7 +44,7 @@ def test_segments_are_the_polynomials_meeting_both_ends(degree):
     for _ in range(20):
         T_ = rng.uniform(0.05, 3.0)
         start, end = rng.normal(size=3), rng.normal(size=3)
-        got = T.segment_coefficients(
+        got = spline.segment_coefficients(
             T_, tuple(np.array([x]) for x in start),
             tuple(np.array([x]) if degree >= d else None for d, x in zip((1, 3, 5), end)))
         want = reference_segment(T_, start, end, degree)
@@ -58,7 +60,7 @@ def _points(times, positions, velocities=(), accelerations=(), efforts=()):
 
 
 def _tol(group, path=0.0, goal=0.0, stopped=0.01, goal_time=0.0):
-    return T.tolerances(group, [path] * len(group), [goal] * len(group), stopped, goal_time)
+    return tolerances(group, [path] * len(group), [goal] * len(group), stopped, goal_time)
 
 
 @pytest.fixture(scope='module')
@@ -73,8 +75,8 @@ def test_plan_starts_at_the_measured_state_and_passes_every_point(arm):
     pos = rng.uniform(-0.5, 0.5, size=(3, 2))
     vel = np.vstack([rng.uniform(-0.3, 0.3, size=(2, 2)), [[0.0, 0.0]]])
     acc = rng.uniform(-0.3, 0.3, size=(3, 2))
-    plan = T.plan_goal(arm, WRIST, list(WRIST), _points(times, pos, vel, acc),
-                       (q0, v0), 10**9, 0, _tol(WRIST))
+    plan = plan_goal(arm, WRIST, list(WRIST), _points(times, pos, vel, acc),
+                     (q0, v0), 10**9, 0, _tol(WRIST))
     assert plan.spline.kind == 'quintic'
     p, v, a, _ = plan.desired(0.0)
     assert np.allclose(p, q0, atol=EXACT) and np.allclose(v, v0, atol=EXACT)
@@ -100,8 +102,8 @@ def test_plan_starts_at_the_measured_state_and_passes_every_point(arm):
 
 
 def test_linear_when_points_carry_positions_only(arm):
-    plan = T.plan_goal(arm, WRIST, list(WRIST), _points([1.0, 3.0], [[1.0, 0.0], [0.0, 1.0]]),
-                       ([0.0, 0.0], [0.7, 0.7]), 10**9, 0, _tol(WRIST))
+    plan = plan_goal(arm, WRIST, list(WRIST), _points([1.0, 3.0], [[1.0, 0.0], [0.0, 1.0]]),
+                     ([0.0, 0.0], [0.7, 0.7]), 10**9, 0, _tol(WRIST))
     assert plan.spline.kind == 'linear'
     assert np.allclose(plan.desired(0.5)[0], [0.5, 0.0])
     assert np.allclose(plan.desired(2.0)[0], [0.5, 0.5])
@@ -109,49 +111,49 @@ def test_linear_when_points_carry_positions_only(arm):
 
 
 def test_partial_goal_holds_the_other_joints(arm):
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(arm, WRIST, ['wrist_pitch'], _points([1.0], [[0.5]]),
-                    ([0.0, 0.3], [0.0, 0.0]), 0, 0, _tol(WRIST))
-    assert refused.value.code == T.INVALID_JOINTS and 'wrist_roll' in str(refused.value)
-    plan = T.plan_goal(arm, WRIST, ['wrist_pitch'], _points([1.0], [[0.5]]),
-                       ([0.0, 0.3], [0.0, 0.0]), 0, 0, _tol(WRIST), allow_partial=True)
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(arm, WRIST, ['wrist_pitch'], _points([1.0], [[0.5]]),
+                  ([0.0, 0.3], [0.0, 0.0]), 0, 0, _tol(WRIST))
+    assert refused.value.code == results.INVALID_JOINTS and 'wrist_roll' in str(refused.value)
+    plan = plan_goal(arm, WRIST, ['wrist_pitch'], _points([1.0], [[0.5]]),
+                     ([0.0, 0.3], [0.0, 0.0]), 0, 0, _tol(WRIST), allow_partial=True)
     assert plan.partial == ('wrist_roll',)
     assert np.allclose(plan.desired(0.5)[0], [0.25, 0.3])
 
 
 @pytest.mark.parametrize('names, points, code, words', [
-    (['wrist_pitch', 'elbow'], [(1.0, [0, 0], [], [], [])], T.INVALID_JOINTS,
+    (['wrist_pitch', 'elbow'], [(1.0, [0, 0], [], [], [])], results.INVALID_JOINTS,
      "['elbow'] are not in this controller"),
-    (['wrist_pitch', 'wristroll'], [(1.0, [0, 0], [], [], [])], T.INVALID_JOINTS,
+    (['wrist_pitch', 'wristroll'], [(1.0, [0, 0], [], [], [])], results.INVALID_JOINTS,
      "unknown joints ['wristroll']"),
-    (list(WRIST), [], T.INVALID_GOAL, 'no points'),
-    (list(WRIST), [(1.0, [0, 0], [], [], []), (1.0, [0, 0], [], [], [])], T.INVALID_GOAL,
+    (list(WRIST), [], results.INVALID_GOAL, 'no points'),
+    (list(WRIST), [(1.0, [0, 0], [], [], []), (1.0, [0, 0], [], [], [])], results.INVALID_GOAL,
      'points[1].time_from_start 1.0 s is not after'),
-    (list(WRIST), [(1.0, [0, 0, 0], [], [], [])], T.INVALID_GOAL,
+    (list(WRIST), [(1.0, [0, 0, 0], [], [], [])], results.INVALID_GOAL,
      'points[0].positions has 3 values for 2 joints'),
-    (list(WRIST), [(1.0, [0, math.nan], [], [], [])], T.INVALID_GOAL,
+    (list(WRIST), [(1.0, [0, math.nan], [], [], [])], results.INVALID_GOAL,
      "points[0].positions of joint 'wrist_roll' is nan"),
-    (list(WRIST), [(1.0, [0, 0], [0.1, 0.0], [], [])], T.INVALID_GOAL,
+    (list(WRIST), [(1.0, [0, 0], [0.1, 0.0], [], [])], results.INVALID_GOAL,
      "velocity of joint 'wrist_pitch' is 0.1, not 0"),
-    (list(WRIST), [(1.0, [], [0.0, 0.0], [], [])], T.INVALID_GOAL, 'carry positions'),
-    (list(WRIST), [(1.0, [2.5, 0], [], [], [])], T.INVALID_GOAL,
+    (list(WRIST), [(1.0, [], [0.0, 0.0], [], [])], results.INVALID_GOAL, 'carry positions'),
+    (list(WRIST), [(1.0, [2.5, 0], [], [], [])], results.INVALID_GOAL,
      "joint 'wrist_pitch' reaches position 2.00"),     # first past it: 2.5 t, t = 0.802 s
-    (list(WRIST), [(1.0, [2.5, 0], [], [], [])], T.INVALID_GOAL,
+    (list(WRIST), [(1.0, [2.5, 0], [], [], [])], results.INVALID_GOAL,
      't = 0.802 s, beyond its limits [-2, 2]'),
 ])
 def test_refusals_name_what_is_wrong(arm, names, points, code, words):
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(arm, WRIST, names, points, ([0.0, 0.0], [0.0, 0.0]), 10**9, 0, _tol(WRIST))
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(arm, WRIST, names, points, ([0.0, 0.0], [0.0, 0.0]), 10**9, 0, _tol(WRIST))
     assert refused.value.code == code
     assert words in str(refused.value)
 
 
 def test_old_header_timestamp(arm):
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(arm, WRIST, list(WRIST), _points([1.0], [[0.1, 0.1]]),
-                    ([0.0, 0.0], [0.0, 0.0]), now_ns=10 * 10**9, start_ns=5 * 10**9,
-                    tol=_tol(WRIST))
-    assert refused.value.code == T.OLD_HEADER_TIMESTAMP
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(arm, WRIST, list(WRIST), _points([1.0], [[0.1, 0.1]]),
+                  ([0.0, 0.0], [0.0, 0.0]), now_ns=10 * 10**9, start_ns=5 * 10**9,
+                  tol=_tol(WRIST))
+    assert refused.value.code == results.OLD_HEADER_TIMESTAMP
 
 
 def test_a_differential_motor_limit_is_checked_at_the_sum_of_its_joint_speeds(arm):
@@ -161,16 +163,16 @@ def test_a_differential_motor_limit_is_checked_at_the_sum_of_its_joint_speeds(ar
     tset = arm.replace_fields(actuators={'wrist_left_motor': {'velocity_limit': 3.0}})
     speed = 0.04
     points = _points([1.0], [[speed, speed]])        # linear: constant speed for 1 s
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(tset, WRIST, list(WRIST), points, ([0.0, 0.0], [0.0, 0.0]), 0, 0,
-                    _tol(WRIST))
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(tset, WRIST, list(WRIST), points, ([0.0, 0.0], [0.0, 0.0]), 0, 0,
+                  _tol(WRIST))
     text = str(refused.value)
     assert "motor 'wrist_left_motor' reaches velocity" in text and 'limit 3' in text
     mapped = tset.joint_to_actuator('velocity', np.r_[np.zeros(3), speed, speed, 0, 0])
     assert abs(abs(mapped[tset.actuator_index['wrist_left_motor']]) - 4.0) < EXACT
     # the other direction: the same joint speeds in opposite senses spare the left motor
-    T.plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[speed, -speed]]),
-                ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
+    plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[speed, -speed]]),
+              ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
 
 
 def test_efforts_are_checked_through_the_transmission(arm):
@@ -179,15 +181,15 @@ def test_efforts_are_checked_through_the_transmission(arm):
     assert motor > 0
     tset = arm.replace_fields(actuators={'wrist_right_motor': {'effort_limit': 0.9 * motor}})
     points = _points([1.0], [[0.0, 0.0]], efforts=[[10.0, -4.0]])
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(tset, WRIST, list(WRIST), points, ([0.0, 0.0], [0.0, 0.0]), 0, 0,
-                    _tol(WRIST))
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(tset, WRIST, list(WRIST), points, ([0.0, 0.0], [0.0, 0.0]), 0, 0,
+                  _tol(WRIST))
     assert "motor 'wrist_right_motor' reaches effort" in str(refused.value)
 
 
 def test_a_start_beyond_a_limit_may_move_back_in(arm):
-    plan = T.plan_goal(arm, WRIST, list(WRIST), _points([1.0], [[1.9, 0.0]]),
-                       ([2.05, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
+    plan = plan_goal(arm, WRIST, list(WRIST), _points([1.0], [[1.9, 0.0]]),
+                     ([2.05, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
     assert plan.desired(0.0)[0][0] == pytest.approx(2.05)
 
 
@@ -195,8 +197,8 @@ def test_a_linkage_motor_speed_depends_on_the_pose():
     tset = load_transmissions(CLOSED_LOOP)
     joints = tuple(tset.joint_names)
     q = np.zeros(len(joints))
-    free = T.plan_goal(tset, joints, list(joints), _points([2.0], [q + 0.05]),
-                       (q, q), 0, 0, _tol(joints))
+    free = plan_goal(tset, joints, list(joints), _points([2.0], [q + 0.05]),
+                     (q, q), 0, 0, _tol(joints))
     t = np.linspace(0, 2.0, 41)
     p, v, _ = free.spline.sample(t)
     full = np.full((len(t), tset.num_joints), np.nan)
@@ -207,37 +209,37 @@ def test_a_linkage_motor_speed_depends_on_the_pose():
     k = int(np.argmax(motor))
     limit = 0.9 * motor[k]
     slow = tset.replace_fields(actuators={tset.actuator_names[k]: {'velocity_limit': limit}})
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(slow, joints, list(joints), _points([2.0], [q + 0.05]), (q, q), 0, 0,
-                    _tol(joints))
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(slow, joints, list(joints), _points([2.0], [q + 0.05]), (q, q), 0, 0,
+                  _tol(joints))
     assert f'motor {tset.actuator_names[k]!r} reaches velocity' in str(refused.value)
 
 
 def test_tolerances_follow_jtc_special_values():
     group = ('a', 'b')
-    tol = T.tolerances(group, [0.1, 0.2], [0.01, 0.02], 0.05, 1.5,
-                       path_given=[('a', 0.3, 0.0, 0.0), ('b', -1, 0.0, 0.0)],
-                       goal_given=[('b', 0.0, 0.5, 0.0)], goal_time_given=0.0)
+    tol = tolerances(group, [0.1, 0.2], [0.01, 0.02], 0.05, 1.5,
+                     path_given=[('a', 0.3, 0.0, 0.0), ('b', -1, 0.0, 0.0)],
+                     goal_given=[('b', 0.0, 0.5, 0.0)], goal_time_given=0.0)
     assert list(tol.path[0]) == [0.3, 0.0]          # >0 replaces, -1 removes
     assert list(tol.goal[0]) == [0.01, 0.02]        # 0 keeps the default
     assert list(tol.goal[1]) == [0.05, 0.5]
     assert tol.goal_time == 1.5
-    assert T.tolerances(group, [0, 0], [0, 0], 0.0, 1.5, goal_time_given=0.25).goal_time == 0.25
+    assert tolerances(group, [0, 0], [0, 0], 0.0, 1.5, goal_time_given=0.25).goal_time == 0.25
     for bad in ([('a', -2.0, 0, 0)], [('c', 1.0, 0, 0)]):
-        with pytest.raises(T.Refused):
-            T.tolerances(group, [0, 0], [0, 0], 0.0, 0.0, path_given=bad)
+        with pytest.raises(results.Refused):
+            tolerances(group, [0, 0], [0, 0], 0.0, 0.0, path_given=bad)
 
 
 def _execution(arm, path=0.0, goal=0.0, goal_time=0.0):
-    plan = T.plan_goal(arm, WRIST, list(WRIST), _points([1.0], [[0.5, 0.0]]),
-                       ([0.0, 0.0], [0.0, 0.0]), 0, 1, _tol(WRIST, path, goal, 0.01, goal_time))
-    return T.Execution(plan)
+    plan = plan_goal(arm, WRIST, list(WRIST), _points([1.0], [[0.5, 0.0]]),
+                     ([0.0, 0.0], [0.0, 0.0]), 0, 1, _tol(WRIST, path, goal, 0.01, goal_time))
+    return following.Execution(plan)
 
 
 def test_execution_succeeds_within_goal_tolerance(arm):
     run = _execution(arm, goal=0.01)
     run.step(int(1.1e9), [0.495, 0.0], [0.0, 0.0])
-    assert run.outcome == T.Outcome(T.SUCCESSFUL, '')
+    assert run.outcome == results.Outcome(results.SUCCESSFUL, '')
 
 
 def test_execution_path_violation_names_joint_and_time(arm):
@@ -245,7 +247,7 @@ def test_execution_path_violation_names_joint_and_time(arm):
     run.step(int(0.5e9), [0.25, 0.0], [0.0, 0.0])
     assert run.outcome is None
     run.step(int(0.8e9), [0.0, 0.0], [0.0, 0.0])        # stuck at 0, desired 0.4
-    assert run.outcome.code == T.PATH_TOLERANCE_VIOLATED
+    assert run.outcome.code == results.PATH_TOLERANCE_VIOLATED
     assert "joint 'wrist_pitch'" in run.outcome.text and 't = 0.800 s' in run.outcome.text
 
 
@@ -254,7 +256,7 @@ def test_execution_goal_violation_after_goal_time(arm):
     run.step(int(1.2e9), [0.4, 0.0], [0.0, 0.0])
     assert run.outcome is None                          # still within goal_time
     run.step(int(1.6e9), [0.4, 0.0], [0.0, 0.0])
-    assert run.outcome.code == T.GOAL_TOLERANCE_VIOLATED
+    assert run.outcome.code == results.GOAL_TOLERANCE_VIOLATED
     assert 'goal tolerance 0.01' in run.outcome.text
 
 
@@ -263,21 +265,21 @@ def test_execution_waits_while_moving_at_the_end(arm):
     run.step(int(1.1e9), [0.5, 0.0], [0.2, 0.0])        # there, not stopped
     assert run.outcome is None
     run.step(int(1.2e9), [0.5, 0.0], [0.0, 0.0])
-    assert run.outcome.code == T.SUCCESSFUL
+    assert run.outcome.code == results.SUCCESSFUL
 
 
 def test_a_motor_position_limit_is_checked_through_the_differential(arm):
     # wrist_left_motor = 50 (pitch + roll) by the differential's law: both joints at 0.3 rad
     # put it at 30 rad, within each joint's own limits.
     tset = arm.replace_fields(actuators={'wrist_left_motor': {'upper_limit': 25.0}})
-    with pytest.raises(T.Refused) as refused:
-        T.plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.3, 0.3]]),
-                    ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
+    with pytest.raises(results.Refused) as refused:
+        plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.3, 0.3]]),
+                  ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))
     assert "motor 'wrist_left_motor' reaches position 25" in str(refused.value)
     assert 'beyond its limits [-inf, 25]' in str(refused.value)
-    T.plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.3, -0.3]]),
-                ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))     # its sum 0: fine
+    plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.3, -0.3]]),
+              ([0.0, 0.0], [0.0, 0.0]), 0, 0, _tol(WRIST))     # its sum 0: fine
     # from 30 rad (beyond) back to 20 rad: the first segment may move back within
-    plan = T.plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.2, 0.2]]),
-                       ([0.3, 0.3], [0.0, 0.0]), 0, 0, _tol(WRIST))
+    plan = plan_goal(tset, WRIST, list(WRIST), _points([1.0], [[0.2, 0.2]]),
+                     ([0.3, 0.3], [0.0, 0.0]), 0, 0, _tol(WRIST))
     assert plan.desired(0.0)[0][0] == pytest.approx(0.3)

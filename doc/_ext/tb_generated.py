@@ -37,6 +37,9 @@ NODES = {
     'actuator_simulator': ('transmission_bridge.tools.actuator_simulator', 'ActuatorSimulator',
                            [{'transmissions_file': 'example_robot_transmissions.yaml'}]),
 }
+# Parameters the interface tables create a node with, besides its first robot: the bridge
+# makes actuator_impedance_commands only once motor_gains is chosen (control_msgs loads then).
+INTERFACE_PARAMS = {'transmission_bridge': {'impedance_output': 'motor_gains'}}
 # rclpy's own parameters, the same on every node.
 RCLPY_PARAMETERS = {'use_sim_time', 'start_type_description_service'}
 _PER_ROBOT = re.compile(r'^(joints|actuators|transmissions|constraints)\.([^.]+)\.(.+)$')
@@ -129,7 +132,8 @@ def interfaces(node_name):
     rclpy.init(context=context, args=['--ros-args', '--disable-rosout-logs',
                                       '--log-level', 'fatal'])
     try:
-        params = [Parameter(k, value=str(CONFIG / v)) for k, v in robots[0].items()]
+        params = [Parameter(k, value=str(CONFIG / v)) for k, v in robots[0].items()] + [
+            Parameter(k, value=v) for k, v in INTERFACE_PARAMS.get(node_name, {}).items()]
         node = _create(node_class, context, params)
         try:
             rows = []

@@ -10,8 +10,8 @@ for them (each motor's holding torque, as in ``robot.launch.py`` with
 kept only with ``keep_input=True``. Two paths give those results:
 
 * **exact**: each message goes through the bridge's
-  :class:`~transmission_bridge.bridge.state.ActuatorStates` and
-  :class:`~transmission_bridge.bridge.commands.CommandMapper` and the kinematics node's
+  :class:`~transmission_bridge.mapping.state.ActuatorStates` and
+  :class:`~transmission_bridge.mapping.commands.CommandMapper` and the kinematics node's
   :class:`~transmission_bridge.robot_state.core.KinematicsCore`, the very code the nodes run;
 * **vectorised** (used when every actuator message has the same names, frame and
   arrays, no infinite value, stamps never go back, no actuator has an absolute encoder
@@ -32,9 +32,9 @@ import numpy as np
 from . import io
 from .errors import BagError
 from .joint_state_cdr import build, FIELDS, JointStateBatchCodec, MSGTYPE
-from ..bridge.commands import CommandMapper
-from ..bridge.state import ActuatorStates
 from ..kinematics import holding_torques
+from ..mapping.commands import CommandMapper
+from ..mapping.state import ActuatorStates
 from ..robot_state.core import KinematicsCore
 from ..transmissions import ConfigError
 

@@ -1,10 +1,12 @@
 """
 The ``transmission_bridge`` node: actuator states in, joint states out, commands back.
 
-ROS wiring only: parameters, publishers, subscriptions, services. A message's routes are
-:mod:`.routes`' (:mod:`.state`, :mod:`.commands`, :mod:`.fast`); the node's own parameters
-:mod:`.settings`', its status and watchdog :mod:`.supervision`'. Topics, parameters, services in
-doc/nodes.md (tables generated from here).
+ROS wiring only: parameters, publishers, subscriptions, services, timers. A message's routes
+are :mod:`transmission_bridge.mapping`'s (:mod:`~transmission_bridge.mapping.routes`); goals
+and joint springs are :mod:`transmission_bridge.control`'s, wired by :mod:`.goal_servers`
+(imported only with ``follow_joint_trajectory``) and :mod:`.springs`; the node's own
+parameters are :mod:`.settings`', its status and deadline timer :mod:`.supervision`'.
+Topics, parameters, services in doc/nodes.md (tables generated from here).
 """
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -13,15 +15,14 @@ from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from . import impedance_output, supervision, trajectory_action
-from .routes import Routes
-from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, COMMAND_TIMEOUT, EncoderTurns, HELP,
-                       LIMIT_COMMANDS, ON_COMMAND_TIMEOUT, SETTINGS, SOURCE_HELP,
-                       STALE_TIMEOUT, TRANSMISSIONS_FILE)
-from .trajectory_action import Controllers
-from .watchdog import CommandWatchdog
+from . import supervision
+from .execution import ExecutionWiring
+from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, EncoderTurns, FOLLOW_JOINT_TRAJECTORY,
+                       HELP, LIMIT_COMMANDS, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
+                       TRANSMISSIONS_FILE)
+from ..mapping.routes import Routes
 from ..ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
-from ..ros.conversions import name_values, now_ns_function
+from ..ros.conversions import name_values, now_ns_function, TypedJointStates
 from ..ros.diagnostics import diagnostics
 from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import exit_with, run_node, StartupError
@@ -46,12 +47,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._sources = sources = self._declare_sources(TRANSMISSIONS_FILE, *SOURCE_HELP)
         self._path, self._source = sources.path, sources.label
         own = declare_settings(self, SETTINGS)
-        goals = declare_settings(self, trajectory_action.SETTINGS)
-        springs = declare_settings(self, impedance_output.SETTINGS)
         topics = own[ACTUATOR_STATE_TOPICS]
         self._stale_ns = seconds_to_ns(own[STALE_TIMEOUT])
-        self._watchdog = CommandWatchdog(seconds_to_ns(own[COMMAND_TIMEOUT]),
-                                         own[ON_COMMAND_TIMEOUT])
         self._active = [False]              # a cell: the subscription callbacks read it
         self._autostart = own[AUTOSTART]
         self._limit_commands = own[LIMIT_COMMANDS]
@@ -62,19 +59,12 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
         self._now_ns = now_ns_function(self.get_clock())
-        self._routes = routes = Routes(topics, self._now_ns, self.get_logger(), self._watchdog,
-                                       self._fast_path)
-        try:
-            self._controllers = Controllers(self, routes, lambda m: self._command_pub.publish(m),
-                                            self._now_ns, goals, self._active)
-        except ConfigError as exc:
-            raise StartupError(str(exc)) from None
-        self._impedance = impedance_output.Impedance(
-            self, routes, lambda m: self._command_pub.publish(m), self._now_ns, springs,
-            self._watchdog)
-        routes.after_state += [self._controllers.on_joint_state, self._impedance.on_joint_state]
-        routes.owners += [self._controllers, self._impedance]
-        self._controllers.impedance = self._impedance
+        self._execution = execution = ExecutionWiring(
+            self, own, own[FOLLOW_JOINT_TRAJECTORY], self._now_ns, self._active,
+            lambda m: self._command_pub.publish(m))
+        self._routes = routes = Routes(topics, self._now_ns, self.get_logger(),
+                                       execution.deadline, TypedJointStates(), self._fast_path)
+        execution.wire(routes)
         self._robot = RobotParameters(self, tparams, ConfigError)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -88,8 +78,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
             callback = routes.state_callback(topic, self._joint_pub.publish, self._active)
             self.create_subscription(JointState, topic, budget.wrap(callback), STREAM_IN,
                                      raw=True)
-        self.create_subscription(JointTrajectory, 'joint_trajectory', lambda m: routes.trajectory(
-            m, self._active[0], self._traj_pub.publish), RELIABLE_10)
+        self.create_subscription(JointTrajectory, 'joint_trajectory', self._trajectory,
+                                 RELIABLE_10)
         self.create_subscription(JointState, 'joint_commands', routes.command_callback(
             self._command_pub.publish, self._active), STREAM_IN, raw=True)
         self._create_trigger('~/calibrate_to_default_pose', self._calibrate)
@@ -98,10 +88,6 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self.create_timer(period, self._publish_diagnostics)
         self._topics = topics
         self._follow(sources, True)
-        self._watchdog_timer = supervision.WatchdogTimer(
-            self, self._watchdog, self._now_ns,
-            lambda: self._active[0] and self._states is not None and not self._controllers.owned,
-            self._send_safe_commands)
         if not self._autostart:
             self.get_logger().info('unconfigured (autostart false): waiting for ros2 lifecycle '
                                    f'set {self.get_fully_qualified_name()} configure, then '
@@ -114,12 +100,13 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     # --- lifecycle ---------------------------------------------------------------
     def on_configure(self, state):
         """Load and validate the robot (a bad one leaves the node unconfigured, saying why)."""
+        execution = self._execution
         given = self._sources.given or self._pending_description
         self._syncing = True        # the robot's parameters are declared, not set
         try:
             if given:
                 tset = self._start_with(given)
-                self._refuse_unknown_overrides(('joints', 'actuators', 'constraints', 'gains'))
+                self._refuse_unknown_overrides(('joints', 'actuators') + execution.per_joint)
         except StartupError as exc:
             self._configure_error = str(exc)
             self._drop_configuration()
@@ -138,16 +125,15 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
 
     def on_activate(self, state):
         """Publish joint_states and map commands from now on."""
-        self._watchdog.forget()
+        self._execution.deadline.forget()
         self._active[0] = True
         self.get_logger().info('active: publishing joint_states, mapping commands')
         return SUCCESS
 
     def on_deactivate(self, state):
         """Abort goals; send the motors the safe command once, then publish and map nothing."""
-        self._controllers.abort_all('the bridge was deactivated (lifecycle)', hold=False)
-        self._stop_if_active()
-        self._watchdog.forget()
+        self._stop_if_active('the bridge was deactivated (lifecycle)')
+        self._execution.deadline.forget()
         self.get_logger().info('inactive: nothing published, commands refused')
         return SUCCESS
 
@@ -167,11 +153,12 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._stop_if_active()
         super().destroy_node()
 
-    def _stop_if_active(self):
-        self._controllers.abort_all('the bridge stopped', hold=False)
+    def _stop_if_active(self, reason='the bridge stopped'):
         if self._active[0]:
-            self._send_safe_commands()
+            self._execution.stop(reason)
             self._active[0] = False
+        elif self._execution.goals is not None:
+            self._execution.goals.abort_all(reason, hold=False)
 
     def _drop_configuration(self):
         """Undeclare the robot's parameters and drop both sides (unconfigured)."""
@@ -188,7 +175,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     def _load(self, source):
         tset = load_transmissions(source)
         tparams.check_parameter_names(tset)
-        self._controllers.check(tset)
+        self._execution.check(tset)
         return tset
 
     def _config(self):
@@ -208,10 +195,9 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
 
     def _configure(self, tset):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
-        self._controllers.configure(tset)
-        self._impedance.configure(tset)
-        self._routes.configure(tset, self._stale_ns, self._limit_commands)
-        self._watchdog.forget()
+        self._routes.configure(tset, self._stale_ns, self._limit_commands,
+                               self._execution.warm())
+        self._execution.configure(tset)
         self._syncing = True
         try:
             self._encoders.declare(self, tset)
@@ -239,9 +225,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         """On-set callback: build the would-be configuration; refuse with the reason."""
         if self._syncing:
             return SetParametersResult(successful=True)
-        reason = (refusal(SETTINGS, params) or refusal(trajectory_action.SETTINGS, params)
-                  or refusal(impedance_output.SETTINGS, params) or self._impedance.refusal(params)
-                  or self._controllers.refusal(params) or self._encoders.refusal(params)
+        reason = (refusal(SETTINGS, params) or self._execution.refusal(params)
+                  or self._encoders.refusal(params)
                   or self._robot.validate(params, self._states and self._states.transmissions))
         return SetParametersResult(successful=not reason, reason=reason)
 
@@ -249,17 +234,11 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         """Post-set callback: the validated configuration takes effect."""
         if self._syncing:
             return
-        self._controllers.apply(params)
         for p in params:
             if p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
                 if self._states is not None:
                     self._states.stale_ns = self._stale_ns
-            elif p.name == COMMAND_TIMEOUT:
-                self._watchdog.timeout_ns = seconds_to_ns(p.value)
-                self._watchdog_timer.rearm()
-            elif p.name == ON_COMMAND_TIMEOUT:
-                self._watchdog.mode = p.value
             elif p.name in self._encoders.names and self._states is not None:
                 self.get_logger().info(self._encoders.apply(self._states, p.name, p.value))
             elif p.name == LIMIT_COMMANDS:
@@ -269,7 +248,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         new = self._robot.take()
         if new is not None:
             self._configure(new)
-        self._impedance.apply(params)       # after the watchdog's own settings
+        self._execution.apply(params)
 
     # --- topics ------------------------------------------------------------------
     def actuator_states(self, source, data):
@@ -279,6 +258,11 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     def joint_commands(self, data):
         """Return the actuator_commands (bytes or a message) for one joint_commands message."""
         return self._routes.joint_commands(data) if self._active[0] else None
+
+    def _trajectory(self, msg):
+        out = self._routes.trajectory(msg, self._active[0])
+        if out is not None:
+            self._traj_pub.publish(out)
 
     # --- services ----------------------------------------------------------------
     def _calibrate(self):
@@ -309,16 +293,6 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._adopt(new, self._path)
         return True, f'reloaded {len(new.specs)} transmissions from {self._path}'
 
-    # --- the watchdog ------------------------------------------------------------
-    def _send_safe_commands(self):
-        """Publish on_command_timeout's command to every motor commanded (if any)."""
-        if self._states is None:
-            return
-        for msg in supervision.safe_command_messages(self._watchdog, self._states,
-                                                     self._now_ns(),
-                                                     self.get_clock().now().to_msg()):
-            self._command_pub.publish(msg)
-
     # --- diagnostics -------------------------------------------------------------
     def _publish_diagnostics(self):
         now = self.get_clock().now()
@@ -328,12 +302,12 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
             self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, {}, warning=(
                 self._configure_error or supervision.unconfigured(self._lifecycle_state()))))
             return
-        report = supervision.status(self._routes, self._watchdog, self._active[0],
+        report = supervision.status(self._routes, self._execution.deadline, self._active[0],
                                     self._budget.dropped, overload, now.nanoseconds,
                                     self._stale_ns)
         for text, throttle in report.logged:        # said here, once a period, not per message
             self.get_logger().warning(text, throttle_duration_sec=throttle)
-        counters = {**report.counters, **self._controllers.counters, **self._impedance.counters}
+        counters = {**report.counters, **self._execution.counters}
         self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, counters,
                                            warning=report.warning, error=report.error,
                                            extra=report.extra))

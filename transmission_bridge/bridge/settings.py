@@ -1,11 +1,15 @@
 """
-The bridge's own parameters (not the robot's), as one table, and the encoders' turns.
+The bridge's own parameters (not the robot's), as tables, and the encoders' turns.
 
-The table is declared by the node (:func:`~transmission_bridge.ros.settings.declare_settings`)
-and checked by the same functions at start-up and for ``ros2 param set``; the per-robot
-parameters (``joints.*``, ``actuators.*``, ``transmissions.*``) are
-:mod:`transmission_bridge.transmissions.parameters`'. ``actuators.<name>.encoder_turns``
-exists for exactly the actuators with an ``encoder`` period (:func:`encoder_turn_names`).
+:data:`SETTINGS` (the node's), :data:`GOAL_SETTINGS` (FollowJointTrajectory, declared only
+with ``follow_joint_trajectory``) and :data:`SPRING_SETTINGS` (joint impedance) are declared
+by the node (:func:`~transmission_bridge.ros.settings.declare_settings`) and checked by the
+same functions at start-up and for ``ros2 param set``; so are the per-joint
+``constraints.<joint>.*`` and ``gains.<joint>.*`` (:data:`PER_JOINT_TOLERANCES`,
+:data:`GAINS`). The per-robot parameters (``joints.*``, ``actuators.*``,
+``transmissions.*``) are :mod:`transmission_bridge.transmissions.parameters`'.
+``actuators.<name>.encoder_turns`` exists for exactly the actuators with an ``encoder``
+period (:class:`EncoderTurns`).
 
 >>> from ..ros.settings import refusal
 >>> refusal(SETTINGS, [(ON_COMMAND_TIMEOUT, 'brake')])
@@ -14,7 +18,8 @@ exists for exactly the actuators with an ``encoder`` period (:func:`encoder_turn
 
 from rclpy.parameter import Parameter
 
-from .watchdog import MODES
+from ..control.impedance import OUTPUTS
+from ..mapping.deadline import MODES
 from ..ros.parameters import descriptor
 from ..ros.settings import finite_non_negative, finite_positive, one_of, Setting
 from ..ros.settings import settings_by_name
@@ -26,6 +31,7 @@ LIMIT_COMMANDS = 'limit_commands'
 COMMAND_TIMEOUT = 'command_timeout'
 ON_COMMAND_TIMEOUT = 'on_command_timeout'
 AUTOSTART = 'autostart'
+FOLLOW_JOINT_TRAJECTORY = 'follow_joint_trajectory'
 ENCODER_TURNS = 'encoder_turns'             # actuators.<name>.encoder_turns
 
 HELP = """
@@ -43,10 +49,12 @@ A managed (lifecycle) node: configure loads the robot, activate publishes joint_
 maps commands, deactivate sends the motors on_command_timeout's safe command once and stops
 ('ros2 lifecycle set'); autostart (default true) does configure and activate at start-up.
 Start-up parameters: transmissions_file (YAML or URDF) or robot_description (URDF text) or
-use_robot_description_topic:=true; actuator_state_topics, autostart, diagnostics_period,
-input_time_share, drop_on_overload. Settable at runtime: stale_timeout (joints of an actuator
-not heard from for this long are left out), command_timeout and on_command_timeout (the
-watchdog: hold | zero_velocity | zero_effort | none when joint_commands stop), limit_commands
+use_robot_description_topic:=true; actuator_state_topics, autostart, follow_joint_trajectory
+(false: no FollowJointTrajectory servers), diagnostics_period, input_time_share,
+drop_on_overload. Settable at runtime: stale_timeout (joints of an actuator not heard from for
+this long are left out), command_timeout and on_command_timeout (each joint's command
+deadline: hold | zero_velocity | zero_effort | none when its joint_commands stop),
+impedance_output and gains.<joint>.{p, d} (joint springs), limit_commands
 (default true: commands to motors kept within the joint and actuator limits); per robot
 joints.<joint>.{offset, mechanical_reduction, default_position, damping},
 joints.<joint>.limits.{lower, upper, velocity, effort}, actuators.<actuator>.{
@@ -63,21 +71,80 @@ SETTINGS = settings_by_name([
             'are left out of joint_states until it is heard again', constraints='> 0',
             check=finite_positive(STALE_TIMEOUT)),
     Setting(COMMAND_TIMEOUT, 0.5, float,
-            'joint_commands that stop for this long trip the watchdog, s (then '
-            f'{ON_COMMAND_TIMEOUT}, repeated as often); 0: off', constraints='>= 0',
+            'a joint whose streamed joint_commands stop for this long times out, s (its '
+            f'motors then get {ON_COMMAND_TIMEOUT}); 0: off', constraints='>= 0',
             check=finite_non_negative(COMMAND_TIMEOUT, 'number of seconds')),
     Setting(ON_COMMAND_TIMEOUT, 'hold', str,
-            'what every commanded motor is sent when the watchdog trips and on deactivation: '
-            'hold (measured position, velocity 0, effort 0), zero_velocity, zero_effort or '
-            'none', check=one_of(ON_COMMAND_TIMEOUT, MODES)),
+            'what the motors of a timed-out joint get, and every commanded motor on '
+            'deactivation: hold (measured position, velocity 0, effort 0; a joint spring: '
+            'its targets latched there), zero_velocity, zero_effort or none',
+            check=one_of(ON_COMMAND_TIMEOUT, MODES)),
     Setting(AUTOSTART, True, bool,
             'configure and activate at start-up (false: stay unconfigured for ros2 lifecycle '
             'or a lifecycle manager)', read_only=True),
+    Setting(FOLLOW_JOINT_TRAJECTORY, True, bool,
+            'serve FollowJointTrajectory (~/follow_joint_trajectory, for MoveIt); false: no '
+            'action servers (rclpy.action and control_msgs are not loaded)', read_only=True),
     Setting(LIMIT_COMMANDS, True, bool,
             'keep commands to motors within the joint and actuator limits: positions clamped, '
             'velocity and effort vectors scaled as a whole, trajectories past a limit refused '
             '(false: map commands unchanged)'),
 ])
+
+# --- FollowJointTrajectory (bridge/goal_servers.py) --------------------------------------
+CONTROLLERS = 'trajectory_controllers'
+ALLOW_PARTIAL = 'allow_partial_joints_goal'
+ALLOW_NONZERO_END = 'allow_nonzero_velocity_at_trajectory_end'
+MONITOR_RATE = 'action_monitor_rate'
+GOAL_TIME = 'constraints.goal_time'
+STOPPED_VELOCITY = 'constraints.stopped_velocity_tolerance'
+PER_JOINT_TOLERANCES = {
+    'trajectory': 'position tolerance along the path, rad (m if prismatic); 0: not checked',
+    'goal': 'position tolerance at the goal, rad (m if prismatic); 0: not checked'}
+
+GOAL_SETTINGS = settings_by_name([
+    Setting(CONTROLLERS, [], 'string_array',
+            'FollowJointTrajectory groups: each N has N.joints and ~/N/follow_joint_trajectory '
+            '(~/follow_joint_trajectory drives every joint)', read_only=True),
+    Setting(ALLOW_PARTIAL, False, bool,
+            "accept goals naming some of a controller's joints (the others hold)"),
+    Setting(ALLOW_NONZERO_END, False, bool,
+            "accept goals whose last point's velocities are not 0"),
+    Setting(MONITOR_RATE, 20.0, float,
+            'rate of action feedback and controller_state while a goal runs, Hz',
+            constraints='> 0', read_only=True, check=finite_positive(MONITOR_RATE)),
+    Setting(GOAL_TIME, 0.0, float,
+            'time a goal may take past its last point to be within its goal tolerances, s; '
+            '0: no bound', constraints='>= 0', check=finite_non_negative(GOAL_TIME, 'time')),
+    Setting(STOPPED_VELOCITY, 0.01, float,
+            'velocity under which a joint counts as stopped at the goal, rad/s (m/s if '
+            'prismatic); 0: not checked', constraints='>= 0',
+            check=finite_non_negative(STOPPED_VELOCITY)),
+])
+
+
+def constraint_name(joint, which):
+    """Return ``constraints.<joint>.<which>`` (``which``: trajectory or goal)."""
+    return f'constraints.{joint}.{which}'
+
+
+# --- joint springs (bridge/springs.py) ------------------------------------------------------
+IMPEDANCE_OUTPUT = 'impedance_output'
+SPRING_SETTINGS = settings_by_name([
+    Setting(IMPEDANCE_OUTPUT, 'effort', str,
+            'what joints with gains send their motors: effort (torque-controlled motors, on '
+            'actuator_commands) or motor_gains (MIT-mode motors, on '
+            'actuator_impedance_commands)', check=one_of(IMPEDANCE_OUTPUT, OUTPUTS)),
+])
+GAINS = {'p': 'stiffness of the joint spring, N*m/rad (N/m if prismatic), >= 0; 0 with d 0: '
+              'no impedance',
+         'd': 'damping of the joint spring, N*m*s/rad (N*s/m if prismatic), >= 0'}
+
+
+def gain_name(joint, which):
+    """Return ``gains.<joint>.<which>`` (``which``: p or d)."""
+    return f'gains.{joint}.{which}'
+
 
 SOURCE_HELP = ('path of the transmissions YAML or URDF (doc/formats.md); required unless '
                'robot_description is given',

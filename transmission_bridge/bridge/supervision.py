@@ -1,15 +1,19 @@
 """
-What the bridge says and sends on its own, without a node: its status, the watchdog's command.
+What the bridge says and sends on its own: its status, the deadline's timer and safe command.
 
-:func:`status` turns the state side, the command side and the watchdog into what
+:func:`status` turns the state side, the command side and the command deadline into what
 ``/diagnostics`` carries (counters, warning, error, extra values) and the warnings the node
-logs once a period; :func:`safe_command_messages` builds the JointState messages of the
-watchdog's safe command (``on_command_timeout``) at the measured positions; :func:`trip_text`
-is the log line of a trip. The node only publishes and logs them (tests call them directly).
+logs once a period; :class:`DeadlineTimer` polls the deadline a few times per timeout, logs
+each trip once (:func:`trip_lines`) and sends the plain motors' safe command when due;
+:func:`safe_command_messages` builds its JointState messages (``on_command_timeout``) at the
+measured positions, for the motors of the plain joints only (a joint spring's timeout is its
+own hold: :mod:`transmission_bridge.control.impedance`). The node only publishes and logs
+them (tests call them directly).
 """
 
 import dataclasses
 
+import numpy as np
 from sensor_msgs.msg import JointState
 
 from ..ros.conversions import doubles
@@ -32,7 +36,7 @@ def unconfigured(lifecycle_state):
             else 'waiting for a robot_description')
 
 
-def status(routes, watchdog, active, dropped, overload, now_ns, stale_ns):
+def status(routes, deadline, active, dropped, overload, now_ns, stale_ns):
     """
     Return the bridge's :class:`Status` now, from its configured :class:`.routes.Routes`.
 
@@ -57,10 +61,15 @@ def status(routes, watchdog, active, dropped, overload, now_ns, stale_ns):
         [f'linkage states refused: {"; ".join(refused)}'] if refused else []) + (
         [f'encoder turns unknown: {"; ".join(waiting)}'] if waiting else []) + (
         [] if active else ['inactive (lifecycle): nothing published'])
-    error = (f'command timeout: no joint_commands since '
-             f'{watchdog.tripped_ns * 1e-9 - watchdog.timeout_ns * 1e-9:.3f} s; sending '
-             f'{watchdog.mode} to {", ".join(watchdog.commanded_names)}'
-             if watchdog.tripped_ns is not None else '')
+    since = deadline.timed_out_since_ns()
+    error = ''
+    if since is not None:
+        tripped = np.flatnonzero(deadline.tripped)
+        joints = [states.transmissions.joint_names[i] for i in tripped]
+        motors = _motors(states.transmissions, tripped)
+        error = (f'command timeout: no joint_commands for {", ".join(joints)} since '
+                 f'{(since - deadline.timeout_ns) * 1e-9:.3f} s; {deadline.mode} for '
+                 f'{", ".join(motors)}')
     command_counts = commands.counters.as_dict()
     trajectories = {k: command_counts.pop(k) for k in list(command_counts)
                     if k.startswith('traj')}
@@ -82,57 +91,96 @@ def status(routes, watchdog, active, dropped, overload, now_ns, stale_ns):
     return Status(counters, '; '.join(warnings), error, extra, tuple(logged))
 
 
-class WatchdogTimer:
-    """
-    The watchdog's timer on ``node``: a quarter of ``command_timeout`` (none while it is 0).
+def _motors(tset, joints):
+    """Return the names of the motors of ``joints`` (set indices), set order."""
+    if not len(joints):
+        return ()
+    _, acts = tset.coverage([tset.joint_names[i] for i in joints])
+    return tuple(tset.actuator_names[i] for i in sorted(acts))
 
-    At each tick, while ``armed()`` (active and configured), a trip or a repeat logs and calls
-    ``send()`` (the node publishes the safe command). :meth:`rearm` follows a new timeout.
+
+class DeadlineTimer:
+    """
+    The deadline's timer on ``node``: a quarter of ``command_timeout`` (none while it is 0).
+
+    At each tick, while ``armed()`` (active and configured): each joint that timed out is
+    said once (:func:`trip_lines`), and ``send(joints)`` gets the joints due a plain safe
+    command (the node sends their motors theirs, a joint spring's excepted).
+    :meth:`rearm` follows a new timeout.
     """
 
-    def __init__(self, node, watchdog, now_ns, armed, send):
-        self._node, self._watchdog, self._now_ns = node, watchdog, now_ns
-        self._armed, self._send = armed, send
+    def __init__(self, node, deadline, now_ns, armed, springs, send):
+        self._node, self._deadline, self._now_ns = node, deadline, now_ns
+        self._armed, self._springs, self._send = armed, springs, send
         self._timer = None
         self.rearm()
 
     def rearm(self):
-        """(Re)make the timer for the watchdog's timeout now."""
+        """(Re)make the timer for the deadline's timeout now."""
         if self._timer is not None:
             self._node.destroy_timer(self._timer)
             self._timer = None
-        if self._watchdog.timeout_ns:
+        if self._deadline.timeout_ns:
             self._timer = self._node.create_timer(
-                max(self._watchdog.timeout_ns * 1e-9 / 4, 0.001), self.tick)
+                max(self._deadline.timeout_ns * 1e-9 / 4, 0.001), self.tick)
 
     def tick(self):
-        """Send the safe command if the watchdog is due (log the trip)."""
-        if not self._armed():
+        """Log new trips; send the plain motors' safe command where due."""
+        tset = self._armed()
+        if tset is None:
             return
-        due = self._watchdog.due(self._now_ns())
-        if due == 'tripped':
-            self._node.get_logger().error(trip_text(self._watchdog))
-        if due is not None:
-            self._send()
+        tripped, due = self._deadline.poll(self._now_ns())
+        if not len(due):
+            return
+        sprung = self._springs()
+        for line in trip_lines(self._deadline, tset, tripped, sprung):
+            self._node.get_logger().error(line)
+        plain = [i for i in due if i not in sprung]
+        if plain:
+            self._send(np.array(plain, dtype=np.intp))
 
 
-def trip_text(watchdog):
-    """Return the log line of the watchdog tripping."""
-    seconds = watchdog.timeout_ns * 1e-9
-    return (f'no joint_commands for {seconds:g} s: sending {watchdog.mode} to '
-            f'{", ".join(watchdog.commanded_names)} every {seconds:g} s until they resume')
+def trip_lines(deadline, tset, joints, sprung=()):
+    """
+    Return the log line of ``joints`` (set indices) timing out now (a list: none or one).
+
+    ``sprung``: the joints that joint springs drive (their own hold, in both outputs).
+    """
+    if not len(joints):
+        return []
+    seconds = deadline.timeout_ns * 1e-9
+    plain = [i for i in joints if i not in sprung]
+    springs = [i for i in joints if i in sprung]
+    parts = []
+    if plain:
+        parts.append(f'sending {deadline.mode} to {", ".join(_motors(tset, plain))} every '
+                     f'{seconds:g} s')
+    if springs:
+        what = {'hold': 'hold at the positions measured now',
+                'zero_velocity': 'keep their targets at zero velocity',
+                'zero_effort': 'send no torque and no gains',
+                'none': 'keep their last targets'}[deadline.mode]
+        parts.append(f'the joint springs of {", ".join(tset.joint_names[i] for i in springs)} '
+                     f'{what} ({deadline.mode})')
+    return [f'no joint_commands for {seconds:g} s: {"; ".join(parts)}, until they resume']
 
 
-def safe_command_messages(watchdog, states, now_ns, stamp):
-    """Return the JointState messages of the watchdog's safe command, stamped ``stamp``."""
-    positions = dict(zip(states.transmissions.actuator_names,
-                         states.fresh_actuator_positions(now_ns)))
+def safe_command_messages(deadline, states, joints, now_ns, stamp):
+    """
+    Return the JointState messages of the plain safe command to ``joints``' motors.
+
+    ``joints``: set indices (the plain joints due one); stamped ``stamp``; the positions
+    measured now (``hold``).
+    """
+    tset = states.transmissions
+    motors = _motors(tset, joints)
+    theta = states.measured(now_ns).motor_position
+    positions = [theta[tset.actuator_index[m]] for m in motors]
     out = []
-    for command in watchdog.safe_commands(positions):
-        msg = JointState(name=list(command.names))
+    for names, *fields in deadline.safe_commands(motors, positions):
+        msg = JointState(name=list(names))
         msg.header.stamp = stamp
         msg.position, msg.velocity, msg.effort = (
-            [] if a is None else doubles(a)
-            for a in (command.position, command.velocity, command.effort))
+            [] if a is None else doubles(a) for a in fields)
         out.append(msg)
     return out

@@ -38,8 +38,8 @@ from ..kinematics import parameters as kparams
 from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
 from ..ros.conversions import (doubles, name_values, now_ns_function, stamp_to_ns,
                                transform_msgs)
-from ..ros.diagnostics import diagnostics, report_input
-from ..ros.named_input import seconds_to_ns
+from ..ros.diagnostics import diagnostics
+from ..ros.named_input import report_input, seconds_to_ns
 from ..ros.node_main import exit_with, run_node
 from ..ros.robot_parameters import RobotParameters
 from ..ros.settings import declare_settings, refusal

@@ -141,3 +141,36 @@ def trajectory_msg(header, names, fields, times_from_start):
             effort=doubles(None if eff is None else eff[k]),
             time_from_start=time_from_start))
     return out
+
+
+class TypedJointStates:
+    """
+    The typed route's decoding and message building, for a core that imports no ROS.
+
+    ``decode(data)``: a serialized JointState as its message; ``joint_states`` and
+    ``commands`` fill one reused JointState each (names, position, velocity, effort of a
+    core's output, and a header); ``trajectory`` builds a JointTrajectory
+    (:func:`trajectory_msg`).
+    """
+
+    def __init__(self):
+        from rclpy.serialization import deserialize_message
+        self._deserialize = deserialize_message
+        self._states, self._commands = ReusedJointState(), ReusedJointState()
+
+    def decode(self, data):
+        """Return the JointState serialized in ``data``."""
+        return self._deserialize(data, JointState)
+
+    def joint_states(self, out, header):
+        """Return the joint_states message of a core's output ``out``."""
+        return self._states.fill(out, header)
+
+    def commands(self, out, header):
+        """Return the actuator_commands message of a core's output ``out``."""
+        return self._commands.fill(out, header)
+
+    @staticmethod
+    def trajectory(header, names, fields, times_from_start):
+        """Return the actuator_trajectory message (:func:`trajectory_msg`)."""
+        return trajectory_msg(header, names, fields, times_from_start)

@@ -1,4 +1,4 @@
-"""What a node reports about its input: the /diagnostics status, and log lines per message."""
+"""What a node reports on /diagnostics (its log lines per message: ``named_input``)."""
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
@@ -27,16 +27,3 @@ def diagnostics(stamp, name, hardware_id, counters, warning='', extra=None, erro
     msg = DiagnosticArray(status=[status])
     msg.header.stamp = stamp
     return msg
-
-
-def report_input(logger, topic, kind, new_unknown_names, refused=''):
-    """
-    Log what one input message needs said: each unknown name once, and why it was refused.
-
-    ``kind`` names what the names are (``joint``, ``actuator``); refusals are throttled
-    (5 s), as a stream of bad messages would otherwise flood the log.
-    """
-    for name in new_unknown_names:
-        logger.warning(f'{topic}: ignoring unknown {kind} {name!r}')
-    if refused:
-        logger.warning(f'{topic}: refused: {refused}', throttle_duration_sec=5.0)

@@ -202,3 +202,16 @@ class NamedInput:
 def seconds_to_ns(seconds):
     """Convert a duration in seconds to integer nanoseconds (rounded)."""
     return int(math.floor(seconds * 1e9 + 0.5))
+
+
+def report_input(logger, topic, kind, new_unknown_names, refused=''):
+    """
+    Log what one input message needs said: each unknown name once, and why it was refused.
+
+    ``kind`` names what the names are (``joint``, ``actuator``); refusals are throttled
+    (5 s), as a stream of bad messages would otherwise flood the log.
+    """
+    for name in new_unknown_names:
+        logger.warning(f'{topic}: ignoring unknown {kind} {name!r}')
+    if refused:
+        logger.warning(f'{topic}: refused: {refused}', throttle_duration_sec=5.0)

@@ -34,7 +34,7 @@ def _config(name):
 
 def warm(transmissions, model_file):
     """Compile (or load) the kernels; return ``[(what, seconds)]``."""
-    from ..bridge.routes import warm_up
+    from ..mapping.routes import warm_up
     from ..kinematics import load_model
     from ..robot_state.dynamics import warm_up_dynamics
     from ..transmissions import load_transmissions

@@ -185,6 +185,7 @@ def _state_step(states, found, num_names, out, now_ns, keep=None):
                 encoders.commit(in_message, *tracked)
             states.spare_flat, states.flat = states.flat, spare
             states.spare_values, states.values = states.values, states.spare_values
+            states.joint_state, states.joint_kept = out, None
             states.seen_all_ns = now_ns()         # every actuator: settled when read
             stamps[sid] = stamp_ns
             counters.received += 1
@@ -254,6 +255,7 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
                 encoders.note(reasons)
         states.spare_flat, states.flat = states.flat, spare
         states.spare_values, states.values = states.values, spare_values
+        states.joint_state, states.joint_kept = full, keep
         states.settle_seen()
         states.last_seen_ns[cols] = now
         stamps[sid] = stamp_ns

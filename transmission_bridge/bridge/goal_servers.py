@@ -1,16 +1,21 @@
 """
-The bridge's FollowJointTrajectory action servers: ROS wiring of :mod:`.trajectory`.
+The bridge's FollowJointTrajectory action servers: ROS wiring of :mod:`..control`'s goals.
 
 One controller for all of the bridge's joints (``~/follow_joint_trajectory``) and one per
 group ``N`` of ``trajectory_controllers`` (``~/N/follow_joint_trajectory``), each with its
 ``controller_state`` and ``query_state``. A goal is checked whole before anything moves
-(:func:`.trajectory.plan_goal`); an accepted one is followed at every actuator state
-message that measures its joints (:meth:`Controllers.on_joint_state`, called by the
-subscription after joint_states is published): the desired state goes through the command
-side (:meth:`.routes.Routes.command`) to ``actuator_commands``. While a goal owns joints,
-streamed ``joint_commands`` efforts for them are its feed-forward, their positions and
-velocities are ignored (:meth:`Controllers.split`). A goal that ends other than by success
-leaves its joints holding where they are measured. doc/moveit.md says it for users.
+(:func:`~transmission_bridge.control.goal.plan_goal`); an accepted one owns its joints
+(:mod:`transmission_bridge.mapping.ownership`: streamed ``joint_commands`` efforts for them
+are its feed-forward, their positions and velocities are ignored) and is followed at every
+actuator state message that measures its joints (:meth:`GoalServers.on_joint_state`, called
+by the subscription after joint_states is published): the desired state goes to the motors
+through the routes (:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped,
+or a spring's targets). A goal is not a stream: its joints leave the command deadline while
+it runs and after it ends. A goal that ends other than by success leaves its joints holding
+where they are measured. doc/moveit.md says it for users.
+
+Imported only by a bridge with ``follow_joint_trajectory`` true: rclpy.action and
+control_msgs load with it.
 """
 
 from action_msgs.msg import GoalStatus
@@ -19,13 +24,18 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from . import trajectory
-from .trajectory import Execution, Outcome, Refused
+from .settings import (ALLOW_NONZERO_END, ALLOW_PARTIAL, constraint_name, CONTROLLERS,
+                       GOAL_SETTINGS as SETTINGS, GOAL_TIME, MONITOR_RATE, PER_JOINT_TOLERANCES,
+                       STOPPED_VELOCITY)
+from ..control import results
+from ..control.following import Execution
+from ..control.goal import plan_goal
+from ..control.results import Outcome, Refused
+from ..control.tolerances import tolerances
 from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import stamp_to_ns
 from ..ros.parameters import declare
-from ..ros.settings import finite_non_negative, finite_positive, per_joint_values
-from ..ros.settings import prefixed_refusal, Setting, settings_by_name
+from ..ros.settings import per_joint_values, prefixed_refusal
 from ..transmissions import ConfigError
 
 try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/moveit.md)
@@ -35,50 +45,32 @@ try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/
 except ImportError:
     FollowJointTrajectory = None
 
-CONTROLLERS = 'trajectory_controllers'
-ALLOW_PARTIAL = 'allow_partial_joints_goal'
-ALLOW_NONZERO_END = 'allow_nonzero_velocity_at_trajectory_end'
-MONITOR_RATE = 'action_monitor_rate'
-GOAL_TIME = 'constraints.goal_time'
-STOPPED_VELOCITY = 'constraints.stopped_velocity_tolerance'
-_PER_JOINT = {'trajectory': 'position tolerance along the path, rad (m if prismatic); 0: '
-                            'not checked',
-              'goal': 'position tolerance at the goal, rad (m if prismatic); 0: not checked'}
-
-SETTINGS = settings_by_name([
-    Setting(CONTROLLERS, [], 'string_array',
-            'FollowJointTrajectory groups: each N has N.joints and ~/N/follow_joint_trajectory '
-            '(~/follow_joint_trajectory drives every joint)', read_only=True),
-    Setting(ALLOW_PARTIAL, False, bool,
-            "accept goals naming some of a controller's joints (the others hold)"),
-    Setting(ALLOW_NONZERO_END, False, bool,
-            "accept goals whose last point's velocities are not 0"),
-    Setting(MONITOR_RATE, 20.0, float,
-            'rate of action feedback and controller_state while a goal runs, Hz',
-            constraints='> 0', read_only=True, check=finite_positive(MONITOR_RATE)),
-    Setting(GOAL_TIME, 0.0, float,
-            'time a goal may take past its last point to be within its goal tolerances, s; '
-            '0: no bound', constraints='>= 0', check=finite_non_negative(GOAL_TIME, 'time')),
-    Setting(STOPPED_VELOCITY, 0.01, float,
-            'velocity under which a joint counts as stopped at the goal, rad/s (m/s if '
-            'prismatic); 0: not checked', constraints='>= 0',
-            check=finite_non_negative(STOPPED_VELOCITY)),
-])
-
-
-def constraint_name(joint, which):
-    """Return ``constraints.<joint>.<which>`` (``which``: trajectory or goal)."""
-    return f'constraints.{joint}.{which}'
-
 
 class Run:
-    """One accepted goal: its handle, its execution, the future its end is set on."""
+    """
+    One accepted goal: its handle, its execution, and the owner of its joints' streams.
 
-    def __init__(self, handle, execution, group):
+    As an owner (:mod:`transmission_bridge.mapping.ownership`) it takes a streamed
+    command's efforts for its joints as feed-forward and ignores (counts) the rest.
+    """
+
+    stream = False          # what it takes is not a command to the motors
+
+    def __init__(self, handle, execution, group, counters=None):
         self.handle, self.execution, self.group = handle, execution, group
         #: (status, Outcome) once the goal has ended; None while it runs.
         self.ended = None
-        self.feed_forward = {}          # joint -> effort streamed on joint_commands
+        self.feed_forward = {}          # joint index -> effort streamed on joint_commands
+        self._counters = {} if counters is None else counters
+
+    def take(self, joints, position, velocity, effort, now_ns):
+        """Take a streamed command's part for the goal's joints: efforts as feed-forward."""
+        if len(position) or len(velocity):
+            self._counters['streamed_commands_ignored'] = (
+                self._counters.get('streamed_commands_ignored', 0) + 1)
+        for j, e in zip(joints, effort):
+            self.feed_forward[int(j)] = float(e)
+        return ''
 
 
 class Group:
@@ -95,7 +87,7 @@ class Group:
         return f'~/{self.name}/' if self.name else '~/'
 
 
-class Controllers:
+class GoalServers:
     """Every FollowJointTrajectory controller of a bridge node (module docstring)."""
 
     def __init__(self, node, routes, publish_command, now_ns, values, active):
@@ -106,13 +98,8 @@ class Controllers:
                          'goals_aborted': 0, 'goals_canceled': 0,
                          'streamed_commands_ignored': 0}
         self._joint_index = {}
-        self._state_map = None
         self._header = Header()
-        self.owned = {}             # joint -> its Run
         self._ended = {}            # id(goal handle) -> (status, Outcome): for _finish
-        #: The node's :class:`.impedance_output.Impedance`: its joints follow goals by their
-        #: impedance targets (None: no impedance)
-        self.impedance = None
         self.groups = [Group('', ())]
         for name in self._values[CONTROLLERS]:
             joints = declare(node, f'{name}.joints', [], 'string_array',
@@ -129,6 +116,11 @@ class Controllers:
         for group in self.groups:
             self._serve(group)
         node.create_timer(1.0 / self._values[MONITOR_RATE], self._monitor)
+
+    @property
+    def runs(self):
+        """Return the goals running now."""
+        return [g.run for g in self.groups if g.run is not None]
 
     def _serve(self, group):
         node = self._node
@@ -172,11 +164,9 @@ class Controllers:
         self.abort_all('the configuration changed (reload, a parameter or a new robot)')
         self.groups[0].joints = tuple(tset.joint_names)
         self._joint_index = tset.joint_index
-        self._state_map = tset.state_map()      # a goal's start state, from the motors'
-        _warm_up(tset)
         node = self._node
         fields = {which: (lambda j, w=which: constraint_name(j, w), text)
-                  for which, text in _PER_JOINT.items()}
+                  for which, text in PER_JOINT_TOLERANCES.items()}
         for _ in per_joint_values(node, tset.joint_names, fields, ConfigError):
             pass                        # read where used: a goal takes them when it starts
 
@@ -197,7 +187,7 @@ class Controllers:
             self._start(group, handle)
         except Refused as exc:
             self.counters['goals_refused'] += 1
-            text = f'{trajectory.CODE_NAMES[exc.code]}: {exc}'
+            text = f'{results.CODE_NAMES[exc.code]}: {exc}'
             self._node.get_logger().error(f'{group.prefix}follow_joint_trajectory refused '
                                           f'before any command: {text}')
             self._ended[id(handle)] = (GoalStatus.STATUS_ABORTED, Outcome(exc.code, text))
@@ -218,14 +208,14 @@ class Controllers:
         """Check ``handle``'s goal and make it ``group``'s run; raise Refused otherwise."""
         routes, goal = self._routes, handle.request
         if routes.commands is None or not self._active[0]:
-            raise Refused(trajectory.INVALID_GOAL, 'the bridge is not active (lifecycle): '
+            raise Refused(results.INVALID_GOAL, 'the bridge is not active (lifecycle): '
                           'nothing is commanded')
         if goal.multi_dof_trajectory.points:
-            raise Refused(trajectory.INVALID_GOAL, 'multi_dof_trajectory is not supported')
+            raise Refused(results.INVALID_GOAL, 'multi_dof_trajectory is not supported')
         traj, values = goal.trajectory, self._values
         tset = routes.commands.transmissions
         idx = [self._joint_index[j] for j in group.joints]
-        tol = trajectory.tolerances(
+        tol = tolerances(
             group.joints, [self._param(constraint_name(j, 'trajectory')) for j in group.joints],
             [self._param(constraint_name(j, 'goal')) for j in group.joints],
             values[STOPPED_VELOCITY], values[GOAL_TIME],
@@ -234,21 +224,23 @@ class Controllers:
             _seconds(goal.goal_time_tolerance))
         points = [(_seconds(p.time_from_start), p.positions, p.velocities, p.accelerations,
                    p.effort) for p in traj.points]
-        measured = self._measure(tset, idx)
-        plan = trajectory.plan_goal(
-            tset, group.joints, list(traj.joint_names), points, measured, self._now_ns(),
+        now = self._now_ns()
+        measured = routes.states.measured(now)
+        plan = plan_goal(
+            tset, group.joints, list(traj.joint_names), points,
+            (measured.position[idx], measured.velocity[idx]), now,
             stamp_to_ns(traj.header.stamp), tol, values[ALLOW_PARTIAL],
             values[ALLOW_NONZERO_END], routes.commands.limit_commands)
-        run = Run(handle, Execution(plan), group)
-        for joint in group.joints:          # a new goal replaces those it shares joints with
-            old = self.owned.get(joint)
-            if old is not None and old.ended is None:
-                self._end(old, GoalStatus.STATUS_ABORTED, Outcome(
-                    trajectory.INVALID_GOAL, f'replaced by a new goal on {group.prefix}'
+        run = Run(handle, Execution(plan), group, self.counters)
+        for other in self.runs:         # a new goal replaces those it shares joints with
+            if set(other.group.joints) & set(group.joints):
+                self._end(other, GoalStatus.STATUS_ABORTED, Outcome(
+                    results.INVALID_GOAL, f'replaced by a new goal on {group.prefix}'
                     'follow_joint_trajectory'), hold=False)
-        for joint in group.joints:
-            self.owned[joint] = run
         group.run = run
+        routes.owners.set_goal(idx, run)
+        routes.follow('goals', self.on_joint_state)
+        routes.deadline.forget(idx)     # a goal is not a stream: its joints never time out
         self.counters['goals_accepted'] += 1
         self._node.get_logger().info(
             f'{group.prefix}follow_joint_trajectory: {len(points)} points over '
@@ -259,18 +251,18 @@ class Controllers:
         run = group.run
         if run is not None and run.handle is handle:
             self._end(run, GoalStatus.STATUS_CANCELED,
-                      Outcome(trajectory.SUCCESSFUL, 'canceled: the joints hold where they are'))
+                      Outcome(results.SUCCESSFUL, 'canceled: the joints hold where they are'))
         return CancelResponse.ACCEPT
 
     def _end(self, run, status, outcome, hold=True):
         """End ``run`` (once): its joints freed, held where measured unless ``hold`` is False."""
         if run.ended is not None:
             return
-        for joint in run.group.joints:
-            if self.owned.get(joint) is run:
-                del self.owned[joint]
+        self._routes.owners.clear_goal(run)
         if run.group.run is run:
             run.group.run = None
+        if not self.runs:
+            self._routes.follow('goals', None)
         key = {GoalStatus.STATUS_SUCCEEDED: 'goals_succeeded',
                GoalStatus.STATUS_CANCELED: 'goals_canceled'}.get(status, 'goals_aborted')
         self.counters[key] += 1
@@ -278,7 +270,7 @@ class Controllers:
             self._hold(run.group.joints)
         if status == GoalStatus.STATUS_ABORTED:
             self._node.get_logger().error(f'{run.group.prefix}follow_joint_trajectory aborted: '
-                                          f'{trajectory.CODE_NAMES[outcome.code]}: '
+                                          f'{results.CODE_NAMES[outcome.code]}: '
                                           f'{outcome.text}')
         run.ended = (status, outcome)
         self._ended[id(run.handle)] = run.ended
@@ -286,120 +278,65 @@ class Controllers:
 
     def abort_all(self, reason, hold=True):
         """Abort every running goal (INVALID_GOAL, ``reason``); joints held where measured."""
-        for group in self.groups:
-            if group.run is not None:
-                self._end(group.run, GoalStatus.STATUS_ABORTED,
-                          Outcome(trajectory.INVALID_GOAL, reason), hold=hold)
+        for run in self.runs:
+            self._end(run, GoalStatus.STATUS_ABORTED, Outcome(results.INVALID_GOAL, reason),
+                      hold=hold)
 
     def _hold(self, joints):
+        states = self._routes.states
+        if states is None or self._routes.commands is None:
+            return
         idx = [self._joint_index[j] for j in joints if j in self._joint_index]
-        positions = self._routes.measured.position[idx]
+        positions = states.measured().position[idx]
         known = np.isfinite(positions)
         names = [j for j, k in zip(joints, known) if k]
-        if names and self._routes.commands is not None:
+        if names:
             self._send(names, positions[known], np.zeros(len(names)), None)
 
     def _send(self, names, positions, velocities, efforts, stamp_ns=None):
-        """
-        Map and publish one joint command, stamped ``stamp_ns`` (the time it was sampled).
-
-        Joints driven by impedance (:attr:`impedance`) take it as their targets instead.
-        """
-        impedance = self.impedance
-        if impedance is not None and impedance.owned:
-            names = list(names)
-            mine = [k for k, n in enumerate(names) if n in impedance.owned]
-            if mine:
-                zeros = np.zeros(len(names))
-                impedance.core.take(names, positions, velocities,
-                                    zeros if efforts is None else efforts,
-                                    self._now_ns() if stamp_ns is None else stamp_ns)
-                rest = [k for k in range(len(names)) if k not in set(mine)]
-                if not rest:
-                    return
-                names = [names[k] for k in rest]
-                positions, velocities = np.asarray(positions)[rest], np.asarray(velocities)[rest]
-                efforts = None if efforts is None else np.asarray(efforts)[rest]
-        header = self._header           # one, reused: publishing copies it out
+        """Command a goal's joints (mapped, or a spring's targets), stamped ``stamp_ns``."""
         now = self._now_ns() if stamp_ns is None else stamp_ns
+        header = self._header           # one, reused: publishing copies it out
         header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
-        msg = self._routes.command(names, positions, velocities,
-                                   () if efforts is None else efforts, header, stream=False)
+        msg = self._routes.goal_command(list(names), positions, velocities, efforts, header,
+                                        now)
         if msg is not None:
             self._publish_command(msg)
 
     # --- at every state ------------------------------------------------------------------
     def on_joint_state(self, out):
-        """Follow the running goals whose joints ``out`` (joint_states, bytes or a message) has."""
-        if not self.owned:
+        """Follow the running goals whose joints the state just published measured."""
+        runs = self.runs
+        if not runs:
             return
-        measured = self._routes.measured
-        measured.update(out, self._routes.seq, self._routes.states)
-        present = measured.present
+        measured = self._routes.states.measured()
         now = self._now_ns()
-        for run in {id(r): r for r in self.owned.values()}.values():
+        for run in runs:
             joints = run.group.joints
             idx = [self._joint_index[j] for j in joints]
-            if not present[idx].any():
+            p, v = measured.position[idx], measured.velocity[idx]
+            if np.isnan(p).all():
                 continue
-            p, v = measured.position[idx].copy(), measured.velocity[idx].copy()
             desired = run.execution.step(now, p, v)
             outcome = run.execution.outcome
             if outcome is not None:
-                status = (GoalStatus.STATUS_SUCCEEDED if outcome.code == trajectory.SUCCESSFUL
+                status = (GoalStatus.STATUS_SUCCEEDED if outcome.code == results.SUCCESSFUL
                           else GoalStatus.STATUS_ABORTED)
                 self._end(run, status, outcome, hold=status != GoalStatus.STATUS_SUCCEEDED)
                 if status != GoalStatus.STATUS_SUCCEEDED:
                     continue
-            self._send(joints, desired[0], desired[1], self._effort(run, desired[3]), now)
+            self._send(joints, desired[0], desired[1], self._effort(run, idx, desired[3]), now)
 
-    def _effort(self, run, planned):
+    @staticmethod
+    def _effort(run, idx, planned):
         """Return the efforts to send: the points' (if any) plus the streamed feed-forward."""
         ff = run.feed_forward
         if planned is None and not ff:
             return None
-        out = np.zeros(len(run.group.joints)) if planned is None else planned.copy()
-        for k, joint in enumerate(run.group.joints):
-            out[k] += ff.get(joint, 0.0)
+        out = np.zeros(len(idx)) if planned is None else planned.copy()
+        for k, i in enumerate(idx):
+            out[k] += ff.get(i, 0.0)
         return out
-
-    def _measure(self, tset, idx):
-        """Return (positions, velocities) of joints ``idx`` now, from the actuators' states."""
-        states = self._routes.states
-        flat = states.flat.copy()
-        n = tset.num_actuators
-        if states.stale_ns is not None:
-            stale = states.stale_mask(self._now_ns())
-            for row in range(3):
-                flat[row * n:(row + 1) * n][stale] = np.nan
-        if self._state_map is None:
-            self._state_map = tset.state_map()
-        joint = self._state_map(flat)
-        measured = self._routes.measured
-        measured.position[:], measured.velocity[:] = joint[0], joint[1]
-        return joint[0, idx].copy(), joint[1, idx].copy()
-
-    def split(self, names, position, velocity, effort):
-        """
-        Take a streamed joint command while goals own joints; return (names, p, v, e) left.
-
-        Efforts for owned joints become their goal's feed-forward; positions and velocities
-        for them are ignored (counted). Returns the other joints' command, or None.
-        """
-        owned = self.owned
-        keep = [k for k, n in enumerate(names) if n not in owned]
-        if len(keep) == len(names):
-            return None
-        arrays = [np.asarray(a, dtype=float) for a in (position, velocity, effort)]
-        if any(len(a) == len(names) for a in arrays[:2]):
-            self.counters['streamed_commands_ignored'] += 1
-        if len(arrays[2]) == len(names):
-            for k, n in enumerate(names):
-                run = owned.get(n)
-                if run is not None:
-                    run.feed_forward[n] = float(arrays[2][k])
-        return ([names[k] for k in keep],
-                *(a[keep] if len(a) == len(names) else a[:0] for a in arrays))
 
     # --- monitoring ----------------------------------------------------------------------
     def _monitor(self):
@@ -411,14 +348,13 @@ class Controllers:
             if run is None:
                 continue
             if states is not None and states.stale_ns is not None:
-                stale = set(states.stale_actuators(now, states.stale_ns))
                 tset = states.transmissions
                 _, act_idx = tset.coverage(group.joints)
-                mine = [tset.actuator_names[i] for i in act_idx
-                        if tset.actuator_names[i] in stale]
-                if mine:
+                stale = states.stale_mask(now)[act_idx]
+                if stale.any():
+                    mine = [tset.actuator_names[i] for i in np.asarray(act_idx)[stale]]
                     self._end(run, GoalStatus.STATUS_ABORTED, Outcome(
-                        trajectory.PATH_TOLERANCE_VIOLATED,
+                        results.PATH_TOLERANCE_VIOLATED,
                         f'actuators {mine} are stale (no state within stale_timeout '
                         f'{states.stale_ns * 1e-9:g} s): their joints are not measured'))
                     continue
@@ -459,7 +395,7 @@ class Controllers:
         return self._node.get_parameter(name).value
 
 
-def _warm_up(tset):
+def warm_check(tset):
     """
     Check one small goal now: the first goal's check is not paid while states stream in.
 
@@ -470,9 +406,8 @@ def _warm_up(tset):
     q = tset.default_positions
     zeros = np.zeros(len(joints))
     try:
-        trajectory.plan_goal(tset, joints, list(joints), [(1.0, q, zeros, zeros, [])],
-                             (q, zeros), 0, 0, trajectory.tolerances(joints, zeros, zeros,
-                                                                     0.0, 0.0))
+        plan_goal(tset, joints, list(joints), [(1.0, q, zeros, zeros, [])], (q, zeros), 0, 0,
+                  tolerances(joints, zeros, zeros, 0.0, 0.0))
     except (Refused, ConfigError):
         pass                            # a robot whose default pose is refused: still warm
 

@@ -12,9 +12,10 @@ joint and actuator limits and trajectories past one are refused whole
 (:mod:`~transmission_bridge.transmissions.limits`). A refused command changes nothing.
 
 A linkage's maps depend on its joints' positions: a command's velocities and efforts are
-mapped at the positions it carries, or, without them, at the positions last measured
-(``measured``, the state side's); with neither the command is refused with the reason, and
-so is one the rods cannot reach. A trajectory's points must carry positions.
+mapped at the positions it carries, or, without them, at the positions measured now
+(``measured``, the state side's :meth:`~.state.ActuatorStates.measured`); with neither the
+command is refused with the reason, and so is one the rods cannot reach. A trajectory's
+points must carry positions.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
@@ -67,6 +68,9 @@ class CommandMapper:
         self.measured = measured
         self.counters = CommandCounters()
         self.last_result = IngestResult()
+        #: The joints the last command mapped reached: every joint of each transmission it
+        #: touched (set indices), what feeds their deadline.
+        self.last_joints = np.zeros(0, dtype=np.intp)
         self._input = NamedInput(())
         self._tset = None
         self._last_command = None
@@ -143,6 +147,7 @@ class CommandMapper:
             c.rejected_incomplete += 1
             return self._refuse(str(exc))
         self._last_command = full
+        self.last_joints = needed
         c.published += 1
         if notes:
             c.limited += 1

@@ -4,7 +4,7 @@ The bridge's state side, without ROS: the latest value of every actuator, and jo
 The node decodes an actuator-state message into names and arrays, calls
 :meth:`ActuatorStates.ingest` and publishes what comes back; the offline bag converter calls
 the very same method, so both produce bit-identical joint states for the same input. The
-node's fast path (:mod:`.fast`) takes a steady stream's messages from their bytes and
+node's fast path (:mod:`.relay`) takes a steady stream's messages from their bytes and
 changes this object exactly as ``ingest`` would (its tests compare the two message by
 message).
 
@@ -23,6 +23,10 @@ Input policy (doc/nodes.md, "Bad input"):
   of its transmission was heard from within it (on the receive clock): the joints of a
   transmission with a stale actuator are left out (named in :attr:`stale_joints`) and come
   back with the actuator.
+
+:meth:`ActuatorStates.measured` is the one measured state that every consumer of the bridge
+reads (goals, joint springs, the safe commands, commands to a linkage without positions):
+the joint state last published and the motors' positions, unknown where not measured.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> states = ActuatorStates(load_transmissions({'transmissions': [
@@ -50,6 +54,14 @@ class StateCounters(named_input.Counters):
 
     shared_actuators: int = 0
     refused_linkage_states: int = 0
+
+
+class Measured(typing.NamedTuple):
+    """The measured state: joints (set order) and motors, NaN where not measured."""
+
+    position: np.ndarray            # joint positions (nJ,)
+    velocity: np.ndarray            # joint velocities (nJ,)
+    motor_position: np.ndarray      # motor positions (nA,)
 
 
 class JointOutput(typing.NamedTuple):
@@ -81,7 +93,7 @@ class ActuatorStates:
     The actuator values live in :attr:`flat`: the position, velocity and effort rows of
     every actuator (transmission-set order), then a 1.0, the form the set's joint-state map
     reads (:meth:`TransmissionSet.state_map`); :attr:`values` is the same memory as (3, nA).
-    The fast path (:mod:`.fast`) reads and writes this object's public attributes as
+    The fast path (:mod:`.relay`) reads and writes this object's public attributes as
     :meth:`ingest` does, and holds to them only while :attr:`generation` is unchanged:
     ingest, reset and a new configuration bump it whenever what a steady stream relies on
     (the reported actuators, the sources, the transmissions) may have changed.
@@ -115,8 +127,12 @@ class ActuatorStates:
         #: The joints the last output left out because an actuator of theirs was stale.
         self.stale_joints = ()
         #: The joints the last message published: their indices (None: every joint), or
-        #: False when it published nothing. The fast path keeps to them (:mod:`.fast`).
+        #: False when it published nothing. The fast path keeps to them (:mod:`.relay`).
         self.last_kept = False
+        #: The (3, nJ) joint state of the last message that published, and its joints
+        #: (``last_kept`` then): what :meth:`measured` reads. Both routes set them.
+        self.joint_state, self.joint_kept = None, False
+        self._measured = None
         self._all_reported = False
         self.set_transmissions(tset)
 
@@ -149,6 +165,7 @@ class ActuatorStates:
             self.last_seen_ns, self.owner = seen, owner
         self._tset = tset
         self.generation += 1
+        self.joint_state, self.joint_kept, self._measured = None, False, None
         self._input = self._input.renamed(tset.actuator_names)
         encoders = EncoderTracks(tset)
         if old is not None and getattr(self, 'encoders', None):
@@ -286,14 +303,15 @@ class ActuatorStates:
         # All three interfaces in one pass (the velocity and effort of the last message
         # that had them where this one has none: damping needs the velocity).
         joint_map = self.joint_map
-        pos, vel, eff = (row if p else None for row, p in
-                         zip(joint_map(self.flat), present))
+        state = joint_map(self.flat)
+        pos, vel, eff = (row if p else None for row, p in zip(state, present))
         self._note_refusals(joint_map)
         if joint_map.refused:
             idx, names = self._without_refused(idx, joint_map)
             if not names:
                 return self._refuse('every transmission with all its actuators reported was '
                                     'refused (a linkage state: see refused on /diagnostics)')
+        self.joint_state, self.joint_kept = state, idx
         if idx is not None:
             pos, vel, eff = (None if x is None else x[idx] for x in (pos, vel, eff))
         self.counters.published += 1
@@ -311,11 +329,16 @@ class ActuatorStates:
         for m, status in joint_map.refused:
             self.refused[tuple(members[m])] = STATUS_TEXT.get(status, f'status {status}')
 
-    def stale_mask(self, now_ns):
-        """Return which actuators are stale at ``now_ns`` (never heard from: stale too)."""
+    def stale_mask(self, now_ns, timeout_ns=None):
+        """
+        Return which actuators are stale at ``now_ns`` (never heard from: stale too).
+
+        Stale: not heard from within ``timeout_ns`` (default :attr:`stale_ns`).
+        """
         self.settle_seen()
         seen = self.last_seen_ns
-        return (seen < 0) | (now_ns - seen > self.stale_ns)
+        timeout = self.stale_ns if timeout_ns is None else timeout_ns
+        return (seen < 0) | (now_ns - seen > timeout)
 
     def _without_stale(self, idx, names, now_ns):
         """Return the complete joints without those of transmissions with a stale actuator."""
@@ -353,6 +376,7 @@ class ActuatorStates:
         self.refused = {}
         self.stale_joints = ()
         self._complete = None
+        self.joint_state, self.joint_kept, self._measured = None, False, None
 
     def set_encoder_turns(self, actuator, turns):
         """Give an encoder actuator's whole turns (``encoder_turns``); its position now."""
@@ -365,33 +389,46 @@ class ActuatorStates:
         """Latest actuator positions (NaN where unknown), actuator order; a copy."""
         return self.values[0].copy()
 
-    def fresh_actuator_positions(self, now_ns):
-        """Latest actuator positions, NaN where unknown or stale at ``now_ns``; a copy."""
-        out = self.values[0].copy()
-        if self.stale_ns is not None:
-            out[self.stale_mask(now_ns)] = np.nan
-        return out
-
-    def linkage_positions(self, now_ns=None):
+    def measured(self, now_ns=None):
         """
-        Return the linkages' joint positions last solved, (nJ,), NaN elsewhere or unsolved.
+        Return the :class:`Measured` state: the one every consumer of the bridge reads.
 
-        With ``now_ns`` (and :attr:`stale_ns`), NaN too for a linkage with a stale actuator:
-        a command is never mapped at positions no longer measured.
+        Joints: the joint state last published (both routes), NaN where it did not publish
+        a joint; motors: their latest positions, NaN where never reported. With ``now_ns``
+        (and :attr:`stale_ns`), NaN too where stale at ``now_ns``: the joints of a
+        transmission with a stale motor, and that motor. Arrays shared until the next
+        message: copy to keep.
         """
-        out = self.joint_map.linkage_positions(self._tset.num_joints, self._joint_index)
-        if now_ns is not None and self.stale_ns is not None:
-            stale = self.stale_mask(now_ns)
-            for i in self._tset.linkage_joints:
-                if stale[self._joint_actuators[i]].any():
-                    out[i] = np.nan
-        return out
+        key = (self.counters.published, self.counters.received, self.generation)
+        cached = self._measured
+        if cached is None or cached[0] != key:
+            n = self._tset.num_joints
+            if self.joint_state is None or self.joint_kept is False:
+                q, qd = np.full(n, np.nan), np.full(n, np.nan)
+            else:
+                q, qd = self.joint_state[0].copy(), self.joint_state[1].copy()
+                if self.joint_kept is not None:
+                    gone = np.ones(n, dtype=bool)
+                    gone[self.joint_kept] = False
+                    q[gone] = qd[gone] = np.nan
+            cached = self._measured = (key, Measured(q, qd, self.values[0].copy()))
+        out = cached[1]
+        if now_ns is None or self.stale_ns is None:
+            return out
+        stale = self.stale_mask(now_ns)
+        if not stale.any():
+            return out
+        q, qd, theta = out.position.copy(), out.velocity.copy(), out.motor_position.copy()
+        theta[stale] = np.nan
+        for i in range(self._tset.num_joints):
+            if stale[self._joint_actuators[i]].any():
+                q[i] = qd[i] = np.nan
+        return Measured(q, qd, theta)
 
     def stale_actuators(self, now_ns, timeout_ns):
         """Names of actuators not heard from within ``timeout_ns`` before ``now_ns`` (or never)."""
-        self.settle_seen()
-        old = (self.last_seen_ns < 0) | (now_ns - self.last_seen_ns > timeout_ns)
-        return tuple(self._tset.actuator_names[i] for i in np.flatnonzero(old))
+        names = self._tset.actuator_names
+        return tuple(names[i] for i in np.flatnonzero(self.stale_mask(now_ns, timeout_ns)))
 
 
 def _actuator_values(n):

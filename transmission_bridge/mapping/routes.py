@@ -1,0 +1,325 @@
+"""
+Every input message's two routes through the bridge, fast and typed, without ROS.
+
+:class:`Routes` holds the state side (:class:`.state.ActuatorStates`), the command side
+(:class:`.commands.CommandMapper`), one :class:`.relay.StateRelay` per actuator-state topic,
+the joint commands' :class:`.relay.CommandCodec`, the command deadline
+(:class:`.deadline.CommandDeadline`) and the owners of the joints' commands
+(:class:`.ownership.Ownership`). For one message (its serialized bytes) it returns what to
+publish: the fast route's bytes when a relay or the codec takes it, else the typed route's
+message (decoded, through the core, the fast path then learning it), or None. Decoding and
+building message objects are the wiring's (``typed``: ``decode(data)``,
+``joint_states(out, header)``, ``commands(out, header)``, ``trajectory(header, names,
+fields, times)``), so this room imports no ROS. It logs what a message needs said (unknown
+names, refusals, commands resumed after a timeout) through ``logger``. The node subscribes,
+publishes and decides when (its lifecycle state); tests and benchmarks call
+:meth:`Routes.actuator_states` and :meth:`Routes.joint_commands` directly.
+"""
+
+import time
+
+import numpy as np
+
+from .commands import CommandMapper
+from .ownership import Ownership
+from .relay import CommandCodec, StateRelay
+from .state import ActuatorStates
+from ..ros.named_input import report_input
+from ..ros.wire import JointStateLayout
+from ..transmissions import ConfigError
+
+_NONE = np.zeros(0, dtype=np.intp)
+#: The followers of the states published, in the order they see each (:meth:`Routes.follow`).
+FOLLOWERS = ('goals', 'springs')
+
+
+def warm_up(tset, also=()):
+    """
+    Compile every linkage kernel a stream of ``tset`` calls; return the seconds it took.
+
+    numba compiles a kernel for each kind of array it is called with, on its first call (or
+    loads it from its disk cache): here, before the first message, not on it. The kinds the
+    bridge uses: a state in and a new joint state out (the typed route), into a contiguous
+    array (a degraded relay) and into a message template's view (the fast route), a bag's
+    rows (the converter), streaming commands and trajectories. ``also``: more first calls
+    to make now (the node's goal check), timed with these. A set without linkages compiles
+    nothing (numba is not imported).
+    """
+    start = time.perf_counter()
+    if len(tset.linkage_joints):
+        n_act, n = tset.num_actuators, tset.num_joints
+        flat = np.zeros(3 * n_act + 1)
+        flat[-1] = 1.0
+        joint_map = tset.state_map()
+        joint_map(flat)
+        joint_map(flat, np.empty((3, n)))
+        joint_map.writer(JointStateLayout(tset.joint_names, '', (n, n, n)).encoder().state)(
+            flat)
+        joint_map(np.stack([flat, flat]))
+        zeros, mapper = [0.0] * n, CommandMapper(tset)
+        mapper.map_command(tset.joint_names, zeros, zeros, zeros)
+        mapper.map_trajectory(tset.joint_names, *([zeros, zeros],) * 4)
+    for first_call in also:
+        first_call(tset)
+    return time.perf_counter() - start
+
+
+class Routes:
+    """The bridge's message routes for ``topics`` (see the module docstring)."""
+
+    def __init__(self, topics, now_ns, logger, deadline, typed, fast_path=True):
+        self.states = self.commands = None
+        self.relays = {topic: StateRelay(topic, now_ns) for topic in topics}
+        self.codec = CommandCodec()
+        #: Messages each input took by the typed route (all others: the fast route).
+        self.typed_count = {'actuator_states': 0, 'joint_commands': 0}
+        self.deadline = deadline
+        #: Who takes each joint's streamed commands (:mod:`.ownership`).
+        self.owners = Ownership()
+        #: The joint springs (:class:`~transmission_bridge.control.impedance.ImpedanceCore`),
+        #: which a goal's desired states reach as targets; None: none.
+        self.springs = None
+        self._now_ns, self._logger, self._typed = now_ns, logger, typed
+        self._fast_path = fast_path
+        #: Called with every joint_states published (bytes or a message), in order: the
+        #: followers (:meth:`follow`), then anything else added; they read
+        #: :meth:`.state.ActuatorStates.measured`.
+        self.after_state = []
+        self._followers = {}
+
+    def configure(self, tset, stale_ns, limit_commands, warm=()):
+        """Make ``tset`` the configuration of both sides (created on the first one)."""
+        seconds = warm_up(tset, warm)
+        if len(tset.linkage_joints) and seconds > 0.01:
+            self._logger.info(f'linkage kernels ready in {seconds:.2f} s (compiled, or loaded '
+                              "from numba's cache)")
+        if self.states is None:
+            self.states = ActuatorStates(tset)
+            self.states.stale_ns = stale_ns
+            self.commands = CommandMapper(tset, limit_commands, measured=self._measured)
+        else:
+            self.states.set_transmissions(tset)
+            self.commands.set_transmissions(tset)
+        self.owners.configure(tset)
+        self.deadline.configure(tset.joint_names)
+
+    def follow(self, name, hook):
+        """
+        Make ``hook`` (None: none) the follower ``name`` of every state published.
+
+        Followers see a state in the order of :data:`FOLLOWERS` (goals command their
+        springs' targets before the springs compute); one with nothing to do is taken off
+        (None), so a state costs nothing for goals not running or springs not set.
+        """
+        old = set(map(id, self._followers.values()))
+        self._followers[name] = hook
+        others = [h for h in self.after_state if id(h) not in old]
+        # A new list: a state being followed goes on through the list it started with.
+        self.after_state = [self._followers[n] for n in FOLLOWERS
+                            if self._followers.get(n) is not None] + others
+
+    def drop(self):
+        """Forget the configuration: nothing is taken until the next :meth:`configure`."""
+        self.states = self.commands = None
+        self.codec = CommandCodec()
+        for relay in self.relays.values():
+            relay.forget()
+
+    def _measured(self):
+        """Return the joint positions measured and fresh now (NaN otherwise)."""
+        return self.states.measured(self._now_ns()).position
+
+    # --- actuator states ---------------------------------------------------------------
+    def state_callback(self, source, publish, active):
+        """
+        Return the subscription callback of ``source``: its fast route, else its typed one.
+
+        States are taken whatever the lifecycle state (a linkage's and an encoder's stream
+        stays continuous) and published only while ``active[0]``; then every
+        :attr:`after_state` follower sees them.
+        """
+        relay, typed = self.relays[source], self._typed_state
+
+        def callback(data):
+            out = relay.take(data)
+            if out is None:
+                out = typed(source, relay, data)
+                if out is None:
+                    return
+            if active[0]:
+                publish(out)
+                for after in self.after_state:
+                    after(out)
+        return callback
+
+    def actuator_states(self, source, data):
+        """Return the joint_states (bytes or a message) for one message of ``source``, or None."""
+        relay = self.relays[source]
+        out = relay.take(data)
+        return out if out is not None else self._typed_state(source, relay, data)
+
+    def _typed_state(self, source, relay, data):
+        """Return the joint_states message of ``data`` taken by the typed route, or None."""
+        states = self.states
+        if states is None:
+            return None
+        self.typed_count['actuator_states'] += 1
+        msg = self._typed.decode(data)
+        stamp = msg.header.stamp
+        out = states.ingest(source, msg.name, msg.position, msg.velocity, msg.effort,
+                            stamp.sec * 1_000_000_000 + stamp.nanosec, self._now_ns())
+        result = states.last_result
+        for name in result.new_shared_actuators:
+            self._logger.warning(
+                f'actuator {name!r} is reported on more than one topic; the latest wins')
+        waiting = out is None and result.reason.startswith('no transmission')  # not an error
+        report_input(self._logger, source, 'actuator', result.new_unknown_names,
+                     '' if waiting else result.reason)
+        if self._fast_path:
+            relay.learn(states, data, msg)
+        return None if out is None else self._typed.joint_states(out, msg.header)
+
+    # --- joint commands ----------------------------------------------------------------
+    def command_callback(self, publish, active):
+        """Return the joint_commands subscription callback: commands mapped while ``active[0]``."""
+        handle = self.joint_commands
+
+        def callback(data):
+            if active[0]:
+                out = handle(data)
+                if out is not None:
+                    publish(out)
+        return callback
+
+    def joint_commands(self, data):
+        """
+        Return the actuator_commands (bytes or a message) for one joint_commands message.
+
+        While joints have owners other than the plain mapping (:attr:`owners`), each owner
+        takes its columns (a spring its targets, a goal its feed-forward); the plain
+        mapping gets the rest. Every part taken as a stream feeds the deadline.
+        """
+        commands, codec = self.commands, self.codec
+        if commands is None:
+            return None
+        decoded = codec.decode(data)
+        msg = None
+        if decoded is None:
+            self.typed_count['joint_commands'] += 1
+            msg = self._typed.decode(data)
+            if self._fast_path:
+                codec.learn(data, msg)
+            names, arrays = msg.name, (msg.position, msg.velocity, msg.effort)
+        else:
+            names, arrays, header = decoded
+        resumed = _NONE
+        if self.owners.any:
+            split = self.owners.split(names)
+            count = len(names)
+            if split.owned and all(len(a) in (0, count) for a in arrays):
+                arrays = [np.asarray(a, dtype=float) for a in arrays]
+                resumed = self._take_owned(split, count, arrays)
+                if not len(split.plain):
+                    self._resumed(resumed)
+                    return None
+                plain = split.plain
+                names = [names[k] for k in plain]
+                arrays = [a[plain] if len(a) else a for a in arrays]
+        out = commands.map_command(names, *arrays)
+        back = self._report_command(out)
+        self._resumed(np.concatenate([resumed, back]) if len(resumed) else back)
+        if out is None:
+            return None
+        return codec.encode(out, header) if msg is None else self._typed.commands(out,
+                                                                                  msg.header)
+
+    def _take_owned(self, split, count, arrays):
+        """
+        Give each owner its columns of one command; feed the deadline with what streams.
+
+        Returns the joints whose timeout this ends (set indices).
+        """
+        now = self._now_ns()
+        resumed = []
+        for owner, cols, joints, reach in split.owned:
+            part = [a[cols] if len(a) == count else a[:0] for a in arrays]
+            why = owner.take(joints, *part, now)
+            if why:
+                self._logger.warning(f'joint_commands refused: {why}', throttle_duration_sec=1.0)
+            elif owner.stream:
+                resumed.extend(self.deadline.commanded(reach, now))
+        return np.array(resumed, dtype=np.intp)
+
+    def command(self, names, position, velocity, effort, header, stream=True):
+        """
+        Map one joint command; return its actuator_commands message (None if refused).
+
+        ``stream``: a streamed command, which feeds the deadline (a goal's do not).
+        """
+        out = self.commands.map_command(names, position, velocity, effort)
+        self._resumed(self._report_command(out, stream))
+        return None if out is None else self._typed.commands(out, header)
+
+    def goal_command(self, names, position, velocity, effort, header, now_ns):
+        """
+        Command a goal's joints ``names`` (its desired state); return the message to publish.
+
+        The joints a spring drives take it as their targets (:attr:`springs`); the others
+        are mapped (not a stream: the deadline is not fed). ``effort`` None: none.
+        """
+        springs = self.springs
+        if springs is not None and springs.owned:
+            driven = springs.driven_columns(names)
+            if len(driven):
+                joints = np.array([springs.transmissions.joint_index[names[k]]
+                                   for k in driven], dtype=np.intp)
+                springs.take(joints, np.asarray(position)[driven],
+                             np.asarray(velocity)[driven],
+                             np.zeros(len(driven)) if effort is None
+                             else np.asarray(effort)[driven], now_ns)
+                rest = np.setdiff1d(np.arange(len(names)), driven)
+                if not len(rest):
+                    return None
+                names = [names[k] for k in rest]
+                position, velocity = np.asarray(position)[rest], np.asarray(velocity)[rest]
+                effort = None if effort is None else np.asarray(effort)[rest]
+        return self.command(names, position, velocity, () if effort is None else effort,
+                            header, stream=False)
+
+    def trajectory(self, msg, active):
+        """Return the actuator_trajectory message of one joint_trajectory ``msg``, or None."""
+        commands = self.commands
+        if commands is None or not active:
+            self._logger.error('joint_trajectory rejected: ' + (
+                'no configuration yet' if commands is None else 'the bridge is inactive'))
+            return None
+        points = msg.points
+        try:
+            names, fields = commands.map_trajectory(
+                msg.joint_names, [p.positions for p in points], [p.velocities for p in points],
+                [p.accelerations for p in points], [p.effort for p in points])
+        except ConfigError as exc:
+            self._logger.error(f'joint_trajectory rejected: {exc}')
+            return None
+        return self._typed.trajectory(msg.header, names, fields,
+                                      [p.time_from_start for p in points])
+
+    def _report_command(self, out, stream=True):
+        """Report one mapped command; return the joints whose timeout it ends."""
+        resumed = _NONE
+        if out is not None and stream:
+            resumed = self.deadline.commanded(self.commands.last_joints, self._now_ns())
+        result = self.commands.last_result
+        report_input(self._logger, 'joint_commands', 'joint', result.new_unknown_names,
+                     result.reason)
+        if result.limited:
+            self._logger.warning('joint_commands limited: ' + '; '.join(result.limited),
+                                 throttle_duration_sec=1.0)
+        return resumed
+
+    def _resumed(self, joints):
+        """Say once that commands resumed for ``joints`` (indices), which had timed out."""
+        if len(joints):
+            names = self.deadline.joint_names
+            self._logger.info('joint_commands resumed for '
+                              f'{", ".join(names[i] for i in joints)}: timeout cleared')
