@@ -74,7 +74,9 @@ def _floor(node, output, names):
         wire, pub = EffortWire(names), node._command_pub
         data = wire.at(bytes(8))
     else:
-        wire, pub = MitWire(names), node._execution.springs._pub
+        from control_msgs.msg import DynamicJointState
+        wire = MitWire(names)
+        pub = node.create_publisher(DynamicJointState, 'actuator_impedance_commands', 10)
         data = wire.at(bytes(8))
     assert isinstance(data, bytes) and serialize_message is not None
     node._routes.after_state.append(lambda out: pub.publish(data))

@@ -123,6 +123,8 @@ def main(argv=None):
                      'commands': commands if what == 'goal' else 0})
     report(args.results, rows, ['what', 'per_message_us', 'vs_no_hook', 'budget_1khz',
                                 'commands'])
+    run.group.run = None            # the bench's own run (no action handle): nothing to abort
+    nodes['goal']._routes.owners.clear_goal(run)
     for node in nodes.values():
         node.destroy_node()
     rclpy.shutdown(context=context)

@@ -41,6 +41,7 @@ from .impedance_plans import Block
 from ..transmissions import impedance, linkage_loops
 
 OUTPUTS = ('effort', 'motor_gains')
+_ZEROS = np.zeros(64)       # an absent velocity or effort: read, never written
 
 
 class MotorCommand(typing.NamedTuple):
@@ -93,9 +94,11 @@ class ImpedanceCore:
         self._group_of = np.zeros(n, dtype=np.intp)
         for g, (joints, _) in enumerate(self.groups):
             self._group_of[joints] = g
-        #: Targets q*, q̇*, τ* of every joint (NaN: none), and their version.
+        #: Targets q*, q̇*, τ* of every joint (NaN: none), and their version; ``shape``
+        #: changes only when which transmissions have targets may have (a new target's
+        #: values do not change the block a state's command goes to).
         self.target = np.full((3, n), np.nan)
-        self.version = 0
+        self.version = self.shape = 0
         self._latched = np.zeros(len(self.groups), dtype=bool)
         self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))
                           if tset.linear else None)
@@ -118,7 +121,11 @@ class ImpedanceCore:
         free[self.joints] = False
         self.target[:, free] = np.nan
         self._latched &= self.driven
+        self._any_latched = bool(self._latched.any())
+        #: How many driven joints have no target q* yet (0: a new target changes values).
+        self._untargeted = int(np.isnan(self.target[0, self.joints]).sum())
         self.version += 1
+        self.shape += 1
         self._blocks, self._steady = {}, None
         self._targeted = (None, None)
         self._measured = (False, None)
@@ -137,26 +144,36 @@ class ImpedanceCore:
         values refuse them all. The other joints' targets stay. ``now_ns`` is unused: the
         deadline (fed by the caller) times targets.
         """
-        names = [self._tset.joint_names[i] for i in joints]
         k = len(joints)
         if len(position) != k:
-            self.refused += 1
-            return f'joints {names} have gains: their joint_commands need positions (q*)'
-        values = np.zeros((3, k))
-        values[0] = position
-        for r, row in ((1, velocity), (2, effort)):
-            if len(row) == k:
-                values[r] = row
-            elif len(row):
-                self.refused += 1
-                return f'{("velocity", "effort")[r - 1]}: {len(row)} values for {k} joints'
-        if not np.isfinite(values).all():
-            self.refused += 1
-            return f'a non-finite target for the joint springs of {names}'
-        self.target[:, joints] = values
-        self._latched[self._group_of[joints]] = False
+            return self._refuse(joints, 'have gains: their joint_commands need positions (q*)')
+        rows = [position, velocity, effort]
+        for r in (1, 2):
+            if not len(rows[r]):
+                rows[r] = _ZEROS[:k] if k <= len(_ZEROS) else np.zeros(k)
+            elif len(rows[r]) != k:
+                return self._refuse(joints, f'{("velocity", "effort")[r - 1]}: '
+                                    f'{len(rows[r])} values for {k} joints')
+        values = np.array(rows, dtype=float)
+        flat = values.reshape(-1)
+        if not math.isfinite(flat.dot(flat)):         # every value finite (below 1e154)
+            if not np.isfinite(values).all():
+                return self._refuse(joints, 'a non-finite target')
+        target = self.target
+        if self._untargeted and np.isnan(target[0, joints]).any():
+            self.shape += 1             # a transmission may have its targets now
+        target[:, joints] = values
+        if self._untargeted:
+            self._untargeted = int(np.isnan(target[0, self.joints]).sum())
+        if self._any_latched:
+            self._latched[self._group_of[joints]] = False
+            self._any_latched = bool(self._latched.any())
         self.version += 1
         return ''
+
+    def _refuse(self, joints, why):
+        self.refused += 1
+        return f'joints {[self._tset.joint_names[i] for i in joints]}: {why}'
 
     def driven_columns(self, names):
         """Return the columns of ``names`` that springs drive."""
@@ -181,7 +198,7 @@ class ImpedanceCore:
                    else deadline.expired(now_ns))
         steady = self._steady
         if (expired is None and steady is not None and steady[0] is kept
-                and steady[1] == self.version):
+                and steady[1] == self.shape):
             return steady[2]
         measured = self._measured_groups(kept)
         zeroed = np.zeros(len(self.groups), dtype=bool)
@@ -201,7 +218,7 @@ class ImpedanceCore:
             if block is None:
                 block = self._blocks[key] = Block(self._tset, self.groups, law, zeroed,
                                                   self.kp, self.kd, self._linear_j)
-        self._steady = (kept, self.version, block) if expired is None else None
+        self._steady = (kept, self.shape, block) if expired is None else None
         return block
 
     def _measured_groups(self, kept):
@@ -218,9 +235,9 @@ class ImpedanceCore:
 
     def _targeted_groups(self):
         """Return which driven transmissions have a target q* for every joint."""
-        if self._targeted[0] != self.version:
+        if self._targeted[0] != self.shape:
             known = ~np.isnan(self.target[0])
-            self._targeted = (self.version, self.driven & np.array(
+            self._targeted = (self.shape, self.driven & np.array(
                 [known[j].all() for j, _ in self.groups]))
         return self._targeted[1]
 
@@ -231,13 +248,17 @@ class ImpedanceCore:
         mode = self.deadline.mode
         if mode == 'none':
             self._latched |= groups
+            self._any_latched = True
             return
         joints = np.concatenate([self.groups[g][0] for g in np.flatnonzero(groups)])
         if mode == 'hold' or np.isnan(self.target[0, joints]).any():
             self.target[0, joints] = state[0, joints]
         self.target[1:, joints] = 0.0
         self._latched |= groups
+        self._any_latched = True
+        self._untargeted = int(np.isnan(self.target[0, self.joints]).sum())
         self.version += 1
+        self.shape += 1
 
     def fill(self, block, flat, state, jacobian, out):
         """

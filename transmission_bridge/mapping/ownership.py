@@ -29,6 +29,8 @@ goal's feed-forward does not).
 >>> split = owners.split(('elbow', 'wrist_pitch', 'wrist_roll'))
 >>> split.plain.tolist(), [(cols.tolist(), joints.tolist()) for _, cols, joints, _ in split.owned]
 ([0], [([1, 2], [3, 4])])
+>>> [cols for _, cols, _, _ in owners.split(('wrist_pitch', 'wrist_roll')).owned]   # all: None
+[None]
 """
 
 import typing
@@ -37,7 +39,11 @@ import numpy as np
 
 
 class Split(typing.NamedTuple):
-    """One name list's columns: the plain mapping's, and per owner (owner, cols, joints, reach)."""
+    """
+    One name list's columns: the plain mapping's, and per owner (owner, cols, joints, reach).
+
+    ``cols`` None: the owner takes every column, in order (nothing to gather).
+    """
 
     plain: np.ndarray       # message columns for the plain mapping (known joints only)
     owned: tuple            # (owner, message columns, their joints, every joint they reach)
@@ -115,7 +121,8 @@ class Ownership:
             cols = np.array([c for c, _ in pairs], dtype=np.intp)
             joints = np.array([j for _, j in pairs], dtype=np.intp)
             reach = np.unique(np.concatenate([self._siblings[j] for j in joints]))
-            owned.append((owner, cols, joints, reach))
+            whole = len(cols) == len(key) and (cols == np.arange(len(key))).all()
+            owned.append((owner, None if whole else cols, joints, reach))
         if len(self._cache) > 64:
             self._cache.clear()
         found = self._cache[key] = Split(np.array(plain, dtype=np.intp), tuple(owned))

@@ -209,7 +209,9 @@ class Routes:
             msg = self._typed.decode(data)
             if self._fast_path:
                 codec.learn(data, msg)
-            names, arrays = msg.name, (msg.position, msg.velocity, msg.effort)
+            names = msg.name
+            arrays = [np.asarray(a, dtype=float)
+                      for a in (msg.position, msg.velocity, msg.effort)]
         else:
             names, arrays, header = decoded
         resumed = _NONE
@@ -217,7 +219,6 @@ class Routes:
             split = self.owners.split(names)
             count = len(names)
             if split.owned and all(len(a) in (0, count) for a in arrays):
-                arrays = [np.asarray(a, dtype=float) for a in arrays]
                 resumed = self._take_owned(split, count, arrays)
                 if not len(split.plain):
                     self._resumed(resumed)
@@ -240,15 +241,18 @@ class Routes:
         Returns the joints whose timeout this ends (set indices).
         """
         now = self._now_ns()
-        resumed = []
+        resumed = _NONE
         for owner, cols, joints, reach in split.owned:
-            part = [a[cols] if len(a) == count else a[:0] for a in arrays]
+            part = arrays if cols is None else [a[cols] if len(a) == count else a[:0]
+                                                for a in arrays]
             why = owner.take(joints, *part, now)
             if why:
                 self._logger.warning(f'joint_commands refused: {why}', throttle_duration_sec=1.0)
             elif owner.stream:
-                resumed.extend(self.deadline.commanded(reach, now))
-        return np.array(resumed, dtype=np.intp)
+                back = self.deadline.commanded(reach, now)
+                if len(back):
+                    resumed = np.concatenate([resumed, back])
+        return resumed
 
     def command(self, names, position, velocity, effort, header, stream=True):
         """
