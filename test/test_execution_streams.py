@@ -28,6 +28,7 @@ import pytest
 from ros_harness import started_node
 from sensor_msgs.msg import JointState
 from transmission_bridge.transmissions import load_transmissions
+from transmission_oracles import fd_jacobian
 import yaml
 
 NODE = 'transmission_bridge'
@@ -37,7 +38,7 @@ SLACK = 0.15            # s: DDS and scheduling around each switch (a loaded 2-c
 # s: a publisher made at runtime (actuator_impedance_commands, made when motor_gains is first
 # chosen) reaches a subscriber once DDS discovery matches them: no command, never two
 DISCOVERY = 1.0
-FD_STEP, FD_TOL = 1e-6, 1e-5
+FD_TOL = 1e-5
 EXACT = 1e-7            # N·m: linear transmissions, the law through exact maps
 LINKAGE_MIT = 0.05      # MIT through a linkage: first order in θ* − θ (of the largest term)
 SECOND = 1_000_000_000
@@ -74,17 +75,6 @@ KD = dict(zip(SPRUNG, [0.5, 0.2, 0.1, 0.8, 0.5]))
 OFFSET = dict(zip(['hip', 'elbow'] + SPRUNG[1:], [0.05, -0.04, 0.03, -0.02, 0.03, -0.02]))
 FEED = dict(zip(['hip', 'elbow'] + SPRUNG[1:], [0.5, 1.0, -0.2, 0.1, 0.3, -0.4]))
 ANKLE_MOTORS = ('ankle_l_motor', 'ankle_r_motor')
-
-
-def fd_jacobian(tset, theta):
-    """J = ∂q/∂θ by central differences of the set's position map."""
-    J = np.empty((tset.num_joints, tset.num_actuators))
-    for i in range(tset.num_actuators):
-        step = np.zeros(tset.num_actuators)
-        step[i] = FD_STEP
-        J[:, i] = (tset.actuator_to_joint('position', theta + step)
-                   - tset.actuator_to_joint('position', theta - step)) / (2 * FD_STEP)
-    return J
 
 
 class Law:

@@ -18,27 +18,16 @@ from ros_harness import started_node
 from sensor_msgs.msg import JointState
 
 from transmission_bridge.transmissions import load_transmissions
+from transmission_oracles import fd_jacobian
 
 CONFIG = 'config/example_robot_transmissions.yaml'
 LEGGED = 'config/legged_robot.urdf'
 NODE = 'transmission_bridge'
 WRIST = ['wrist_pitch', 'wrist_roll']
 STATE_PERIOD = 0.005
-FD_STEP = 1e-6
 FD_TOL = 1e-5           # central differences through the position map, relative
 EXACT = 1e-9
 SETTLED = 0.05          # rad/s: the largest joint speed of legs at rest
-
-
-def fd_jacobian(tset, theta):
-    """J = ∂q/∂θ by central differences of the set's position map."""
-    J = np.empty((tset.num_joints, tset.num_actuators))
-    for i in range(tset.num_actuators):
-        step = np.zeros(tset.num_actuators)
-        step[i] = FD_STEP
-        J[:, i] = (tset.actuator_to_joint('position', theta + step)
-                   - tset.actuator_to_joint('position', theta - step)) / (2 * FD_STEP)
-    return J
 
 
 class Still:

@@ -12,10 +12,11 @@ import pytest
 from transmission_bridge.control.impedance import ImpedanceCore
 from transmission_bridge.mapping.deadline import CommandDeadline
 from transmission_bridge.transmissions import load_transmissions
+from transmission_oracles import fd_jacobian
 
 ARM = load_transmissions('config/example_robot_transmissions.yaml')
 T = 100                 # ns: command_timeout
-FD_STEP, FD_TOL = 1e-6, 1e-6
+FD_TOL = 1e-6
 EXACT = 1e-9
 ELBOW, WRIST = ['elbow'], ['wrist_pitch', 'wrist_roll']
 KP = {'elbow': 30.0, 'wrist_pitch': 10.0, 'wrist_roll': 6.0}
@@ -44,12 +45,7 @@ def _state(theta, thetad):
 
 def _law(q_target, theta, thetad, names, damping_loss=True):
     """Jᵀ τ_j of the joint law at (θ, θ̇) for joints ``names``, targets q* (q̇* = τ* = 0)."""
-    J = np.empty((ARM.num_joints, ARM.num_actuators))
-    for i in range(ARM.num_actuators):
-        step = np.zeros(ARM.num_actuators)
-        step[i] = FD_STEP
-        J[:, i] = (ARM.actuator_to_joint('position', theta + step)
-                   - ARM.actuator_to_joint('position', theta - step)) / (2 * FD_STEP)
+    J = fd_jacobian(ARM, theta)
     q, qd = ARM.actuator_to_joint('position', theta), J @ thetad
     tau = np.zeros(ARM.num_joints)
     b = np.array([ARM.joint(j).damping for j in ARM.joint_names])
