@@ -14,6 +14,7 @@ from transmission_bridge.ros.launch_support import declare_arguments, nodes
 
 def generate_launch_description():
     return LaunchDescription([
-        *declare_arguments('transmissions_file', 'params_file', 'use_sim_time', 'autostart'),
+        *declare_arguments('transmissions_file', 'params_file', 'use_sim_time', 'autostart',
+                           'follow_joint_trajectory'),
         nodes(lambda args: [args.bridge()]),
     ])

@@ -17,7 +17,8 @@ from transmission_bridge.ros.launch_support import declare_arguments, nodes
 def generate_launch_description():
     return LaunchDescription([
         *declare_arguments('transmissions_file', 'model_file', 'params_file', 'tip_links',
-                           'joint_commands_from', 'rate', 'use_sim_time', 'autostart'),
+                           'joint_commands_from', 'rate', 'use_sim_time', 'autostart',
+                           'follow_joint_trajectory'),
         nodes(lambda args: [args.simulator(), args.bridge(commands_from_kinematics=True),
                             args.kinematics()]),
     ])

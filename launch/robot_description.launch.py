@@ -19,6 +19,7 @@ from transmission_bridge.ros.launch_support import declare_arguments, nodes
 def generate_launch_description():
     return LaunchDescription([
         *declare_arguments('urdf_file', 'use_topic', 'params_file', 'tip_links',
-                           'joint_commands_from', 'use_sim_time', 'autostart'),
+                           'joint_commands_from', 'use_sim_time', 'autostart',
+                           'follow_joint_trajectory'),
         nodes(lambda args: args.description_nodes()),
     ])

@@ -290,6 +290,33 @@ def test_a_managed_bridge_brought_up_with_ros2_lifecycle(shell, launches):
     _clean_stop(proc)
 
 
+def test_a_bridge_that_takes_no_goals_serves_no_action(shell, launches, tmp_path):
+    """follow_joint_trajectory:=false on ros2 launch, then in a hand-edited params file."""
+    proc = launches('ros2 launch transmission_bridge bridge.launch.py')
+    _expect_up(proc, ['bridge'])
+    listed = shell.run_until(f'{LOST}ros2 action list',
+                             lambda p: 'follow_joint_trajectory' in p.stdout, timeout=40)
+    assert '/transmission_bridge/follow_joint_trajectory' in listed.stdout, listed.stdout
+    _clean_stop(proc)
+    params = tmp_path / 'no_goals.yaml'
+    params.write_text('transmission_bridge:\n  ros__parameters:\n'
+                      '    follow_joint_trajectory: false    # this robot takes no goals\n')
+    for how in ('follow_joint_trajectory:=false', f'params_file:={params}'):
+        proc = launches(f'ros2 launch transmission_bridge bridge.launch.py {how}')
+        _expect_up(proc, ['bridge'])
+        assert 'Boolean value is: False' in _param(
+            shell, 'get /transmission_bridge follow_joint_trajectory')
+        services = shell.run_until(f'{LOST}ros2 service list',
+                                   lambda p: 'calibrate_to_default_pose' in p.stdout,
+                                   timeout=40).stdout     # the node's services discovered:
+        assert '/transmission_bridge/calibrate_to_default_pose' in services, services
+        assert 'query_state' not in services and 'follow_joint_trajectory' not in services \
+            and '/transmission_bridge/reload' in services        # the goals' would be there
+        assert 'follow_joint_trajectory' not in shell.run(f'{LOST}ros2 action list',
+                                                          check=False).stdout
+        _clean_stop(proc)
+
+
 def test_demo_launch_gives_gravity_torques_on_a_fresh_install(shell, launches):
     """Issue item 4: `ros2 launch ... demo.launch.py` then echo the torques; no -0.0 (defect 8)."""
     proc = launches('ros2 launch transmission_bridge demo.launch.py')

@@ -92,11 +92,10 @@ def status(routes, deadline, active, dropped, overload, now_ns, stale_ns):
 
 
 def _motors(tset, joints):
-    """Return the names of the motors of ``joints`` (set indices), set order."""
-    if not len(joints):
-        return ()
-    _, acts = tset.coverage([tset.joint_names[i] for i in joints])
-    return tuple(tset.actuator_names[i] for i in sorted(acts))
+    """Return the names of the motors of the transmissions of ``joints`` (set indices)."""
+    names = {tset.joint_names[i] for i in joints}
+    return tuple(a.name for spec in tset.specs if names & {j.name for j in spec.joints}
+                 for a in spec.actuators)
 
 
 class DeadlineTimer:

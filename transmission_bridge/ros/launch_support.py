@@ -70,6 +70,10 @@ ARGUMENTS = {
         'true', 'true: the bridge (a lifecycle node) configures and activates itself at '
                 'start-up; false: it stays unconfigured for `ros2 lifecycle set '
                 '/transmission_bridge configure` then `activate`, or a lifecycle manager'),
+    'follow_joint_trajectory': (
+        '', 'false: the bridge serves no FollowJointTrajectory goals (no action servers, no '
+            'rclpy.action or control_msgs loaded: a robot that never takes goals); empty: '
+            "the params_file's value, else true"),
     'rate': ('100.0', 'actuator_simulator: actuator_states publishing rate, Hz'),
 }
 
@@ -228,6 +232,9 @@ class Arguments:
             source = self.robot_file('transmissions_file', BRIDGE)
         if 'autostart' in self._values:
             source = {**source, 'autostart': self.boolean('autostart')}
+        if self._values.get('follow_joint_trajectory'):
+            source = {**source,
+                      'follow_joint_trajectory': self.boolean('follow_joint_trajectory')}
         return self.node(BRIDGE, source, remappings=remappings)
 
     def kinematics(self):
