@@ -54,7 +54,7 @@ def _stream(tset, count):
 
 def _start_goal(node, tset):
     """Make a 2 s wrist goal the running one, as the action server's accept does."""
-    from transmission_bridge.bridge.goal_servers import Run
+    from transmission_bridge.bridge.goal_servers import RunningGoal
     from transmission_bridge.control.following import Execution
     from transmission_bridge.control.goal import plan_goal
     from transmission_bridge.control.tolerances import tolerances
@@ -66,7 +66,7 @@ def _start_goal(node, tset):
     plan = plan_goal(tset, group.joints, list(group.joints),
                      [(2.0, list(q0 + 0.1), [0.0, 0.0], [], [])],
                      (q0, np.zeros(2)), node._now_ns(), 0, tol)
-    run = Run(None, Execution(plan), group)
+    run = RunningGoal(None, Execution(plan), group)
     node._routes.owners.set_goal(idx, run)
     node._routes.follow('goals', goals.on_joint_state)
     group.run = run

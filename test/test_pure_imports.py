@@ -120,7 +120,7 @@ def test_numba_loads_only_for_a_set_with_a_linkage(robot, loads):
 @pytest.mark.parametrize('node', ['bridge/node.py', 'robot_state/node.py'])
 def test_node_files_stay_small(node):
     # ROS wiring only: parameter tables, message routes, diagnostics and the deadline's glue
-    # live in rooms of their own (settings.py, mapping/routes.py, supervision.py), which
+    # live in rooms of their own (settings.py, mapping/routes.py, status.py), which
     # tests drive without a node.
     lines = (PKG / node).read_text().count('\n')
     assert lines <= 350, f'{node}: {lines} lines'

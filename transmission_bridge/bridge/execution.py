@@ -5,16 +5,23 @@ What the bridge commands on its own, wired: goals, joint springs, the command de
 (:class:`~transmission_bridge.mapping.deadline.CommandDeadline`), the joint springs
 (:mod:`.springs`), the FollowJointTrajectory servers (:mod:`.goal_servers`, imported only
 with ``follow_joint_trajectory``: a robot that takes no goals pays nothing for rclpy.action
-and control_msgs), the deadline's timer and the plain motors' safe command; their
-parameters (declared, checked, applied) and their part of a configuration and of a stop.
+and control_msgs), the deadline's timer (:class:`DeadlineTimer`: it polls the deadline a few
+times per timeout, says each timeout once, :func:`trip_lines`) and the plain motors' safe
+command (:func:`safe_command_messages`, at the measured positions, never to a joint spring's
+motors: their timeout is the spring's own hold); their parameters (declared, checked,
+applied) and their part of a configuration and of a stop.
 The node creates it and calls it; every law it applies is
 :mod:`transmission_bridge.control`'s, every map :mod:`transmission_bridge.mapping`'s.
 """
 
-from . import supervision
-from .settings import (COMMAND_TIMEOUT, GOAL_SETTINGS, ON_COMMAND_TIMEOUT, SPRING_SETTINGS)
+import numpy as np
+from sensor_msgs.msg import JointState
+
+from .settings import COMMAND_TIMEOUT, GOAL_SETTINGS, ON_COMMAND_TIMEOUT, SPRING_SETTINGS
 from .springs import Springs
+from .status import motors_of
 from ..mapping.deadline import CommandDeadline
+from ..ros.conversions import doubles
 from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import StartupError
 from ..ros.settings import declare_settings, refusal
@@ -45,7 +52,7 @@ class ExecutionWiring:
             except ConfigError as exc:
                 raise StartupError(str(exc)) from None
         self.springs = Springs(node, routes, publish, self._now_ns, self._values[0])
-        self._timer = supervision.DeadlineTimer(
+        self._timer = DeadlineTimer(
             node, self.deadline, self._now_ns,
             lambda: routes.states.transmissions if self._active[0] and routes.states else None,
             self.sprung, self.send_safe_commands)
@@ -130,7 +137,94 @@ class ExecutionWiring:
         states = self.routes.states
         if states is None or not len(joints):
             return
-        for msg in supervision.safe_command_messages(
+        for msg in safe_command_messages(
                 self.deadline, states, joints, self._now_ns(),
                 self._node.get_clock().now().to_msg()):
             self._publish_command(msg)
+
+
+class DeadlineTimer:
+    """
+    The deadline's timer on ``node``: a quarter of ``command_timeout`` (none while it is 0).
+
+    At each tick, while ``armed()`` (active and configured): each joint that timed out is
+    said once (:func:`trip_lines`), and ``send(joints)`` gets the joints due a plain safe
+    command (the node sends their motors theirs, a joint spring's excepted).
+    :meth:`rearm` follows a new timeout.
+    """
+
+    def __init__(self, node, deadline, now_ns, armed, springs, send):
+        self._node, self._deadline, self._now_ns = node, deadline, now_ns
+        self._armed, self._springs, self._send = armed, springs, send
+        self._timer = None
+        self.rearm()
+
+    def rearm(self):
+        """(Re)make the timer for the deadline's timeout now."""
+        if self._timer is not None:
+            self._node.destroy_timer(self._timer)
+            self._timer = None
+        if self._deadline.timeout_ns:
+            self._timer = self._node.create_timer(
+                max(self._deadline.timeout_ns * 1e-9 / 4, 0.001), self.tick)
+
+    def tick(self):
+        """Log new trips; send the plain motors' safe command where due."""
+        tset = self._armed()
+        if tset is None:
+            return
+        tripped, due = self._deadline.poll(self._now_ns())
+        if not len(due):
+            return
+        sprung = self._springs()
+        for line in trip_lines(self._deadline, tset, tripped, sprung):
+            self._node.get_logger().error(line)
+        plain = [i for i in due if i not in sprung]
+        if plain:
+            self._send(np.array(plain, dtype=np.intp))
+
+
+def trip_lines(deadline, tset, joints, sprung=()):
+    """
+    Return the log line of ``joints`` (set indices) timing out now (a list: none or one).
+
+    ``sprung``: the joints that joint springs drive (their own hold, in both outputs).
+    """
+    if not len(joints):
+        return []
+    seconds = deadline.timeout_ns * 1e-9
+    plain = [i for i in joints if i not in sprung]
+    springs = [i for i in joints if i in sprung]
+    parts = []
+    if plain:
+        parts.append(f'sending {deadline.mode} to {", ".join(motors_of(tset, plain))} every '
+                     f'{seconds:g} s')
+    if springs:
+        what = {'hold': 'hold at the positions measured now',
+                'zero_velocity': 'keep their targets at zero velocity',
+                'zero_effort': 'send no torque and no gains',
+                'none': 'keep their last targets'}[deadline.mode]
+        parts.append(f'the joint springs of {", ".join(tset.joint_names[i] for i in springs)} '
+                     f'{what} ({deadline.mode})')
+    return [f'no joint_commands for {seconds:g} s: {"; ".join(parts)}, until they resume']
+
+
+def safe_command_messages(deadline, states, joints, now_ns, stamp):
+    """
+    Return the JointState messages of the plain safe command to ``joints``' motors.
+
+    ``joints``: set indices (the plain joints due one); stamped ``stamp``; the positions
+    measured now (``hold``).
+    """
+    tset = states.transmissions
+    motors = motors_of(tset, joints)
+    theta = states.measured(now_ns).motor_position
+    positions = [theta[tset.actuator_index[m]] for m in motors]
+    out = []
+    for names, *fields in deadline.safe_commands(motors, positions):
+        msg = JointState(name=list(names))
+        msg.header.stamp = stamp
+        msg.position, msg.velocity, msg.effort = (
+            [] if a is None else doubles(a) for a in fields)
+        out.append(msg)
+    return out

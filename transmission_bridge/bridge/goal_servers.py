@@ -46,7 +46,7 @@ except ImportError:
     FollowJointTrajectory = None
 
 
-class Run:
+class RunningGoal:
     """
     One accepted goal: its handle, its execution, and the owner of its joints' streams.
 
@@ -73,7 +73,7 @@ class Run:
         return ''
 
 
-class Group:
+class TrajectoryController:
     """One controller: its joints, its action server, state publisher and query service."""
 
     def __init__(self, name, joints):
@@ -100,7 +100,7 @@ class GoalServers:
         self._joint_index = {}
         self._header = Header()
         self._ended = {}            # id(goal handle) -> (status, Outcome): for _finish
-        self.groups = [Group('', ())]
+        self.groups = [TrajectoryController('', ())]
         for name in self._values[CONTROLLERS]:
             joints = declare(node, f'{name}.joints', [], 'string_array',
                              f"joints of the controller '{name}' "
@@ -108,7 +108,7 @@ class GoalServers:
             if not joints:
                 raise ConfigError(f"{name}.joints: the controller '{name}' named in "
                                   f'{CONTROLLERS} has no joints')
-            self.groups.append(Group(name, joints))
+            self.groups.append(TrajectoryController(name, joints))
         if FollowJointTrajectory is None:
             node.get_logger().warning('control_msgs is not installed: no FollowJointTrajectory '
                                       'action (~/follow_joint_trajectory); doc/moveit.md')
@@ -231,7 +231,7 @@ class GoalServers:
             (measured.position[idx], measured.velocity[idx]), now,
             stamp_to_ns(traj.header.stamp), tol, values[ALLOW_PARTIAL],
             values[ALLOW_NONZERO_END], routes.commands.limit_commands)
-        run = Run(handle, Execution(plan), group, self.counters)
+        run = RunningGoal(handle, Execution(plan), group, self.counters)
         for other in self.runs:         # a new goal replaces those it shares joints with
             if set(other.group.joints) & set(group.joints):
                 self._end(other, GoalStatus.STATUS_ABORTED, Outcome(

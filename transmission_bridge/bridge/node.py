@@ -5,7 +5,7 @@ ROS wiring only: parameters, publishers, subscriptions, services, timers. A mess
 are :mod:`transmission_bridge.mapping`'s (:mod:`~transmission_bridge.mapping.routes`); goals
 and joint springs are :mod:`transmission_bridge.control`'s, wired by :mod:`.goal_servers`
 (imported only with ``follow_joint_trajectory``) and :mod:`.springs`; the node's own
-parameters are :mod:`.settings`', its status and deadline timer :mod:`.supervision`'.
+parameters are :mod:`.settings`', its /diagnostics status :mod:`.status`'.
 Topics, parameters, services in doc/nodes.md (tables generated from here).
 """
 
@@ -15,7 +15,7 @@ from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from . import supervision
+from . import status
 from .execution import ExecutionWiring
 from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, EncoderTurns, FOLLOW_JOINT_TRAJECTORY,
                        HELP, LIMIT_COMMANDS, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
@@ -300,11 +300,11 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         name = f'{self.get_name()}: actuator states'
         if self._states is None:
             self._diag_pub.publish(diagnostics(now.to_msg(), name, self._source, {}, warning=(
-                self._configure_error or supervision.unconfigured(self._lifecycle_state()))))
+                self._configure_error or status.unconfigured(self._lifecycle_state()))))
             return
-        report = supervision.status(self._routes, self._execution.deadline, self._active[0],
-                                    self._budget.dropped, overload, now.nanoseconds,
-                                    self._stale_ns)
+        report = status.status(self._routes, self._execution.deadline, self._active[0],
+                               self._budget.dropped, overload, now.nanoseconds,
+                               self._stale_ns)
         for text, throttle in report.logged:        # said here, once a period, not per message
             self.get_logger().warning(text, throttle_duration_sec=throttle)
         counters = {**report.counters, **self._execution.counters}

@@ -1,8 +1,8 @@
 """
-The bridge's rooms around its node, driven without one.
+The bridge's wiring around its node, driven without one.
 
 Its own parameters' table, the encoders' turns parameters, its /diagnostics status and the
-command deadline's safe command.
+command deadline's log lines and plain safe command.
 """
 
 import math
@@ -11,7 +11,7 @@ import types
 from conftest import CONFIG
 import numpy as np
 import pytest
-from transmission_bridge.bridge import supervision
+from transmission_bridge.bridge import execution, status
 from transmission_bridge.bridge.settings import EncoderTurns, SETTINGS
 from transmission_bridge.mapping.commands import CommandMapper
 from transmission_bridge.mapping.deadline import CommandDeadline
@@ -91,8 +91,8 @@ def test_status_names_stale_actuators_and_the_joints_left_out():
     zeros = [0.0] * len(arm)
     states.ingest('w', wrist, [0.0, 0.0], [], [], 1, now_ns=0)
     states.ingest('a', arm, zeros, zeros, zeros, 2, now_ns=SECOND)     # the wrist is stale
-    report = supervision.status(_routes(ARM, states), _deadline(0), True, 0, '',
-                                SECOND, SECOND // 2)
+    report = status.status(_routes(ARM, states), _deadline(0), True, 0, '',
+                           SECOND, SECOND // 2)
     assert report.warning.startswith('stale actuators: ' + ', '.join(wrist))
     assert 'joints left out (stale actuators): wrist_pitch, wrist_roll' in report.warning
     assert report.extra['stale_joints'] == 'wrist_pitch,wrist_roll'
@@ -103,8 +103,8 @@ def test_status_names_stale_actuators_and_the_joints_left_out():
 def test_status_says_what_encoders_and_linkages_withhold_and_logs_it():
     states = ActuatorStates(ENCODERS)
     states.ingest('s', ['knee_motor', 'hip_motor'], [1.0, 0.2], [], [], 1)
-    report = supervision.status(_routes(ENCODERS, states), _deadline(0), False, 3,
-                                'overloaded', 2, SECOND)
+    report = status.status(_routes(ENCODERS, states), _deadline(0), False, 3,
+                           'overloaded', 2, SECOND)
     assert 'encoder turns unknown: knee' in report.warning
     assert report.warning.endswith('overloaded; encoder turns unknown: knee; inactive '
                                    '(lifecycle): nothing published')
@@ -115,8 +115,8 @@ def test_status_says_what_encoders_and_linkages_withhold_and_logs_it():
     position = np.zeros(legged.num_actuators)
     position[legged.actuator_index['right_ankle_lower_motor']] = 3.0     # beyond its limits
     states.ingest('s', legged.actuator_names, position, [], [], 1)
-    report = supervision.status(_routes(legged, states), _deadline(0), True, 0, '', 2,
-                                SECOND)
+    report = status.status(_routes(legged, states), _deadline(0), True, 0, '', 2,
+                           SECOND)
     assert 'linkage states refused: right_ankle_pitch,right_ankle_roll: a joint beyond its ' \
            'limits' in report.warning
     assert report.logged[0][0].startswith('linkage states refused, their joints not published')
@@ -130,15 +130,15 @@ def test_a_timed_out_joint_is_an_error_and_holds_the_measured_positions():
     deadline.commanded(np.array([0, 1]), now_ns=0)        # shoulder_pan, shoulder_lift
     tripped, due = deadline.poll(SECOND // 10)
     assert tripped.tolist() == due.tolist() == [0, 1]
-    report = supervision.status(_routes(ARM, states), deadline, True, 0, '', SECOND // 10,
-                                SECOND)
+    report = status.status(_routes(ARM, states), deadline, True, 0, '', SECOND // 10,
+                           SECOND)
     assert report.error.startswith('command timeout: no joint_commands for shoulder_pan, '
                                    'shoulder_lift since 0.000 s; hold for '
                                    f'{ARM.actuator_names[0]}, {ARM.actuator_names[1]}')
-    lines = supervision.trip_lines(deadline, ARM, tripped)
+    lines = execution.trip_lines(deadline, ARM, tripped)
     assert len(lines) == 1 and lines[0].startswith('no joint_commands for 0.1 s: sending hold '
                                                    'to shoulder_pan_motor, shoulder_lift_motor')
-    messages = supervision.safe_command_messages(deadline, states, due, SECOND // 10, None)
+    messages = execution.safe_command_messages(deadline, states, due, SECOND // 10, None)
     assert [list(m.name) for m in messages] == [list(ARM.actuator_names[:2])]
     assert list(messages[0].position) == list(measured[:2])
     assert list(messages[0].velocity) == [0.0, 0.0] and list(messages[0].effort) == [0.0, 0.0]
@@ -148,7 +148,7 @@ def test_a_joint_spring_s_timeout_is_said_as_its_own_hold_not_a_plain_command():
     deadline = _deadline(SECOND // 10)
     deadline.commanded(np.array([2, 3, 4]), now_ns=0)     # elbow, the wrist's two joints
     tripped, _ = deadline.poll(SECOND // 10)
-    [line] = supervision.trip_lines(deadline, ARM, tripped, sprung={3, 4})
+    [line] = execution.trip_lines(deadline, ARM, tripped, sprung={3, 4})
     assert line == ('no joint_commands for 0.1 s: sending hold to elbow_motor every 0.1 s; the '
                     'joint springs of wrist_pitch, wrist_roll hold at the positions measured '
                     'now (hold), until they resume')
