@@ -438,7 +438,6 @@ def test_refused_linkage_states_convert_as_the_bridge_leaves_them_out(tmp_path):
 
 def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(tmp_path):
     """Issue 15: --model also writes /actuator_commands, each motor's holding torque."""
-    from transmission_bridge.mapping.commands import CommandMapper
     ts = load_transmissions(TRANSMISSIONS)
     bag = tmp_path / 'in'
     n = write_actuator_bag(bag, ts, seconds=0.5, rate=RATE_HZ)
@@ -449,18 +448,20 @@ def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(
     gravity = joint_states(tmp_path / 'out', '/kinematics/gravity_torques')
     commands = joint_states(tmp_path / 'out', '/actuator_commands')
     assert sorted(gravity) == sorted(commands) and len(commands) == n
-    core = CommandMapper(ts)                 # what the live bridge does, message by message
+    core, speeds = _live_mapper(ts, bag)    # what the live bridge does, message by message
     rng = np.random.default_rng(15)
     for stamp, [(frame, names, q, _, tau)] in gravity.items():
         [(cframe, cnames, cpos, cvel, ceff)] = commands[stamp]
-        expected = core.map_command(names, q, [], tau)
+        expected = core.map_command(names, q, [], tau, stamp_ns=stamp)
         assert (cframe, cnames) == (frame, expected.names) and len(cvel) == 0
         assert np.array_equal(cpos, expected.position)
         assert np.array_equal(ceff, expected.effort)      # the batch path: the same bits
-        # Power through the transmissions: tau_motor . v_motor == tau_joint . v_joint.
+        # Power through the transmissions: tau . v equal on both sides of the ideal maps,
+        # the motors' friction (three have some; their stages are ideal) taken off first.
         tau_joint = np.array([tau[names.index(j)] for j in ts.joint_names])
         motor = dict(zip(cnames, ceff))
-        tau_motor = np.array([motor[a] for a in ts.actuator_names])
+        tau_motor = np.array([motor[a] for a in ts.actuator_names]) - ts.losses.friction(
+            speeds[stamp])
         v_joint = rng.normal(size=ts.num_joints)
         v_motor = ts.joint_to_actuator('velocity', v_joint)
         power_joint = np.dot(tau_joint, v_joint)
@@ -470,12 +471,31 @@ def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(
                for s in commands)           # the maps really do something on this robot
 
 
+def _live_mapper(ts, bag):
+    """
+    Return (a command mapper as the live bridge has it, {stamp: the motors' velocities}).
+
+    The bridge takes a command's gear losses (here the motors' friction) at the motor
+    velocities of the state of the command's stamp: those of the bag's actuator states.
+    """
+    from transmission_bridge.mapping.commands import CommandMapper
+    from transmission_bridge.mapping.measurement import Measured
+    speeds = {stamp: np.array([dict(zip(names, vel))[a] for a in ts.actuator_names])
+              for stamp, [(_, names, _, vel, _)] in joint_states(
+                  bag, '/actuator_states').items()}
+    n_j, n_a = ts.num_joints, ts.num_actuators
+
+    def measured(stamp_ns=None):
+        return Measured(np.full(n_j, np.nan), np.full(n_j, np.nan), np.full(n_a, np.nan),
+                        speeds[stamp_ns])
+    return CommandMapper(ts, measured=measured), speeds
+
+
 def test_holding_torques_beyond_a_motors_limit_convert_to_what_the_bridge_sends(tmp_path):
     # The live bridge keeps a streaming command within the limits (scaled as a whole); a
     # recorded bag whose holding torques exceed a motor's effort limit must convert to
     # those same limited commands, not stop the conversion.
     import yaml
-    from transmission_bridge.mapping.commands import CommandMapper
     spec = yaml.safe_load(TRANSMISSIONS.read_text())
     elbow = next(t for t in spec['transmissions'] if t['name'] == 'elbow_trans')
     elbow['actuators'][0]['limits'] = {'effort': 0.05}        # far below what holds the arm
@@ -489,10 +509,10 @@ def test_holding_torques_beyond_a_motors_limit_convert_to_what_the_bridge_sends(
     gravity = joint_states(tmp_path / 'out', '/kinematics/gravity_torques')
     commands = joint_states(tmp_path / 'out', '/actuator_commands')
     assert len(commands) == n
-    core = CommandMapper(ts)                 # what the live bridge does, message by message
+    core, _ = _live_mapper(ts, bag)          # what the live bridge does, message by message
     for stamp, [(frame, names, q, _, tau)] in gravity.items():
         [(_, cnames, cpos, _, ceff)] = commands[stamp]
-        expected = core.map_command(names, q, [], tau)
+        expected = core.map_command(names, q, [], tau, stamp_ns=stamp)
         assert core.last_result.limited            # the bridge had to limit every one
         assert cnames == expected.names
         assert np.array_equal(cpos, expected.position)

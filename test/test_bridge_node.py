@@ -89,9 +89,11 @@ def test_actuator_states_become_joint_states(bridge):
     assert list(out.position) == list(ts.actuator_to_joint('position', POS))
     vel = ts.actuator_to_joint('velocity', VEL)
     assert list(out.velocity) == list(vel)
-    assert list(out.effort) == list(ts.actuator_to_joint('effort', EFF) - ts.damping * vel)
-    # By hand: elbow effort 80 * 0.1 - 0.4 * (8 / 80)
-    assert _by_name(out, 'effort')['elbow'] == pytest.approx(8.0 - 0.04, abs=1e-14)
+    assert list(out.effort) == list(ts.measured_joint_efforts(EFF, VEL) - ts.damping * vel)
+    # By hand: elbow effort 80 * (0.1 - its motor's friction at 8 rad/s, 3e-5 * 8 + 0.003)
+    # - 0.4 * (8 / 80)
+    assert _by_name(out, 'effort')['elbow'] == pytest.approx(
+        80 * (0.1 - 0.00024 - 0.003) - 0.04, abs=1e-14)
 
 
 def test_empty_arrays_stay_empty_and_nan_stays_nan(bridge):
@@ -277,8 +279,9 @@ def test_trajectory_maps_to_actuators(bridge):
     assert p0.positions[1] == pytest.approx(0.6 * 50.0, abs=1e-12)
     assert p0.positions[2] == pytest.approx(0.2 * -50.0, abs=1e-12)
     assert len(p0.accelerations) == 0
-    # Effort adds the damping loss back before the effort map: (2.0 + 0.4 * 0.1) / 80
-    assert p0.effort[0] == pytest.approx((2.0 + 0.04) / 80.0, abs=1e-15)
+    # Effort adds the damping loss back before the effort map, (2.0 + 0.4 * 0.1) / 80, then
+    # the motor's friction at its planned 0.1 * 80 = 8 rad/s: 3e-5 * 8 + 0.003
+    assert p0.effort[0] == pytest.approx((2.0 + 0.04) / 80.0 + 0.00024 + 0.003, abs=1e-15)
     # And the state map takes the commanded actuator positions back to the joint positions.
     ts = load_transmissions(EXAMPLE)
     full = ts.actuator_to_joint('position', [0, 0, p0.positions[0], p0.positions[1],

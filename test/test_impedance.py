@@ -150,11 +150,21 @@ def _random_gains(core, tset, joints, rng):
         core.set_gain(j, 'd', float(rng.uniform(0.1, 2)))
 
 
+def _ideal(tset):
+    """Return ``tset`` with every motor's friction off: ideal gear stages (the plans' case)."""
+    from transmission_bridge.transmissions.parameters import apply_parameters
+    off = {f'actuators.{m}.friction.{k}': 0.0 for m in tset.actuator_names
+           for k in ('viscous', 'coulomb')}
+    ideal = apply_parameters(tset, off)
+    assert ideal.losses.lossless
+    return ideal
+
+
 @pytest.mark.parametrize('output', ['effort', 'motor_gains'])
 def test_the_linear_plan_gives_what_the_reference_step_gives(output):
     """linear_plan (affine maps of the motors' state) against step (from the joint state)."""
     from transmission_bridge.control.impedance import ImpedanceCore
-    tset = load_transmissions(CONFIG + 'example_robot_transmissions.yaml')
+    tset = _ideal(load_transmissions(CONFIG + 'example_robot_transmissions.yaml'))
     rng = np.random.default_rng(RNG_SEED + 4)
     core = ImpedanceCore(tset, output)
     _random_gains(core, tset, ('elbow', 'wrist_pitch', 'wrist_roll'), rng)
@@ -267,3 +277,148 @@ def test_the_compiled_effort_kernel_gives_what_the_reference_step_gives(name):
         assert np.allclose(limited, reference.effort, rtol=1e-9, atol=1e-9), name
     limited_set = np.isfinite(np.concatenate(block.limits.magnitude_limits('effort'))).any()
     assert (scaled > 0) == limited_set, (name, scaled)
+
+
+# --- through lossy gear stages (issue 57) ------------------------------------------------------
+
+STAGE_SETS = ['example_robot_transmissions.yaml', 'closed_loop_ankle_transmissions.yaml']
+
+
+def _spring_case(name, output, seed, motor_limit=None):
+    """Return (lossy set, its lossless twin, (lossy core, ideal core), state map, rng)."""
+    from transmission_bridge.control.impedance import ImpedanceCore
+    from transmission_bridge.transmissions.parameters import apply_parameters
+    from transmission_oracles import lossy_set
+    rng = np.random.default_rng(RNG_SEED + seed)
+    tset = lossy_set(CONFIG + name, rng)
+    if motor_limit is not None:
+        tset = apply_parameters(tset, {f'actuators.{m}.limits.effort': motor_limit
+                                       for m in tset.actuator_names})
+    twin = _ideal(load_transmissions(CONFIG + name))
+    cores = [ImpedanceCore(t, output) for t in (tset, twin)]
+    for j in tset.joint_names:
+        p, d = float(rng.uniform(5, 50)), float(rng.uniform(0.1, 2))
+        for core in cores:
+            core.set_gain(j, 'p', p)
+            core.set_gain(j, 'd', d)
+    return tset, twin, cores, tset.state_map(), rng
+
+
+def _filled(core, tset, state_map, flat):
+    """Return (the node's per-message command of ``core`` at ``flat``, the joint state)."""
+    state = np.empty((3, tset.num_joints))
+    assert state_map.writer(state)(flat)
+    block = core.block_at(None, 0, state)
+    shape = (len(block.names),) if core.output == 'effort' else (len(block.names), 5)
+    out = np.empty(shape)
+    assert core.fill(block, flat, state, state_map.jacobian, out)
+    return out, state
+
+
+@pytest.mark.parametrize('name', STAGE_SETS)
+def test_a_spring_s_efforts_are_what_each_motor_s_stage_needs(name):
+    """effort: C(Jᵀ (τ_j + b q̇)) per motor at its velocity, J by central differences."""
+    from transmission_oracles import fd_jacobian, oracle_commanded
+    tset, _, (core, _), state_map, rng = _spring_case(name, 'effort', 8)
+    quadrants = set()
+    for trial in range(24):
+        q, theta = _pose(tset, rng)
+        n = tset.num_actuators
+        thetad = rng.uniform(0.2, 2.0, n) * rng.choice([-1, 1], n)     # moving: exact
+        flat = _flat(theta, thetad)
+        J = fd_jacobian(tset, theta)
+        qd = J @ thetad
+        targets = [q + rng.normal(scale=0.02, size=len(q)), rng.normal(size=len(q)),
+                   rng.normal(size=len(q))]
+        _take_all(core, tset, *targets)
+        tau_j = (core.kp * (targets[0] - q) + core.kd * (targets[1] - qd) + targets[2]
+                 + tset.damping * qd)
+        tau_o = J.T @ tau_j
+        want = [oracle_commanded(tau_o[i], thetad[i], *_stage(tset, m))
+                for i, m in enumerate(tset.actuator_names)]
+        got, state = _filled(core, tset, state_map, flat)
+        reference = core.step(*state[:2], theta, thetad, 0).effort
+        block = core.block_at(None, 0, state)
+        motors = list(block.actuators)
+        assert got == pytest.approx(reference, rel=1e-9, abs=1e-12)
+        assert got == pytest.approx([want[i] for i in motors], rel=FD_TOL, abs=FD_TOL)
+        quadrants |= {(bool(tau_o[i] > 0), bool(thetad[i] > 0)) for i in motors}
+    assert len(quadrants) == 4
+
+
+MOTOR_LIMIT = 1.0       # N·m: every motor's effort limit in the scaling test
+
+
+@pytest.mark.parametrize('name', STAGE_SETS)
+def test_a_spring_beyond_its_motors_limits_is_scaled_before_the_stages(name):
+    """
+    Far targets: each motor within its limit after its loss; the ideal torques scaled as one.
+
+    Each motor's torque, taken back through its stage's branch (the oracle's, inverted: τ_o =
+    (τ_a − f) / g), is the same fraction k of the unlimited Jᵀ (τ_j + b q̇) for every motor.
+    """
+    from transmission_oracles import fd_jacobian, oracle_commanded
+    tset, _, (core, _), state_map, rng = _spring_case(name, 'effort', 9, MOTOR_LIMIT)
+    limited = 0
+    for trial in range(10):
+        q, theta = _pose(tset, rng)
+        n = tset.num_actuators
+        thetad = rng.uniform(0.2, 2.0, n) * rng.choice([-1, 1], n)
+        flat = _flat(theta, thetad)
+        J = fd_jacobian(tset, theta)
+        qd = J @ thetad
+        targets = [q + rng.normal(scale=0.02, size=len(q)), rng.normal(size=len(q)),
+                   rng.normal(scale=100.0, size=len(q))]
+        _take_all(core, tset, *targets)
+        tau_o = J.T @ (core.kp * (targets[0] - q) + core.kd * (targets[1] - qd) + targets[2]
+                       + tset.damping * qd)
+        got, state = _filled(core, tset, state_map, flat)
+        reference = core.step(*state[:2], theta, thetad, 0).effort
+        assert got == pytest.approx(reference, rel=1e-9, abs=1e-12)
+        motors = core.block_at(None, 0, state).actuators
+        assert np.all(np.abs(got) <= MOTOR_LIMIT * (1 + 1e-12))
+        limited += bool(np.any(np.abs(got) >= MOTOR_LIMIT * (1 - 1e-9)))
+        fractions = []
+        for r, i in enumerate(motors):
+            stage = _stage(tset, tset.actuator_names[i])
+            f = oracle_commanded(0.0, thetad[i], *stage)            # the friction alone
+            g = oracle_commanded(tau_o[i], thetad[i], *stage) - f   # g τ_o
+            fractions.append((got[r] - f) / g)
+        assert np.ptp(fractions) < FD_TOL and 0.0 < fractions[0] <= 1.0 + FD_TOL, fractions
+    assert limited > 0
+
+
+def _stage(tset, motor):
+    a = tset.actuator(motor)
+    return a.efficiency_driving, a.efficiency_driven, a.viscous_friction, a.coulomb_friction
+
+
+@pytest.mark.parametrize('name', STAGE_SETS)
+def test_a_spring_s_motor_gains_give_at_the_state_what_the_stage_needs(name):
+    """motor_gains: the lossy law at the state is C(the lossless law there); gains unchanged."""
+    from transmission_oracles import oracle_commanded
+    tset, twin, (core, ideal), state_map, rng = _spring_case(name, 'motor_gains', 10)
+    twin_map = twin.state_map()
+    for trial in range(10):
+        q, theta = _pose(tset, rng)
+        n = tset.num_actuators
+        thetad = rng.uniform(0.2, 2.0, n) * rng.choice([-1, 1], n)
+        flat = _flat(theta, thetad)
+        targets = [q + rng.normal(scale=0.02, size=len(q)), rng.normal(size=len(q)),
+                   rng.normal(size=len(q))]
+        _take_all(core, tset, *targets)
+        _take_all(ideal, twin, *targets)
+        got, state = _filled(core, tset, state_map, flat)
+        plain, _ = _filled(ideal, twin, twin_map, flat)
+        reference = core.step(*state[:2], theta, thetad, 0)
+        names = core.block_at(None, 0, state).names
+        motors = [tset.actuator_index[m] for m in names]
+        assert got[:, 2] == pytest.approx(reference.effort, rel=1e-9, abs=1e-9)
+        np.testing.assert_array_equal(got[:, [0, 1, 3, 4]], plain[:, [0, 1, 3, 4]])
+
+        def at_state(c):        # the motor's own law at the measured state
+            return (c[:, 3] * (c[:, 0] - theta[motors]) + c[:, 4] * (c[:, 1] - thetad[motors])
+                    + c[:, 2])
+        want = [oracle_commanded(t, thetad[i], *_stage(tset, m))
+                for t, i, m in zip(at_state(plain), motors, names)]
+        assert at_state(got) == pytest.approx(want, rel=1e-12, abs=1e-12)

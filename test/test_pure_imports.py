@@ -11,8 +11,9 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parent.parent / 'transmission_bridge'
 ALLOWED = {'numpy', 'yaml'} | set(sys.stdlib_module_names)
 # The one optional compiled dependency, where it may be imported (with a fallback: the tests
-# run the libraries without it): the kinematics kernels' folder and the linkage loops.
-OPTIONAL = {'kernels': {'numba'}, 'linkage_loops.py': {'numba'}}
+# run the libraries without it): the kinematics kernels' folder and the transmissions'
+# loops (linkages, gear losses), compiled by one helper.
+OPTIONAL = {'kernels': {'numba'}, '_loops.py': {'numba'}}
 
 
 def _imports(path):

@@ -12,9 +12,19 @@ import pytest
 from transmission_bridge.control.impedance import ImpedanceCore
 from transmission_bridge.mapping.deadline import CommandDeadline
 from transmission_bridge.transmissions import load_transmissions
+from transmission_bridge.transmissions.parameters import apply_parameters
 from transmission_oracles import fd_jacobian
 
-ARM = load_transmissions('config/example_robot_transmissions.yaml')
+# Ideal gear stages (the motors' friction off): the timeouts are this file's subject; the law
+# through lossy stages is test_impedance.py's and test_losses_node.py's.
+ARM = apply_parameters(load_transmissions('config/example_robot_transmissions.yaml'),
+                       {'actuators.elbow_motor.friction.viscous': 0.0,
+                        'actuators.elbow_motor.friction.coulomb': 0.0,
+                        'actuators.shoulder_pan_motor.friction.viscous': 0.0,
+                        'actuators.shoulder_pan_motor.friction.coulomb': 0.0,
+                        'actuators.shoulder_lift_motor.friction.viscous': 0.0,
+                        'actuators.shoulder_lift_motor.friction.coulomb': 0.0})
+assert ARM.losses.lossless
 T = 100                 # ns: command_timeout
 FD_TOL = 1e-6
 EXACT = 1e-9

@@ -56,9 +56,10 @@ def test_a_batch_maps_each_row_as_alone_bit_for_bit(ts, interface):
         assert np.array_equal(back[k], ts.joint_to_actuator(interface, batch[k]))
     stacked = ts.joint_state(np.stack([a, a, a], axis=-2))
     kind = map_kind(interface)
-    if kind == 'effort':        # the damping loss, with the velocities of the same values
+    if kind == 'effort':        # the stages' and the damping loss, with the same velocities
         velocity = ts.actuator_to_joint('velocity', a)
-        assert np.array_equal(stacked[:, 2], ts.damped_joint_effort(batch, velocity))
+        assert np.array_equal(stacked[:, 2], ts.damped_joint_effort(
+            ts.measured_joint_efforts(a, a), velocity))
     else:
         assert np.array_equal(stacked[:, {'position': 0, 'velocity': 1}[kind]], batch)
     for k in range(len(a)):     # one (3, n) state: the bridge's per-message path
@@ -166,7 +167,7 @@ def test_one_pass_state_map_equals_the_three_maps_bit_for_bit(ts):
     assert np.array_equal(out[:, 0], ts.actuator_to_joint('position', a[:, 0]), equal_nan=True)
     assert np.array_equal(out[:, 1], velocities, equal_nan=True)
     assert np.array_equal(out[:, 2], ts.damped_joint_effort(
-        ts.actuator_to_joint('effort', a[:, 2]), velocities), equal_nan=True)
+        ts.measured_joint_efforts(a[:, 2], a[:, 1]), velocities), equal_nan=True)
     for k in range(len(a)):
         assert np.array_equal(ts.joint_state(a[k]), out[k], equal_nan=True)
 

@@ -34,6 +34,7 @@ from .errors import BagError
 from .joint_state_cdr import build, FIELDS, JointStateBatchCodec, MSGTYPE
 from ..kinematics import holding_torques
 from ..mapping.commands import CommandMapper
+from ..mapping.measurement import Measured
 from ..mapping.state import ActuatorStates
 from ..robot_state.core import KinematicsCore
 from ..transmissions import ConfigError
@@ -142,7 +143,7 @@ def _convert(in_bag, out_bag, tset, model, topics, storage, progress, keep_input
     if model is not None:
         gravity = (_vectorised_gravity(model, joint) if result.vectorised else None) or \
             _exact_gravity(model, joint)
-        commands = _motor_holding_torques(tset, gravity)
+        commands = _motor_holding_torques(tset, gravity, joint.actuator_velocities)
     _record_for_plot(result, tset, joint, gravity, commands)
     # The kinematics node's outputs are in its base frame as TF names it: the model's world
     # (a URDF's root link), and the bridge copies their header into actuator_commands.
@@ -163,6 +164,7 @@ class _Outputs:
     names: list
     arrays: list          # per output row: (position, velocity, effort) each array or None
     actuator_positions: object     # per output row: the actuator positions used (for plots)
+    actuator_velocities: object = None  # per output row: the motors' velocities (losses)
     batch_arrays: object = None   # vectorised: [position, velocity, effort] (M, n) or None
     batch_names: tuple = ()
     frame_id: str = ''
@@ -221,14 +223,14 @@ def _vectorised_joint_states(ts, tset, raws):
     pos, vel, eff = (state[:, k, idx] if present[k] else None for k in range(3))
     joint_names = tuple(tset.joint_names[i] for i in idx)
     return _Outputs(np.arange(n), stamps, [first.header.frame_id] * n, [joint_names] * n, None,
-                    values[0], [pos, vel, eff], joint_names, first.header.frame_id,
-                    non_finite=non_finite)
+                    values[0], values[1], [pos, vel, eff], joint_names,
+                    first.header.frame_id, non_finite=non_finite)
 
 
 def _exact_joint_states(ts, tset, topic, raws):
     core = ActuatorStates(tset)
     row_of = np.full(len(raws), -1)
-    stamps, frame_ids, names, arrays, motors = [], [], [], [], []
+    stamps, frame_ids, names, arrays, motors, speeds = [], [], [], [], [], []
     non_finite = 0
     for k, raw in enumerate(raws):
         msg = ts.deserialize_cdr(raw, MSGTYPE)
@@ -244,11 +246,13 @@ def _exact_joint_states(ts, tset, topic, raws):
         names.append(out.names)
         arrays.append((out.position, out.velocity, out.effort))
         motors.append(core.actuator_positions())
+        speeds.append(core.values[1].copy())
     c = core.counters
     rejected = (c.rejected_length_mismatch + c.rejected_duplicate_names
                 + c.rejected_non_finite)
     return _Outputs(row_of, np.array(stamps, dtype=np.int64), frame_ids, names, arrays,
-                    np.array(motors).reshape(-1, tset.num_actuators), rejected=rejected,
+                    np.array(motors).reshape(-1, tset.num_actuators),
+                    np.array(speeds).reshape(-1, tset.num_actuators), rejected=rejected,
                     non_finite=non_finite, refused_linkage=c.refused_linkage_states)
 
 
@@ -293,8 +297,13 @@ class _Commands:
     efforts: list
 
 
-def _motor_holding_torques(tset, gravity):
-    """Map every gravity_torques row through the bridge's command rules."""
+def _motor_holding_torques(tset, gravity, speeds):
+    """
+    Map every gravity_torques row through the bridge's command rules.
+
+    ``speeds``: the motors' velocities of each row's state, which a lossy stage's torque
+    takes, as the live bridge does for a command of that state's stamp.
+    """
     Q, holding, names = gravity
     m = len(Q)
     if not m:
@@ -302,7 +311,9 @@ def _motor_holding_torques(tset, gravity):
     known = tset.joint_index
     cols = [k for k, n in enumerate(names) if n in known]
     first = CommandMapper(tset).map_command(names, Q[0], [], holding[0])
-    if first is not None and np.isfinite(Q).all() and np.isfinite(holding).all():
+    lossless = tset.losses.lossless
+    if (lossless and first is not None and np.isfinite(Q).all()
+            and np.isfinite(holding).all()):
         # Every row has the same names, all finite, and the first is complete (so every
         # transmission touched is covered whole): one many-point trajectory, the same
         # element-wise operations map_command runs per message. A point beyond a limit
@@ -314,10 +325,17 @@ def _motor_holding_torques(tset, gravity):
             pass
         else:
             return _Commands(np.arange(m), [out_names] * m, pos, eff)
-    core = CommandMapper(tset)
+    row = [0]
+
+    def measured(stamp_ns=None):        # the state of the row's stamp, as the bridge holds
+        n_j, n_a = tset.num_joints, tset.num_actuators
+        return Measured(np.full(n_j, np.nan), np.full(n_j, np.nan), np.full(n_a, np.nan),
+                        speeds[row[0]] if speeds is not None else np.full(n_a, np.nan))
+    core = CommandMapper(tset, measured=None if lossless else measured)
     row_of = np.full(m, -1, dtype=np.int64)
     out_names, positions, efforts = [], [], []
     for k in range(m):
+        row[0] = k
         out = core.map_command(names, Q[k], [], holding[k])
         if out is None:
             continue

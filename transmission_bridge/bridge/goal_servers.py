@@ -293,13 +293,14 @@ class GoalServers:
         if names:
             self._send(names, positions[known], np.zeros(len(names)), None)
 
-    def _send(self, names, positions, velocities, efforts, stamp_ns=None):
+    def _send(self, names, positions, velocities, efforts, stamp_ns=None,
+              accelerations=None):
         """Command a goal's joints (mapped, or a spring's targets), stamped ``stamp_ns``."""
         now = self._now_ns() if stamp_ns is None else stamp_ns
         header = self._header           # one, reused: publishing copies it out
         header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
         msg = self._routes.goal_command(list(names), positions, velocities, efforts, header,
-                                        now)
+                                        now, accelerations)
         if msg is not None:
             self._publish_command(msg)
 
@@ -325,7 +326,8 @@ class GoalServers:
                 self._end(run, status, outcome, hold=status != GoalStatus.STATUS_SUCCEEDED)
                 if status != GoalStatus.STATUS_SUCCEEDED:
                     continue
-            self._send(joints, desired[0], desired[1], self._effort(run, idx, desired[3]), now)
+            self._send(joints, desired[0], desired[1], self._effort(run, idx, desired[3]), now,
+                       desired[2])
 
     @staticmethod
     def _effort(run, idx, planned):

@@ -171,7 +171,7 @@ def check_path(tset, plan, start_positions):
     ``start_positions``), joint velocities and efforts, and the motors' positions (the same
     allowance), velocities and efforts through the transmissions at each sampled pose
     (efforts only where the points carry them; damping's ``b v`` added as the bridge sends
-    it).
+    it, and the motors' gear losses, friction and rotors before an efficiency).
     """
     spline = plan.spline
     end = spline.duration
@@ -198,8 +198,9 @@ def check_path(tset, plan, start_positions):
             e = plan.efforts.sample(t)[0] + tset.damping[joint_idx] * v
             full_e = np.full_like(full_p, np.nan)
             full_e[:, joint_idx] = e
-            sides.append(('effort', e, tset.joint_to_actuator(
-                'effort', full_e, positions=full_p if linkage else None)[:, act_idx]))
+            sides.append(('effort', e, _motor_efforts(tset, full_e, full_p, full_v,
+                                                      spline.sample(t)[2], joint_idx,
+                                                      linkage)[:, act_idx]))
     except ConfigError as exc:
         raise Refused(INVALID_GOAL, f'the path cannot be mapped to the motors: {exc}') from None
     if linkage and np.isnan(motor_v).any():
@@ -218,9 +219,37 @@ def check_path(tset, plan, start_positions):
             over = np.abs(values) > limit
             if over.any():
                 s, k = np.argwhere(over)[0]
+                losses = (" (its gear stage's losses included)" if kind == 'effort'
+                          and space == 'motor' and not tset.losses.lossless else '')
                 raise Refused(INVALID_GOAL, f'{space} {names[k]!r} reaches {kind} '
                               f'{values[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limit '
-                              f'{limit[k]:g}')
+                              f'{limit[k]:g}{losses}')
+
+
+def _motor_efforts(tset, efforts, positions, velocities, accelerations, joint_idx, linkage):
+    """
+    Return the motors' efforts of joint ``efforts`` along a path (samples, nJ), planned.
+
+    The ideal effort map, then each gear stage's inverse at the planned motor velocity
+    (efficiency and friction) and the rotor of a stage whose efficiency is below 1 (``I
+    θ̈``), as the bridge will send them.
+    """
+    at = positions if linkage else None
+    out = tset.joint_to_actuator('effort', efforts, positions=at)
+    losses = tset.losses
+    if losses.lossless:
+        return out
+    speeds = tset.joint_to_actuator('velocity', velocities, positions=at)
+    out = losses.commanded(out, speeds)
+    if (losses.inefficient & (tset.rotors.inertia > 0)).any():
+        full_a = np.zeros_like(efforts)
+        full_a[:, joint_idx] = accelerations
+        acc = tset.joint_accelerations_to_actuator(full_a, np.where(np.isnan(positions), 0.0,
+                                                                    positions),
+                                                   np.where(np.isnan(velocities), 0.0,
+                                                            velocities))
+        out = out + tset.rotors.inertia * losses.inefficient * acc
+    return out
 
 
 def _within(t, values, lower, upper, first, start, space, names):

@@ -12,6 +12,11 @@ measured state the law τ_j = Kp (q* − q) + Kd (q̇* − q̇) + τ* goes to it
 * ``motor_gains``: per motor θ*, θ̇*, the diagonal of Jᵀ Kp J and Jᵀ Kd J, and the
   feed-forward holding Jᵀ τ* plus the off-diagonal coupling at the measured state.
 
+A motor whose gear stage loses (:mod:`~transmission_bridge.transmissions.losses`) gets the
+torque its stage needs at the motor velocity measured: ``effort`` the commanded torque of
+Jᵀ (τ_j + b q̇), its limit applied after the loss; ``motor_gains`` the feed-forward plus
+``C(τ) − τ``, τ the motor's own law at the state (so that law, there, gives C(τ)).
+
 Each transmission on its own (:meth:`ImpedanceCore.block_at`, once per state):
 
 * a state that does not measure its joints (a stale motor, a refused linkage state) sends
@@ -42,6 +47,7 @@ from ..transmissions import impedance, linkage_loops
 
 OUTPUTS = ('effort', 'motor_gains')
 _ZEROS = np.zeros(64)       # an absent velocity or effort: read, never written
+_NO_LIMITS = np.zeros(64)   # 1 / limit of motors whose limits are checked after losses
 
 
 class MotorCommand(typing.NamedTuple):
@@ -290,6 +296,8 @@ class ImpedanceCore:
                 else:
                     over = np.dot(plan.W, flat)
                     within = over.dot(over) <= 1.0  # every |value| / limit <= 1 (NaN: no)
+                if within and block.stages is not None:
+                    within = block.through_losses(flat, self._tset.num_actuators, law)
             else:
                 if self._columns_in != (id(law.base), plan, plan.version):
                     law[:, [0, 1, 3, 4]] = plan.columns.T       # fixed while the plan is
@@ -298,21 +306,34 @@ class ImpedanceCore:
                 within = math.isfinite(feed.dot(feed))
                 if within:
                     law[:, 2] = feed
+                    if block.stages is not None:
+                        block.mit_losses(flat, self._tset.num_actuators, law)
             return within or self._fill_reference(block, flat, state, law)
         loops = self._loops or linkage_loops.kernels()
         self._loops = loops
         n_act = self._tset.num_actuators
         if not effort:
             goal, tau_ff = self.motor_goal(block)
-            return bool(loops.mit_state(jacobian, block.joints, block.actuators, block.kp,
+            done = bool(loops.mit_state(jacobian, block.joints, block.actuators, block.kp,
                                         block.kd, goal, tau_ff, flat, n_act, law))
+            if done and block.stages is not None:
+                block.mit_losses(flat, n_act, law)
+            return done
+        inverse_joint, inverse_motor = block.inverse_effort_limits
+        lossy = block.stages is not None
         worst = loops.effort_state(jacobian, block.joints, block.actuators, block.kp,
                                    block.kd, block.block_target(self.target, self.version),
-                                   block.damping, state, *block.inverse_effort_limits,
+                                   block.damping, state, inverse_joint,
+                                   _NO_LIMITS[:k] if lossy else inverse_motor,
                                    block.tau, law)
+        if worst <= 1.0 and lossy:
+            return block.through_losses(flat, n_act, law) or \
+                self._fill_reference(block, flat, state, law)
         if not worst <= 1.0:
             if math.isnan(worst):
                 return False
+            if lossy:
+                return self._fill_reference(block, flat, state, law)
             _, law[:], _ = block.limits.scale('effort', block.tau, law.copy())
         return True
 
@@ -392,7 +413,12 @@ class ImpedanceCore:
                 motor = impedance.motor_efforts(tset, tau, at)[acts]
                 if np.isnan(motor).any():
                     return None
-                _, motor, _ = block.limits.scale('effort', tau[joints], motor)
+                if block.stages is None:
+                    _, motor, _ = block.limits.scale('effort', tau[joints], motor)
+                else:                   # through the gear stages, at the motors' speeds
+                    gain, offset = block.stages.commanded_parts(motor, thetad[acts])
+                    _, motor, _ = block.limits.scale_through_losses(tau[joints], motor, gain,
+                                                                    offset)
             return MotorCommand(block.names, None, None, np.concatenate([motor, pad]), None,
                                 None)
         theta = np.where(np.isnan(theta), 0.0, theta)
@@ -401,10 +427,13 @@ class ImpedanceCore:
             J = (block.linear_j if block.linear_j is not None
                  else impedance.jacobian(tset, theta)[np.ix_(joints, acts)])
             (theta_t, thetad_t), tau_ff = self.motor_goal(block)
+            speed = np.where(np.isnan(thetad), 0.0, thetad)[acts]
             target, target_d, k, d, feed = impedance.mit_commands(
-                J, block.kp, block.kd, theta_t, thetad_t, tau_ff, theta[acts],
-                np.where(np.isnan(thetad), 0.0, thetad)[acts])
+                J, block.kp, block.kd, theta_t, thetad_t, tau_ff, theta[acts], speed)
             if not np.isfinite(feed).all():
                 return None
+            if block.stages is not None:    # the stage's loss at the state, in the feed
+                ideal = k * (target - theta[acts]) + d * (target_d - speed) + feed
+                feed = feed + (block.stages.commanded(ideal, thetad[acts]) - ideal)
             rows = [target, target_d, feed, k, d]
         return MotorCommand(block.names, *(np.concatenate([r, pad]) for r in rows))

@@ -41,6 +41,16 @@ class Block:
         self.tau = np.empty(len(self.joints))          # the kernels' joint torques
         self.plans = {}
         self.target = self.goal = None                 # (targets version, values)
+        #: The law's motors' gear stages where one loses (:class:`Losses`), else None, and
+        #: the set's commanded table for the loops.
+        losses = tset.losses
+        self.stages = (losses.subset(self.actuators) if losses.lossy[self.actuators].any()
+                       else None)
+        self.stage_table = self._loops = None
+        if self.stages is not None:
+            from ..transmissions import loss_loops
+            self.stage_table = loss_loops.stage_table(losses, measured=False)
+            self._loops = loss_loops.kernels()
 
     def plan(self, tset, output, target, version):
         """Return the :class:`LinearPlan` of ``output``, aimed at ``target`` (3, nJ)."""
@@ -48,11 +58,28 @@ class Block:
         if plan is None:
             plan = self.plans[output] = LinearPlan(self.linear_j, tset, self.joints,
                                                    self.actuators, self.kp, self.kd,
-                                                   self.limits, output)
+                                                   self.limits, output,
+                                                   self.stages is not None)
         if plan.aimed != version:
             plan.aim(*target[:, self.joints])
             plan.aimed = version
         return plan
+
+    def through_losses(self, flat, n_act, law):
+        """
+        Make ``law``'s ideal motor efforts their motors' torques through the gear stages.
+
+        At the motors' velocities in ``flat`` (efficiency by the direction of power flow,
+        friction); return whether every motor is within its effort limit (else the caller
+        takes the reference, which scales the command as a whole).
+        """
+        worst = self._loops.commanded_in_place(law, flat, n_act, self.actuators,
+                                               self.stage_table, self.inverse_effort_limits[1])
+        return worst <= 1.0
+
+    def mit_losses(self, flat, n_act, law):
+        """Add to ``law``'s MIT feed-forwards what each motor's gear stage loses at ``flat``."""
+        self._loops.mit_feed_forward(law, flat, n_act, self.actuators, self.stage_table)
 
     def block_target(self, target, version):
         """Return the law joints' targets (q*, q̇*, τ*) as one (3, k) array."""
@@ -68,7 +95,8 @@ class LinearPlan:
     ``flat`` is the state side's (positions, velocities, efforts of every motor, then 1.0):
     ``A @ flat`` is the motors' efforts (``effort``) or their feed-forward (``motor_gains``);
     ``W @ flat`` (effort, None where nothing is limited) every limited joint's and motor's
-    effort over its limit, so that a sum of squares at most 1 is within every limit;
+    effort over its limit, so that a sum of squares at most 1 is within every limit (with
+    lossy stages the joints' only: the motors' limits apply after their losses);
     ``columns`` (motor_gains) θ*, θ̇*, stiffness and damping per motor. Built per gains;
     :meth:`aim` writes what the targets change (the constant column, θ* and θ̇*).
 
@@ -80,7 +108,7 @@ class LinearPlan:
     with K', D' their off-diagonal parts.
     """
 
-    def __init__(self, J, tset, joints, acts, kp, kd, limits, output):
+    def __init__(self, J, tset, joints, acts, kp, kd, limits, output, lossy=False):
         n_act, m = tset.num_actuators, len(acts)
         self.output, self.version, self.aimed = output, 0, None
         self.A, self.W, self.columns = np.zeros((m, 3 * n_act + 1)), None, None
@@ -91,6 +119,8 @@ class LinearPlan:
             self.A[:, acts] = -K
             self.A[:, n_act + acts] = -(J.T * (kd - np.asarray(tset.damping)[joints])) @ J
             joint_limits, motor_limits = limits.magnitude_limits('effort')
+            if lossy:                   # the motors' limits apply after their losses
+                motor_limits = np.full(m, np.inf)
             over = np.concatenate([joint_limits, motor_limits])
             limited = np.isfinite(over)
             if limited.any():           # rows: the joint efforts J⁻ᵀ τ_a, then the motors'

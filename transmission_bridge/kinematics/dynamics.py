@@ -16,6 +16,14 @@ of its joints,
 The set's joints must be joints of the model (by name); the model's other joints get no
 rotor. Joint positions are the published ones (the transmissions' offsets included), which
 are the robot file's.
+
+A set whose gear stages lose (:mod:`transmission_bridge.transmissions.losses`) has no joint
+torque that stands for its motors: the rotor and the friction act before the stage's
+efficiency. :meth:`DynamicsMixin.motor_torques` gives the motors' torques directly:
+
+    tau_a = I_rotor x-ddot + C(tau_o, x-dot),   tau_o = J^-T ID(q, v, a)
+
+with C the stages' commanded map (efficiency by the direction of power flow, and friction).
 """
 
 import numpy as np
@@ -70,6 +78,26 @@ class DynamicsMixin:
             tau[..., columns] += transmissions.reflected_forces(
                 q[..., columns], v[..., columns], a[..., columns])
         return tau
+
+    def motor_torques(self, q, v, a, transmissions):
+        """
+        Return the motors' torques that give accelerations ``a`` at ``q``, ``v``: (..., nA).
+
+        The links' inverse dynamics mapped to the motors by the set's ideal effort map, then
+        each gear stage's inverse at the motor's velocity (its efficiency by the direction of
+        power flow, and its friction), plus each rotor's ``I x-ddot`` before the stage
+        (module docstring). For ideal stages, what ``transmissions.joint_to_actuator(
+        'effort', inverse_dynamics(q, v, a, transmissions), q)`` gives (up to rounding).
+        """
+        q, v, a = self._qva(q, v, a)
+        columns = self._transmission_columns(transmissions)
+        tau = self._backend.inverse_dynamics(q, v, a)[..., columns]
+        qt, vt, at = q[..., columns], v[..., columns], a[..., columns]
+        at_pose = None if transmissions.linear else qt
+        speed = transmissions.joint_to_actuator('velocity', vt, at_pose)
+        accel = transmissions.joint_accelerations_to_actuator(at, qt, vt)
+        out = transmissions.commanded_motor_efforts(tau, speed, at_pose)
+        return out + transmissions.rotors.inertia * accel
 
     def nonlinear_effects(self, q, v, transmissions=None):
         """Return ``C(q, v) v - tau_g(q)`` (+ the rotors' velocity terms and friction)."""

@@ -17,6 +17,12 @@ mapped at the positions it carries, or, without them, at the positions measured 
 command is refused with the reason, and so is one the rods cannot reach. A trajectory's
 points must carry positions.
 
+Efforts pass the motors' gear stages (:mod:`~transmission_bridge.transmissions.losses`) at
+the motor velocity measured (a streamed command: of the state its stamp names, where held) or
+planned (a trajectory's points); with accelerations (a trajectory, a goal's sample), plus the
+rotors before an efficiency below 1 (``I θ̈``). The motors' effort limits apply after the
+losses; ideal stages map as before, to the bit.
+
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
 ...     'type': 'differential', 'actuators': [{'name': 'l'}, {'name': 'r'}],
@@ -60,12 +66,18 @@ class ActuatorCommand(typing.NamedTuple):
 class CommandMapper:
     """Joint commands and trajectories to actuator set-points (see the module docstring)."""
 
-    def __init__(self, tset, limit_commands=True, measured=None):
+    def __init__(self, tset, limit_commands=True, measured=None, motor_velocities=None):
         #: Clamp and scale streaming commands, refuse trajectories past a limit.
         self.limit_commands = limit_commands
-        #: Where a command to a linkage carries no positions: ``measured()``, the joint
-        #: positions last measured (NaN where none), or None.
+        #: ``measured(stamp_ns)``: the state measured now (:class:`~.state.Measured`, NaN
+        #: where not; the motors' velocities of the state of ``stamp_ns`` where held), or
+        #: None: where a command to a linkage carries no positions, the joints' positions;
+        #: for the gear stages' losses, the motors' velocities.
         self.measured = measured
+        #: ``motor_velocities(stamp_ns)``: every motor's velocity a command stamped
+        #: ``stamp_ns`` takes its losses at (:func:`.measurement.motor_velocities`), or
+        #: None: ``measured``'s.
+        self.motor_velocities = motor_velocities
         self.counters = CommandCounters()
         self.last_result = IngestResult()
         #: The joints the last command mapped reached: every joint of each transmission it
@@ -103,15 +115,19 @@ class CommandMapper:
         self._last_command = values
 
     # --- streaming commands ------------------------------------------------------
-    def map_command(self, names, position, velocity, effort):
+    def map_command(self, names, position, velocity, effort, accelerations=None,
+                    stamp_ns=None):
         """
         Map one streaming joint command to actuator set-points; ``None`` if refused.
 
         Same rules as a one-point trajectory (offsets on position only; effort gets the
         damping loss added back, ``tau + b v``, where the command carries a velocity;
         with none, no damping term); a partly named differential or four-bar takes the
-        other joint's last commanded value. :attr:`last_result` says why a command was
-        refused, and what unknown names to warn about.
+        other joint's last commanded value. ``accelerations`` (one per name, a goal's
+        sample): the rotors before an efficiency below 1 are added to the efforts.
+        ``stamp_ns``: the command's stamp, whose state's motor velocities its losses take
+        where they are still held. :attr:`last_result` says why a command was refused, and
+        what unknown names to warn about.
         """
         c = self.counters
         checked = self._input.check(names, (position, velocity, effort))
@@ -141,8 +157,14 @@ class CommandMapper:
         if not len(needed):
             c.rejected_incomplete += 1
             return self._refuse('no known joint in the command')
+        acc = None
+        if accelerations is not None and len(rows[2]):
+            full_acc = np.zeros(tset.num_joints)
+            full_acc[cols] = accelerations
+            acc = full_acc[needed]
         try:
-            out_names, pos, vel, eff, notes = self._map_limited(needed_names, rows)
+            out_names, pos, vel, eff, notes = self._map_limited(needed_names, rows, acc,
+                                                                stamp_ns)
         except ConfigError as exc:
             c.rejected_incomplete += 1
             return self._refuse(str(exc))
@@ -154,7 +176,7 @@ class CommandMapper:
         self.last_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
         return ActuatorCommand(out_names, pos, vel, eff)
 
-    def _map_limited(self, joint_names, rows):
+    def _map_limited(self, joint_names, rows, acc=None, stamp_ns=None):
         """
         Map one command's (position, velocity, effort) rows, limited; and what limiting did.
 
@@ -198,10 +220,73 @@ class CommandMapper:
             if vel is not None:
                 eff = eff + tset.damping[joint_idx] * vel
             out[2] = mapped('effort', eff)
+            stages = self._stages(joint_names)
+            if stages is None:                  # ideal gears: as before, to the bit
+                if limits is not None:
+                    _, out[2], said = limits.scale('effort', eff, out[2])
+                    notes += said
+                return (out_names, *out, notes)
+            losses, table, loops, inverse = stages
+            speeds = self._velocities(stamp_ns)
+            # The usual case in one compiled call: every motor's torque through its stage,
+            # within every limit. Else (a limit, a rotor) the reference: scaled as a whole.
+            if acc is None and loops.commanded_in_place(out[2], speeds, 0, act_idx, table,
+                                                        inverse) <= 1.0 and (
+                    limits is None or limits.joints_within('effort', eff)):
+                return (out_names, *out, notes)
+            out[2] = mapped('effort', eff)
+            gain, offset = losses.commanded_parts(out[2], speeds[act_idx])
+            if acc is not None:
+                offset = offset + self._rotors(joint_idx, act_idx, acc, at, vel)
             if limits is not None:
-                _, out[2], said = limits.scale('effort', eff, out[2])
+                _, out[2], said = limits.scale_through_losses(eff, out[2], gain, offset)
                 notes += said
+            else:
+                out[2] = gain * out[2] + offset
         return (out_names, *out, notes)
+
+    def _stages(self, joint_names):
+        """
+        Return a command's motors' gear stages, None where all are ideal.
+
+        ``(Losses, the set's commanded table, the loops, 1 / each effort limit or 0)``.
+        """
+        key = ('stages', tuple(joint_names), self.limit_commands)
+        found = self._coverage_cache.get(key)
+        if found is None:
+            from ..transmissions import loss_loops
+            losses = self._tset.losses
+            _, act_idx, _ = self._coverage(joint_names)
+            stages = None
+            if losses.lossy[act_idx].any():
+                inverse = np.zeros(len(act_idx))
+                if self.limit_commands:
+                    inverse = 1.0 / self._command_limits(joint_names).magnitude_limits(
+                        'effort')[1]
+                stages = (losses.subset(act_idx), loss_loops.stage_table(losses, False),
+                          loss_loops.kernels(), inverse)
+            found = self._cached(key, (stages,))
+        return found[0]
+
+    def _velocities(self, stamp_ns=None):
+        """Return every motor's velocity a command's losses take (NaN: unknown, at rest)."""
+        if self.motor_velocities is not None:
+            return self.motor_velocities(stamp_ns)
+        if self.measured is None:
+            return np.full(self._tset.num_actuators, np.nan)
+        return self.measured(stamp_ns).motor_velocity
+
+    def _rotors(self, joint_idx, act_idx, acc, at, vel):
+        """Return ``I θ̈`` of the rotors before an efficiency, for joint accelerations ``acc``."""
+        tset = self._tset
+        full = np.zeros((3, tset.num_joints))
+        full[2, joint_idx] = acc
+        if vel is not None:
+            full[1, joint_idx] = vel
+        positions = full[0] if at is None else np.where(np.isnan(at), 0.0, at)
+        theta_dd = tset.joint_accelerations_to_actuator(full[2], positions, full[1])[act_idx]
+        inertia = tset.rotors.inertia[act_idx] * tset.losses.inefficient[act_idx]
+        return inertia * theta_dd
 
     def _positions(self, joint_idx, commanded):
         """Return the joint positions to map a linkage's command at: commanded, else measured."""
@@ -210,7 +295,7 @@ class CommandMapper:
             full = np.full(tset.num_joints, np.nan)
             full[joint_idx] = commanded
             return full
-        full = self.measured() if self.measured is not None else None
+        full = self.measured(None).position if self.measured is not None else None
         linkage = np.intersect1d(tset.linkage_joints, joint_idx)
         if full is None or np.isnan(full[linkage]).any():
             names = [tset.joint_names[i] for i in linkage]
@@ -342,13 +427,21 @@ class CommandMapper:
                 if len(bad):
                     raise ConfigError(f'point {int(bad[0][0])}: '
                                       + self._unreachable(joint_names))
+        stages = self._stages(joint_names)
+        if stages is not None and mapped[3] is not None:    # the motors' torques, planned
+            speeds = mapped[1] if mapped[1] is not None else np.full_like(mapped[3], np.nan)
+            mapped[3] = stages[0].commanded(mapped[3], speeds)
+            if mapped[2] is not None:       # rotors before an efficiency below 1
+                below = tset.losses.inefficient[act_idx]
+                mapped[3] = mapped[3] + tset.rotors.inertia[act_idx] * below * mapped[2]
         if check_limits:
             limits = self._command_limits(joint_names)
             for kind, joints, actuators in (('position', pos, mapped[0]),
                                             ('velocity', vel, mapped[1]),
                                             ('effort', eff, mapped[3])):
                 if joints is not None:
-                    limits.check_points(kind, joints[:, joint_idx], actuators)
+                    limits.check_points(kind, joints[:, joint_idx], actuators,
+                                        lossy=kind == 'effort' and stages is not None)
         return names, mapped
 
 

@@ -161,6 +161,7 @@ def _state_step(states, found, num_names, out, now_ns, keep=None):
         fill = order.reshape(-1)
         write = states.joint_map.writer(out)
         n_act = len(rows)
+        history = states.velocity_history
 
         # What ingest does for such a message, in few Python steps: every actuator's
         # values gathered into the spare state, which becomes the state if they are
@@ -188,6 +189,8 @@ def _state_step(states, found, num_names, out, now_ns, keep=None):
             states.joint_state, states.joint_kept = out, None
             states.seen_all_ns = now_ns()         # every actuator: settled when read
             stamps[sid] = stamp_ns
+            if history is not None:
+                history.record(stamp_ns, spare[n_act:2 * n_act])
             counters.received += 1
             states.last_result = ACCEPTED
             counters.published += 1
@@ -259,6 +262,8 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
         states.settle_seen()
         states.last_seen_ns[cols] = now
         stamps[sid] = stamp_ns
+        if states.velocity_history is not None:
+            states.velocity_history.record(stamp_ns, spare_values[1])
         counters.received += 1
         counters.unknown_names += num_unknown
         counters.refused_linkage_states += len(refusing)

@@ -21,11 +21,12 @@ import time
 import numpy as np
 
 from .commands import CommandMapper
+from .measurement import motor_velocities
 from .ownership import Ownership
 from .relay import CommandCodec, StateRelay
 from .state import ActuatorStates
 from ..ros.named_input import report_input
-from ..ros.wire import JointStateLayout
+from ..ros.wire import JointStateLayout, STAMP
 from ..transmissions import ConfigError
 
 _NONE = np.zeros(0, dtype=np.intp)
@@ -35,18 +36,18 @@ FOLLOWERS = ('goals', 'springs')
 
 def warm_up(tset, also=()):
     """
-    Compile every linkage kernel a stream of ``tset`` calls; return the seconds it took.
+    Compile every linkage and loss kernel a stream of ``tset`` calls; return the seconds.
 
     numba compiles a kernel for each kind of array it is called with, on its first call (or
     loads it from its disk cache): here, before the first message, not on it. The kinds the
     bridge uses: a state in and a new joint state out (the typed route), into a contiguous
     array (a degraded relay) and into a message template's view (the fast route), a bag's
     rows (the converter), streaming commands and trajectories. ``also``: more first calls
-    to make now (the node's goal check), timed with these. A set without linkages compiles
-    nothing (numba is not imported).
+    to make now (the node's goal check), timed with these. A set without linkages and
+    without a lossy gear stage compiles nothing (numba is not imported).
     """
     start = time.perf_counter()
-    if len(tset.linkage_joints):
+    if len(tset.linkage_joints) or not tset.losses.lossless:
         n_act, n = tset.num_actuators, tset.num_joints
         flat = np.zeros(3 * n_act + 1)
         flat[-1] = 1.0
@@ -90,13 +91,17 @@ class Routes:
     def configure(self, tset, stale_ns, limit_commands, warm=()):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
         seconds = warm_up(tset, warm)
-        if len(tset.linkage_joints) and seconds > 0.01:
-            self._logger.info(f'linkage kernels ready in {seconds:.2f} s (compiled, or loaded '
+        if (len(tset.linkage_joints) or not tset.losses.lossless) and seconds > 0.01:
+            what = ' and '.join(w for w, has in (('linkage', len(tset.linkage_joints)),
+                                                 ('gear loss', not tset.losses.lossless))
+                                if has)
+            self._logger.info(f'{what} kernels ready in {seconds:.2f} s (compiled, or loaded '
                               "from numba's cache)")
         if self.states is None:
             self.states = ActuatorStates(tset)
             self.states.stale_ns = stale_ns
-            self.commands = CommandMapper(tset, limit_commands, measured=self._measured)
+            self.commands = CommandMapper(tset, limit_commands, measured=self._measured,
+                                          motor_velocities=self._motor_velocities)
         else:
             self.states.set_transmissions(tset)
             self.commands.set_transmissions(tset)
@@ -125,9 +130,13 @@ class Routes:
         for relay in self.relays.values():
             relay.forget()
 
-    def _measured(self):
-        """Return the joint positions measured and fresh now (NaN otherwise)."""
-        return self.states.measured(self._now_ns()).position
+    def _measured(self, stamp_ns=None):
+        """Return the state measured and fresh now (NaN otherwise): what a command needs."""
+        return self.states.measured(self._now_ns(), stamp_ns)
+
+    def _motor_velocities(self, stamp_ns=None):
+        """Return the motors' velocities a command stamped ``stamp_ns`` takes its losses at."""
+        return motor_velocities(self.states, self._now_ns(), stamp_ns)
 
     # --- actuator states ---------------------------------------------------------------
     def state_callback(self, source, publish, active):
@@ -226,7 +235,12 @@ class Routes:
                 plain = split.plain
                 names = [names[k] for k in plain]
                 arrays = [a[plain] if len(a) else a for a in arrays]
-        out = commands.map_command(names, *arrays)
+        stamp = None
+        if self.states.velocity_history is not None:        # losses: the state of its stamp
+            stamp = (STAMP.unpack_from(header) if msg is None
+                     else (msg.header.stamp.sec, msg.header.stamp.nanosec))
+            stamp = stamp[0] * 1_000_000_000 + stamp[1]
+        out = commands.map_command(names, *arrays, stamp_ns=stamp)
         back = self._report_command(out)
         self._resumed(np.concatenate([resumed, back]) if len(resumed) else back)
         if out is None:
@@ -254,17 +268,20 @@ class Routes:
                     resumed = np.concatenate([resumed, back])
         return resumed
 
-    def command(self, names, position, velocity, effort, header, stream=True):
+    def command(self, names, position, velocity, effort, header, stream=True,
+                accelerations=None):
         """
         Map one joint command; return its actuator_commands message (None if refused).
 
-        ``stream``: a streamed command, which feeds the deadline (a goal's do not).
+        ``stream``: a streamed command, which feeds the deadline (a goal's do not);
+        ``accelerations``: a goal's sample's (the rotors before a gear's efficiency).
         """
-        out = self.commands.map_command(names, position, velocity, effort)
+        out = self.commands.map_command(names, position, velocity, effort, accelerations)
         self._resumed(self._report_command(out, stream))
         return None if out is None else self._typed.commands(out, header)
 
-    def goal_command(self, names, position, velocity, effort, header, now_ns):
+    def goal_command(self, names, position, velocity, effort, header, now_ns,
+                     accelerations=None):
         """
         Command a goal's joints ``names`` (its desired state); return the message to publish.
 
@@ -287,8 +304,10 @@ class Routes:
                 names = [names[k] for k in rest]
                 position, velocity = np.asarray(position)[rest], np.asarray(velocity)[rest]
                 effort = None if effort is None else np.asarray(effort)[rest]
+                accelerations = (None if accelerations is None
+                                 else np.asarray(accelerations)[rest])
         return self.command(names, position, velocity, () if effort is None else effort,
-                            header, stream=False)
+                            header, stream=False, accelerations=accelerations)
 
     def trajectory(self, msg, active):
         """Return the actuator_trajectory message of one joint_trajectory ``msg``, or None."""

@@ -43,6 +43,7 @@ import typing
 import numpy as np
 
 from .encoders import EncoderTracks
+from .measurement import measure, VelocityHistory
 from ..ros import named_input
 from ..ros.named_input import NamedInput
 from ..transmissions.linkage import STATUS_TEXT
@@ -54,14 +55,6 @@ class StateCounters(named_input.Counters):
 
     shared_actuators: int = 0
     refused_linkage_states: int = 0
-
-
-class Measured(typing.NamedTuple):
-    """The measured state: joints (set order) and motors, NaN where not measured."""
-
-    position: np.ndarray            # joint positions (nJ,)
-    velocity: np.ndarray            # joint velocities (nJ,)
-    motor_position: np.ndarray      # motor positions (nA,)
 
 
 class JointOutput(typing.NamedTuple):
@@ -132,7 +125,10 @@ class ActuatorStates:
         #: The (3, nJ) joint state of the last message that published, and its joints
         #: (``last_kept`` then): what :meth:`measured` reads. Both routes set them.
         self.joint_state, self.joint_kept = None, False
-        self._measured = None
+        self.measured_cache = None          # (key, Measured): :func:`.measurement.measure`'s
+        #: The motors' velocities of the last states by stamp (:class:`VelocityHistory`), for
+        #: a set whose gear stages lose: None otherwise (nothing recorded).
+        self.velocity_history = None
         self._all_reported = False
         self.set_transmissions(tset)
 
@@ -165,7 +161,9 @@ class ActuatorStates:
             self.last_seen_ns, self.owner = seen, owner
         self._tset = tset
         self.generation += 1
-        self.joint_state, self.joint_kept, self._measured = None, False, None
+        self.joint_state, self.joint_kept, self.measured_cache = None, False, None
+        self.velocity_history = (None if tset.losses.lossless
+                                 else VelocityHistory(tset.num_actuators))
         self._input = self._input.renamed(tset.actuator_names)
         encoders = EncoderTracks(tset)
         if old is not None and getattr(self, 'encoders', None):
@@ -180,10 +178,11 @@ class ActuatorStates:
         self._joint_index = tset.joint_index
         # Transmission membership of each joint, as actuator index arrays.
         index = tset.actuator_index
-        self._joint_actuators = []
+        #: Per joint, the actuators of its transmission (index arrays).
+        self.joint_actuators = []
         for spec in tset.specs:
             members = [index[a.name] for a in spec.actuators]
-            self._joint_actuators.extend([members] * len(spec.joints))
+            self.joint_actuators.extend([members] * len(spec.joints))
 
     # --- input -------------------------------------------------------------------
     def ingest(self, source, names, position, velocity, effort, stamp_ns, now_ns=None):
@@ -227,6 +226,7 @@ class ActuatorStates:
         self.last_seen_ns[cols] = now
         self.owner[cols] = sid
         self.last_result = IngestResult('', new_unknown, shared)
+        self._published_stamp = stamp_ns
         return self._joint_output([arr is not None for arr in arrays], now)
 
     def known_columns(self, source, names):
@@ -255,7 +255,7 @@ class ActuatorStates:
         reported actuators or the configuration change.
         """
         if self._complete is None:
-            joints = np.array([bool(self.reported[m].all()) for m in self._joint_actuators])
+            joints = np.array([bool(self.reported[m].all()) for m in self.joint_actuators])
             idx = np.flatnonzero(joints)
             names = tuple(self._tset.joint_names[i] for i in idx)
             self._complete = (None if len(idx) == len(joints) else idx, names)
@@ -312,6 +312,8 @@ class ActuatorStates:
                 return self._refuse('every transmission with all its actuators reported was '
                                     'refused (a linkage state: see refused on /diagnostics)')
         self.joint_state, self.joint_kept = state, idx
+        if self.velocity_history is not None:
+            self.velocity_history.record(self._published_stamp, self.values[1])
         if idx is not None:
             pos, vel, eff = (None if x is None else x[idx] for x in (pos, vel, eff))
         self.counters.published += 1
@@ -348,7 +350,7 @@ class ActuatorStates:
             return idx, names
         keep, dropped = [], []
         for i in range(self._tset.num_joints) if idx is None else idx:
-            (dropped if stale[self._joint_actuators[i]].any() else keep).append(i)
+            (dropped if stale[self.joint_actuators[i]].any() else keep).append(i)
         self.stale_joints = tuple(self._tset.joint_names[i] for i in dropped)
         return np.array(keep, dtype=np.intp), tuple(self._tset.joint_names[i] for i in keep)
 
@@ -376,7 +378,9 @@ class ActuatorStates:
         self.refused = {}
         self.stale_joints = ()
         self._complete = None
-        self.joint_state, self.joint_kept, self._measured = None, False, None
+        self.joint_state, self.joint_kept, self.measured_cache = None, False, None
+        if self.velocity_history is not None:
+            self.velocity_history = VelocityHistory(self._tset.num_actuators)
 
     def set_encoder_turns(self, actuator, turns):
         """Give an encoder actuator's whole turns (``encoder_turns``); its position now."""
@@ -389,41 +393,14 @@ class ActuatorStates:
         """Latest actuator positions (NaN where unknown), actuator order; a copy."""
         return self.values[0].copy()
 
-    def measured(self, now_ns=None):
+    def measured(self, now_ns=None, stamp_ns=None):
         """
-        Return the :class:`Measured` state: the one every consumer of the bridge reads.
+        Return the :class:`~.measurement.Measured` state: the one every consumer reads.
 
-        Joints: the joint state last published (both routes), NaN where it did not publish
-        a joint; motors: their latest positions, NaN where never reported. With ``now_ns``
-        (and :attr:`stale_ns`), NaN too where stale at ``now_ns``: the joints of a
-        transmission with a stale motor, and that motor. Arrays shared until the next
-        message: copy to keep.
+        :func:`.measurement.measure` says what it holds (``now_ns``: stale values unknown;
+        ``stamp_ns``: the motors' velocities of that state, where held).
         """
-        key = (self.counters.published, self.counters.received, self.generation)
-        cached = self._measured
-        if cached is None or cached[0] != key:
-            n = self._tset.num_joints
-            if self.joint_state is None or self.joint_kept is False:
-                q, qd = np.full(n, np.nan), np.full(n, np.nan)
-            else:
-                q, qd = self.joint_state[0].copy(), self.joint_state[1].copy()
-                if self.joint_kept is not None:
-                    gone = np.ones(n, dtype=bool)
-                    gone[self.joint_kept] = False
-                    q[gone] = qd[gone] = np.nan
-            cached = self._measured = (key, Measured(q, qd, self.values[0].copy()))
-        out = cached[1]
-        if now_ns is None or self.stale_ns is None:
-            return out
-        stale = self.stale_mask(now_ns)
-        if not stale.any():
-            return out
-        q, qd, theta = out.position.copy(), out.velocity.copy(), out.motor_position.copy()
-        theta[stale] = np.nan
-        for i in range(self._tset.num_joints):
-            if stale[self._joint_actuators[i]].any():
-                q[i] = qd[i] = np.nan
-        return Measured(q, qd, theta)
+        return measure(self, now_ns, stamp_ns)
 
     def stale_actuators(self, now_ns, timeout_ns):
         """Names of actuators not heard from within ``timeout_ns`` before ``now_ns`` (or never)."""

@@ -1,10 +1,17 @@
 """
-The kinematics node's inverse dynamics: which transmissions' motors it includes.
+The kinematics node's inverse dynamics: which transmissions' motors it includes, and what of them.
 
 ``transmissions_file`` names them; without it a URDF model's own ``<transmission>`` elements
 are used when one of their actuators gives a ``rotor_inertia`` or a friction (a file that
 says nothing of its motors changes nothing, and one the bridge could not map is no reason
 to stop the kinematics). doc/dynamics.md has the formulas.
+
+Each term is counted once, by the node that can count it exactly (:func:`joint_side`): the
+motors' friction and a stage's efficiency act at the motor, before the gear's loss, so they
+are the bridge's (it adds them to every effort it sends); so is the rotor of a stage with an
+efficiency below 1 (its ``I θ̈`` precedes the loss: the bridge adds it where a command
+carries accelerations). The kinematics node keeps the rotors of ideal stages, which pass
+unchanged to the joints (``Tᵀ I T a``).
 """
 
 import numpy as np
@@ -30,7 +37,7 @@ def motor_transmissions(model, source, path, warn):
             _check(model, tset)
         except (ConfigError, ModelError) as exc:
             raise ModelError(f'{TRANSMISSIONS_FILE} {path!r}: {exc}') from None
-        return tset
+        return joint_side(tset)
     text = _urdf_text(source)
     if text is None:
         return False
@@ -47,7 +54,27 @@ def motor_transmissions(model, source, path, warn):
         warn(f"the robot description's transmissions are left out of the inverse dynamics: "
              f'{exc}')
         return False
-    return tset
+    return joint_side(tset)
+
+
+def joint_side(tset):
+    """
+    Return ``tset`` with only what the joints count of its motors (module docstring).
+
+    Every motor's friction, and the rotor of a stage whose efficiency is below 1, are left
+    to the bridge (zero here).
+    """
+    changes = {}
+    for name in tset.actuator_names:
+        a = tset.actuator(name)
+        fields = {}
+        if a.viscous_friction or a.coulomb_friction:
+            fields.update(viscous_friction=0.0, coulomb_friction=0.0)
+        if a.rotor_inertia and (a.efficiency_driving != 1.0 or a.efficiency_driven != 1.0):
+            fields['rotor_inertia'] = 0.0
+        if fields:
+            changes[name] = fields
+    return tset.replace_fields(actuators=changes) if changes else tset
 
 
 def warm_up_dynamics(model):

@@ -43,3 +43,20 @@ def magnitude_limit(value, what):
     if not number > 0.0:                    # NaN included
         raise ConfigError(f'{what} must be > 0 (.inf for no limit), got {number!r}')
     return number
+
+
+def efficiency_driving(value, what):
+    """Return a gear stage's efficiency when the motor drives: in (0, 1]."""
+    number = as_number(value, what)
+    if not 0.0 < number <= 1.0:             # NaN included
+        raise ConfigError(f'{what} must be in (0, 1], got {number!r}')
+    return number
+
+
+def efficiency_driven(value, what):
+    """Return a gear stage's efficiency when the load drives: finite, <= 1 (<= 0: self-locking)."""
+    number = as_number(value, what)
+    if not (math.isfinite(number) and number <= 1.0):
+        raise ConfigError(f'{what} must be finite and <= 1 (<= 0: self-locking), got '
+                          f'{number!r}')
+    return number

@@ -142,11 +142,11 @@ class JointStateMap:
     """
     One stream's actuator states to joint states: what the bridge publishes for each state.
 
-    ``map(flat)`` takes the three actuator rows flattened, then a 1.0
-    (``(..., 3 * nA + 1)``), and returns ``(..., 3, nJ)``: joint positions with their
-    offsets, velocities, and efforts after the damping loss ``b v``. A batch is taken row
-    after row, as a stream would be. :meth:`writer` gives the per-message form with its
-    buffers bound once. Made by :meth:`TransmissionSet.state_map`; a new configuration
+    ``map(flat)`` takes the three actuator rows flattened, then a 1.0 (``(..., 3 * nA + 1)``),
+    and returns ``(..., 3, nJ)``: joint positions with their offsets, velocities, and efforts
+    after the gear stages' losses (``losses``, where any) and the damping loss ``b v``. A batch
+    is taken row after row, as a stream would be. :meth:`writer` gives the per-message form
+    with its buffers bound once. Made by :meth:`TransmissionSet.state_map`; a new configuration
     makes a new one, :meth:`reset` forgets what the stream taught it.
 
     The linear members are the compiled map; the linkages (``linkages``: their packed
@@ -157,9 +157,12 @@ class JointStateMap:
     :attr:`refusals` counts the refused rows of batches.
     """
 
-    def __init__(self, linear, damping, linkages=None):
+    def __init__(self, linear, damping, linkages=None, losses=None):
         self._linear = linear
         self._damping = damping
+        #: The gear stages' losses (:class:`.losses.Losses`), None for ideal gears: the
+        #: actuator efforts become their stages' outputs before the maps.
+        self.losses = losses
         self._damped = bool(damping.any())
         self._n_act = linear.n_act
         self.refusals = 0
@@ -190,6 +193,8 @@ class JointStateMap:
 
     def __call__(self, flat, out=None):
         """Map ``flat`` (see the class docstring); write into ``out`` if given."""
+        if self.losses is not None:
+            flat = self._measured(flat)
         state = self._linear(flat, out)
         if self._damped:
             vel, eff = state[..., 1, :], state[..., 2, :]
@@ -217,6 +222,45 @@ class JointStateMap:
             self._settle()
         return state
 
+    def _measured(self, flat):
+        """Return a copy of ``flat`` whose efforts are their stages' outputs (any batch)."""
+        n = self._n_act
+        out = np.array(flat, dtype=float)
+        out[..., 2 * n:3 * n] = self.losses.measured(out[..., 2 * n:3 * n], out[..., n:2 * n])
+        return out
+
+    def _lossy_writer(self, out):
+        """
+        Return ``(write, scratch)``: the linear writer of a state whose efforts pass losses.
+
+        One compiled call (:func:`.loss_loops.measured_linear`): the state, its efforts
+        their stages' outputs, into ``scratch`` (what a linkage then reads), and its linear
+        joint state into ``out``, with the bits of the numpy writer of ``scratch`` (which,
+        after :meth:`.losses.Losses.measured`, is the form without numba).
+        """
+        from . import loss_loops
+        loops = loss_loops.kernels()
+        scratch = np.empty(3 * self._n_act + 1)
+        linear, n_act = self._linear, self._n_act
+        if not loss_loops.COMPILED:         # no numba: numpy's stages, then numpy's writer
+            plain, losses, efforts = linear.writer(out, self._damping if self._damped
+                                                   else None), self.losses, scratch[2 * n_act:-1]
+
+            def write_numpy(flat):
+                scratch[:] = flat
+                efforts[:] = losses.measured(flat[2 * n_act:3 * n_act], flat[n_act:2 * n_act])
+                return plain(scratch)
+            return write_numpy, scratch
+        measured_linear = loops.measured_linear
+        stages = loss_loops.stage_table(self.losses, measured=True)
+        minus_b = -self._damping if self._damped else np.zeros(0)
+
+        def write(flat):
+            measured_linear(flat, n_act, stages, linear.index, linear.coef, minus_b, scratch,
+                            out)
+            return True
+        return write, scratch
+
     def _settle(self):
         """Note which linkages were solved and which refused by the last state."""
         self.refused = tuple((int(m), int(self._status[m]))
@@ -233,7 +277,11 @@ class JointStateMap:
         numpy call. False where a linkage refused the state: then ``out`` holds NaN in its
         joints and the stream's solutions are as they were.
         """
-        linear = self._linear.writer(out, self._damping if self._damped else None)
+        if self.losses is None:
+            linear, measured = self._linear.writer(out, self._damping if self._damped
+                                                   else None), None
+        else:                               # the linkages read the stages' outputs
+            linear, measured = self._lossy_writer(out)
         if self._linkages is None:
             return linear
         n_act, layout, floats, warm, status, jac = (self._n_act, *self._linkages, self._warm,
@@ -244,7 +292,8 @@ class JointStateMap:
         def write(flat):
             linear(flat)
             owner.latest = out
-            if set_state(flat, n_act, out, layout, floats, warm, status, jac):
+            if set_state(flat if measured is None else measured, n_act, out, layout, floats,
+                         warm, status, jac):
                 return False
             return True
 
@@ -253,7 +302,7 @@ class JointStateMap:
             if set_state(flat, n_act, out, layout, floats, warm, status, jac):
                 return False
             return True
-        return write_linkages if len(warm) == out.shape[-1] else write
+        return write_linkages if len(warm) == out.shape[-1] and measured is None else write
 
     def linkage_positions(self, num_joints, joint_index):
         """

@@ -71,6 +71,13 @@ class CommandLimits:
             sides = tuple(bool(np.isfinite(x).any()) for x in pair)
             self._limited[kind] = sides if any(sides) else ()
 
+    def joints_within(self, kind, joint_values):
+        """Return whether every joint's |value| of ``kind`` is within its limit (NaN: no)."""
+        sides = self._limited[kind]
+        if not sides or not sides[0]:
+            return True
+        return bool((np.abs(joint_values) * self._inverse[kind][0]).max() <= 1.0)
+
     def magnitude_limits(self, kind):
         """Return (joint limits, actuator limits) of ``kind`` ('velocity' or 'effort')."""
         return self._limits[kind]
@@ -132,12 +139,58 @@ class CommandLimits:
                 f'{float(limit)!r}: {kind}s scaled by {factor:.3g}')
         return joints, actuators, [note]
 
-    def check_points(self, kind, joint_values, actuator_values=None):
+    def scale_through_losses(self, joint_values, outputs, gain, offset):
+        """
+        Return ``(joint efforts, motor efforts, notes)`` of an effort command through losses.
+
+        The motors' efforts are ``gain * outputs + offset`` (:meth:`.losses.Losses.
+        commanded_parts`: the stage's gain of each output's direction, its motor's friction
+        and rotor, which do not scale with the command). Within every limit: unchanged;
+        otherwise the joint efforts and the stage outputs are scaled by the one largest
+        factor ``k`` in [0, 1] that keeps every joint and motor within its limit (the
+        command's direction kept, as :meth:`scale` does), and a note names the one that
+        limits it, its effort asked and its limit. Where a motor's friction alone is beyond
+        its limit (k = 0 cannot help), its effort is held at the limit, said too.
+        """
+        joint_values = np.asarray(joint_values, dtype=float)
+        a = np.asarray(gain, dtype=float) * np.asarray(outputs, dtype=float)
+        offset = np.asarray(offset, dtype=float)
+        motors = a + offset
+        limit_j, limit_a = self._limits['effort']
+        if (not self._limited['effort'] or ((np.abs(joint_values) <= limit_j).all()
+                                            and (np.abs(motors) <= limit_a).all())):
+            return joint_values, motors, []
+        # The largest k with |k x_j| <= L_j and |k a + offset| <= L_a, per joint and motor.
+        with np.errstate(divide='ignore', invalid='ignore'):
+            k_j = np.where(joint_values != 0, limit_j / np.abs(joint_values), np.inf)
+            room = np.where(a > 0, limit_a - offset, limit_a + offset)
+            k_a = np.where(a != 0, room / np.abs(a), np.inf)
+        k_all = np.concatenate([k_j, k_a])
+        worst = int(np.argmin(k_all))
+        factor = float(min(1.0, max(0.0, k_all[worst])))
+        joints = joint_values * factor
+        out = np.clip(a * factor + offset, -limit_a, limit_a)
+        if worst < len(k_j):
+            who, asked, limit = f'joint {self.joint_names[worst]!r}', joint_values[worst], \
+                limit_j[worst]
+        else:
+            m = worst - len(k_j)
+            who, asked, limit = f'actuator {self.actuator_names[m]!r}', motors[m], limit_a[m]
+        notes = [f'effort of {who} {float(asked)!r} (losses included) beyond its limit '
+                 f'{float(limit)!r}: efforts scaled by {factor:.3g}']
+        stuck = np.flatnonzero(np.abs(offset) > limit_a)
+        notes += [f'friction of actuator {self.actuator_names[m]!r} {float(offset[m])!r} '
+                  f'beyond its effort limit {float(limit_a[m])!r}: held at the limit'
+                  for m in stuck]
+        return joints, out, notes
+
+    def check_points(self, kind, joint_values, actuator_values=None, lossy=False):
         """
         Raise ConfigError naming the first point beyond a limit, its joint or actuator.
 
         ``joint_values`` and ``actuator_values`` are ``(points, n)``; ``kind`` is
-        'position', 'velocity' or 'effort'.
+        'position', 'velocity' or 'effort'; ``lossy``: the actuators' efforts include their
+        gear stages' losses (the refusal says so).
         """
         if kind == 'position':
             for values, lower, upper, space, names in (
@@ -164,4 +217,6 @@ class CommandLimits:
                 p, k = np.argwhere(bad)[0]
                 raise ConfigError(f'point {p}: {kind} of {space} {names[k]!r} '
                                   f'{float(values[p, k])!r} is beyond its limit '
-                                  f'{float(limits[k])!r}')
+                                  f'{float(limits[k])!r}' + (
+                                      " (its gear stage's losses included)" if lossy
+                                      and space == 'actuator' else ''))

@@ -20,15 +20,12 @@ coordinates (the published joint is ``q + offset``); ``u`` the actuators' crank 
 (rad) or travels (m), ``x_a = n u``.
 """
 
-import importlib.util
 import math
-import os
-import sys
-import types
 
 import numpy as np
 
-KERNELS_ENV = 'TRANSMISSION_BRIDGE_KERNELS'
+from . import _loops
+from ._loops import KERNELS_ENV  # noqa: F401 (the name this module's docstring gives)
 
 # Columns of a joint's row of ``geo``, then of an actuator's.
 J_AXIS, J_POINT, J_OFFSET, J_LOWER, J_UPPER, J_WIDTH = 0, 3, 6, 7, 8, 9
@@ -45,15 +42,14 @@ MIN_TRANSMISSION = 1e-6     # |cos| of the angle between rod and driver motion, 
 FINE_STEP = 1e-8            # rad or m: after a Newton step this small the error is of its square
 ROUNDING_TOL = 1e-15        # m: a residual at rounding level: the start was the solution
 
-_NOT_COMPILED = ('kernels', '_compile')
+_NOT_COMPILED = ('kernels',)
 
 # Status of a solve or a map (0: fine; -1: an input unknown).
 OK, NOT_CONVERGED, SINGULAR, OUT_OF_LIMITS, UNREACHABLE = 0, 1, 2, 3, 4
 
 # numba is imported, and the loops compiled, by the first :func:`kernels` call: only a set
 # that holds a linkage pays for it (about 70 MB and half a second), never an import.
-COMPILED = (os.environ.get(KERNELS_ENV, '').strip().lower() != 'numpy'
-            and importlib.util.find_spec('numba') is not None)
+COMPILED = _loops.wanted()
 _compiled = None
 
 
@@ -66,27 +62,7 @@ def kernels():
     does not import or :data:`KERNELS_ENV` says ``numpy``, the plain module: the reference,
     with the same results.
     """
-    global COMPILED, _compiled
-    if _compiled is None:
-        _compiled = _compile() if COMPILED else sys.modules[__name__]
-        COMPILED = _compiled is not sys.modules[__name__]
-    return _compiled
-
-
-def _compile():
-    """Return a copy of this module with every function compiled by numba (lazily, cached)."""
-    try:
-        import numba
-    except ImportError:
-        return sys.modules[__name__]
-    spec = importlib.util.spec_from_file_location(__name__, __file__)
-    copy = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(copy)
-    for name, value in list(vars(copy).items()):
-        if isinstance(value, types.FunctionType) and value.__module__ == __name__ and (
-                name not in _NOT_COMPILED):
-            setattr(copy, name, numba.njit(cache=True, nogil=True)(value))
-    return copy
+    return _loops.kernels_of(__name__, _NOT_COMPILED)
 
 
 def scratch_size(n):

@@ -20,9 +20,14 @@ from .._shared import sources as _sources
 _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
 _ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None,
-                  'encoder': None, 'rotor_inertia': _checks.non_negative, 'friction': None}
+                  'encoder': None, 'rotor_inertia': _checks.non_negative, 'friction': None,
+                  'efficiency': None, 'linear': None}
 # friction: {key: spec field} (doc/dynamics.md)
 FRICTION_KEYS = {'viscous': 'viscous_friction', 'coulomb': 'coulomb_friction'}
+# efficiency: {driving, driven} (doc/formats.md, "Losses"), or a screw's geometry instead
+EFFICIENCY_KEYS = {'driving': ('efficiency_driving', _checks.efficiency_driving),
+                   'driven': ('efficiency_driven', _checks.efficiency_driven)}
+SCREW_KEYS = ('lead', 'mean_diameter', 'friction_coefficient', 'flank_angle')
 _JOINT_KEYS = {
     'name': None,
     'mechanical_reduction': _checks.reduction,
@@ -187,6 +192,14 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
                 _mapping(item[key], f'{where}.friction', tuple(FRICTION_KEYS))
                 fields.update({FRICTION_KEYS[k]: _checks.non_negative(
                     v, f'{where}.friction.{k} ({kind} {name!r})') for k, v in item[key].items()})
+            elif key == 'efficiency' and key in item:
+                fields.update(efficiency_fields(item[key], f'{where}.efficiency',
+                                                f'{kind} {name!r}'))
+            elif key == 'linear' and key in item:
+                if not isinstance(item[key], bool):
+                    raise ConfigError(f'{where}.linear ({kind} {name!r}) must be true or false, '
+                                      f'got {item[key]!r}')
+                fields['linear'] = item[key]
             elif key not in ('name', 'limits', 'encoder', 'friction') and key in item:
                 fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
         try:
@@ -194,6 +207,27 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
         except ConfigError as exc:
             raise ConfigError(f'{where}: {exc}') from None
     return tuple(specs), geometry
+
+
+def efficiency_fields(value, path, who):
+    """
+    Return the spec fields of an ``efficiency`` mapping: driving and driven, or a screw's.
+
+    ``{driving: η_f, driven: η_b}`` (each 1 when left out), or the four keys of a power
+    screw's or worm's geometry (:func:`.losses.screw_efficiency`), not both. ``path`` locates
+    the mapping, ``who`` names its actuator in a refusal.
+    """
+    from .losses import screw_efficiency
+    _mapping(value, f'{path} ({who})', tuple(EFFICIENCY_KEYS) + SCREW_KEYS)
+    screw = [k for k in SCREW_KEYS if k in value]
+    if not screw:
+        return {EFFICIENCY_KEYS[k][0]: EFFICIENCY_KEYS[k][1](v, f'{path}.{k} ({who})')
+                for k, v in value.items()}
+    if len(screw) != len(SCREW_KEYS) or any(k in value for k in EFFICIENCY_KEYS):
+        raise ConfigError(f'{path} ({who}): a screw takes all of {", ".join(SCREW_KEYS)} and '
+                          f'neither driving nor driven, got {", ".join(value)}')
+    eta_f, eta_b = screw_efficiency(*(value[k] for k in SCREW_KEYS), who=f'{path} ({who})')
+    return {'efficiency_driving': eta_f, 'efficiency_driven': eta_b}
 
 
 def _limits(value, path, kind, name):

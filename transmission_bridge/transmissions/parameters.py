@@ -18,6 +18,8 @@ a calibration dump without ROS::
     actuators.<actuator>.rotor_inertia    kg·m² | kg     >= 0
     actuators.<actuator>.friction.viscous N·m·s/rad | N·s/m   >= 0
     actuators.<actuator>.friction.coulomb N·m | N        >= 0
+    actuators.<actuator>.efficiency.driving  -           in (0, 1]
+    actuators.<actuator>.efficiency.driven   -           <= 1 (<= 0: self-locking)
     transmissions.<coupling>.matrix       -              N*N numbers, row-major, invertible
 
 A coupling's joints and actuators have no ``mechanical_reduction`` parameter: the
@@ -41,7 +43,9 @@ from .errors import ConfigError
 # Parameter field -> JointSpec / ActuatorSpec attribute, where the two differ.
 ATTRIBUTES = {'limits.lower': 'lower_limit', 'limits.upper': 'upper_limit',
               'limits.velocity': 'velocity_limit', 'limits.effort': 'effort_limit',
-              'friction.viscous': 'viscous_friction', 'friction.coulomb': 'coulomb_friction'}
+              'friction.viscous': 'viscous_friction', 'friction.coulomb': 'coulomb_friction',
+              'efficiency.driving': 'efficiency_driving',
+              'efficiency.driven': 'efficiency_driven'}
 _LIMIT_TEXT = {
     'limits.lower': 'lowest position the bridge commands, rad (m if prismatic); -.inf: none',
     'limits.upper': 'highest position the bridge commands, rad (m if prismatic); .inf: none',
@@ -71,6 +75,10 @@ ACTUATOR_FIELDS = collections.OrderedDict((
                       '>= 0; reflected to the joints by the dynamics'),
     ('friction.viscous', "the motor's viscous friction, N*m*s/rad (N*s/m if linear), >= 0"),
     ('friction.coulomb', "the motor's Coulomb friction, N*m (N if linear), >= 0"),
+    ('efficiency.driving', "the gear stage's efficiency when the motor drives the load, "
+                           'in (0, 1]'),
+    ('efficiency.driven', "the gear stage's efficiency when the load drives the motor, "
+                          '<= 1; <= 0: self-locking (cannot be back-driven)'),
 ))
 
 # A ROS parameter name token: what `ros2 param set` accepts between dots.

@@ -46,7 +46,10 @@ class ActuatorSpec:
     The motor's own dynamics, in its units (doc/dynamics.md): ``rotor_inertia`` (kg·m² of
     a rotary motor's rotor about its axis, kg of a linear actuator's moving part),
     ``viscous_friction`` (N·m·s/rad or N·s/m) and ``coulomb_friction`` (N·m or N); all
-    >= 0, 0 by default.
+    >= 0, 0 by default. Its gear stage's efficiency (:mod:`.losses`): ``efficiency_driving``
+    in (0, 1] when the motor drives, ``efficiency_driven`` <= 1 when the load drives (<= 0: a
+    self-locking stage); 1 and 1 by default, an ideal gear. ``linear``: a linear motor
+    (positions in m), whose stage is exact above 0.01 m/s instead of 0.1 rad/s.
     """
 
     name: str
@@ -59,6 +62,9 @@ class ActuatorSpec:
     rotor_inertia: float = 0.0
     viscous_friction: float = 0.0
     coulomb_friction: float = 0.0
+    efficiency_driving: float = 1.0
+    efficiency_driven: float = 1.0
+    linear: bool = False
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')
@@ -73,6 +79,12 @@ class ActuatorSpec:
         for field, label in _DYNAMICS.items():
             object.__setattr__(self, field, _checks.non_negative(getattr(self, field),
                                                                  f'{who}: {label}'))
+        object.__setattr__(self, 'efficiency_driving', _checks.efficiency_driving(
+            self.efficiency_driving, f'{who}: efficiency.driving'))
+        object.__setattr__(self, 'efficiency_driven', _checks.efficiency_driven(
+            self.efficiency_driven, f'{who}: efficiency.driven'))
+        if not isinstance(self.linear, bool):
+            raise ConfigError(f'{who}: linear must be true or false, got {self.linear!r}')
 
 
 # An actuator's dynamics: spec field -> its name in the YAML and the parameters.
@@ -219,6 +231,10 @@ class TransmissionSpec:
                     f"{joint.mechanical_reduction!r}; a linkage's joints take none (the rods "
                     "and the actuators' reductions are its ratio)")
         n = len(self.geometry.joints)
+        # A slider's or a cylinder's motor is linear (its stage's rest width in m/s).
+        object.__setattr__(self, 'actuators', tuple(
+            dataclasses.replace(a, linear=True) if g.kind != 'rotary' and not a.linear else a
+            for a, g in zip(self.actuators, self.geometry.actuators)))
         return n, n
 
     @property

@@ -106,6 +106,7 @@ class TransmissionSet:
                                         dtype=np.intp)
         self._linkage_members = [[self._joint_names[j] for j in js] for _, js, _ in linkages]
         self._rotors = None
+        self._losses = None
 
     # --- description -------------------------------------------------------------
     @property
@@ -276,6 +277,35 @@ class TransmissionSet:
         v = np.broadcast_to(np.asarray(velocities, dtype=float), acc.shape)
         return self._with_linkages(q, {1: v, 2: acc}, {2: out})[0]
 
+    # --- the gear stages' losses (losses.py) ------------------------------------
+    @property
+    def losses(self):
+        """Return the actuators' gear stages (:class:`~.losses.Losses`, made on first use)."""
+        if self._losses is None:
+            from .losses import Losses
+            self._losses = Losses.of([self.actuator(n) for n in self._actuator_names])
+        return self._losses
+
+    def measured_joint_efforts(self, efforts, velocities, positions=None):
+        """
+        Return the joint efforts of motor ``efforts`` at motor ``velocities`` (..., nA).
+
+        Their stages' outputs (:meth:`~.losses.Losses.measured`) through the set's effort
+        map (a linkage's at the motors' ``positions``), before the joints' damping loss.
+        """
+        out = self.losses.measured(efforts, velocities)
+        return self.actuator_to_joint('effort', out, positions)
+
+    def commanded_motor_efforts(self, efforts, velocities, positions=None):
+        """
+        Return the motor efforts that give joint ``efforts`` (..., nJ) at motor ``velocities``.
+
+        The set's effort map (a linkage's at the joint ``positions``), then each stage's
+        inverse (:meth:`~.losses.Losses.commanded`) and its motor's friction.
+        """
+        out = self.joint_to_actuator('effort', efforts, positions)
+        return self.losses.commanded(out, velocities)
+
     # --- the motors' dynamics (rotors.py) ---------------------------------------
     @property
     def rotors(self):
@@ -334,9 +364,9 @@ class TransmissionSet:
 
         What the bridge keeps for its stream of actuator states (and the offline converter
         for a bag's): it maps the three actuator rows flattened, then a 1.0, to joint
-        positions with their offsets, velocities, and efforts after the damping loss
-        (``damped`` False: before it), and keeps what a linkage needs from one state to the
-        next (its last solution).
+        positions with their offsets, velocities, and efforts after the gear stages' losses
+        and the damping loss (``damped`` False: the ideal maps, before both), and keeps what
+        a linkage needs from one state to the next (its last solution).
         """
         damping = self._damping if damped else np.zeros(self.num_joints)
         linkages = None
@@ -345,7 +375,8 @@ class TransmissionSet:
             if not damped:
                 floats = self._undamped_linkages()
             linkages = (layout, floats, self._linkage_members)
-        return JointStateMap(self._linear_state, damping, linkages)
+        losses = None if not damped or self.losses.lossless else self.losses
+        return JointStateMap(self._linear_state, damping, linkages, losses)
 
     def _undamped_linkages(self):
         layout, floats = self._linkages

@@ -319,6 +319,9 @@ def _members(element, tag, size, where, spec_class, notes, geometry=None):
             raise ConfigError(f'{where}: an <{tag}> has no name attribute')
         fields, shape = {}, {}
         for child in item:
+            if tag == 'actuator' and child.tag == 'efficiency':
+                fields.update(_efficiency(child, where, name))
+                continue
             key = _NUMBERS[tag].get(child.tag)
             if geometry is not None and key is None:
                 found = _linkage_value(child, tag, where, name)
@@ -337,6 +340,22 @@ def _members(element, tag, size, where, spec_class, notes, geometry=None):
         if geometry is not None:
             geometry.append((name, shape))
     return tuple(out)
+
+
+def _efficiency(child, where, owner):
+    """
+    Return the spec fields of an actuator's ``<efficiency>``: attributes as the YAML's keys.
+
+    ``<efficiency driving="0.9" driven="0.7"/>``, or a screw's geometry
+    (``lead``, ``mean_diameter``, ``friction_coefficient``, ``flank_angle``; doc/formats.md).
+    """
+    from .loader import efficiency_fields
+    values = {key: _value(text, where, owner, 'actuator', f'<efficiency {key}>')
+              for key, text in child.attrib.items()}
+    try:
+        return efficiency_fields(values, '<efficiency>', f'actuator {owner!r}')
+    except ConfigError as exc:
+        raise ConfigError(f'{where}: {exc}') from None
 
 
 def _linkage_value(child, tag, where, owner):

@@ -1,0 +1,54 @@
+"""
+Compiling a module of loops with numba on demand: what the linkage and loss loops share.
+
+A loop module is plain Python on numpy arrays and floats (the reference). Its ``kernels()``
+returns either a copy of it whose every function is ``numba.njit`` (compiled on its first
+call, cached on disk beside the source) or the module itself, where numba does not import or
+``TRANSMISSION_BRIDGE_KERNELS=numpy`` asks for the reference. Importing a loop module loads no
+numba: only a set that needs its loops does, on their first use.
+"""
+
+import importlib.util
+import os
+import sys
+import types
+
+KERNELS_ENV = 'TRANSMISSION_BRIDGE_KERNELS'
+
+
+def wanted():
+    """Say whether compiled loops are wanted and possible (numba installed, not refused)."""
+    return (os.environ.get(KERNELS_ENV, '').strip().lower() != 'numpy'
+            and importlib.util.find_spec('numba') is not None)
+
+
+def compiled_copy(name, skip):
+    """Return a copy of module ``name`` with its functions compiled (or the module itself)."""
+    module = sys.modules[name]
+    try:
+        import numba
+    except ImportError:
+        return module
+    spec = importlib.util.spec_from_file_location(name, module.__file__)
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    for key, value in list(vars(copy).items()):
+        if isinstance(value, types.FunctionType) and value.__module__ == name and (
+                key not in skip):
+            setattr(copy, key, numba.njit(cache=True, nogil=True)(value))
+    return copy
+
+
+def kernels_of(name, skip):
+    """
+    Return loop module ``name``'s loops to call, made on the first call and kept.
+
+    The module holds ``COMPILED`` (compiled loops wanted: :func:`wanted`; after the first
+    call, whether they are) and ``_compiled`` (the loops, None before); ``skip`` names the
+    functions left as they are (:func:`compiled_copy`).
+    """
+    module = sys.modules[name]
+    if module._compiled is None:
+        module._compiled = compiled_copy(name, skip) if module.COMPILED else module
+        module.COMPILED = module._compiled is not module
+    return module._compiled
