@@ -10,7 +10,7 @@ from transmission_bridge.transmissions import (
 
 def _rows():
     text = (REPO / 'NOTATION.md').read_text()
-    section = text.split('### Pinned examples', 1)[1].split('\n## ', 1)[0]
+    section = text.split('### Pinned examples', 1)[1].split('\n##', 1)[0]
     rows = [line for line in section.splitlines() if line.startswith('| ') and '---' not in line]
     return [[c.strip() for c in row.strip('|').split('|')] for row in rows[1:]]
 
@@ -57,3 +57,28 @@ def test_pinned_linkage_example():
                                    attachment=(0.05, 0, 0))]))
     assert t.actuator_to_joint('position', [0.01])[0] == pytest.approx(
         float(found.group(1)), abs=1e-12)
+
+
+def _loss_rows():
+    text = (REPO / 'NOTATION.md').read_text()
+    section = text.split('### Pinned gear losses', 1)[1].split('\n## ', 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith('| ') and '---' not in line]
+    return [[c.strip() for c in row.strip('|').split('|')] for row in rows[1:]]
+
+
+LOSS_ROWS = _loss_rows()
+
+
+def test_loss_table_is_found():
+    assert len(LOSS_ROWS) >= 10
+    assert {r[4] for r in LOSS_ROWS} == {'measured', 'commanded'}
+
+
+@pytest.mark.parametrize('row', LOSS_ROWS, ids=lambda r: '-'.join(r[4:8]))
+def test_pinned_gear_loss(row):
+    from transmission_bridge.transmissions.losses import Losses, REST_ROTARY
+    eta_f, eta_b, b, c, direction, speed, given, expected = row
+    stage = Losses([float(eta_f)], [float(eta_b)], [float(b)], [float(c)], [REST_ROTARY])
+    fn = stage.measured if direction == 'measured' else stage.commanded
+    got = fn([float(given)], [float(speed)])[0]
+    assert got == pytest.approx(float(expected), rel=1e-15, abs=1e-15)
