@@ -22,14 +22,12 @@ message: the median of the rounds' times of everything the bridge did, states an
 commands. ``vs_plain`` and ``vs_floor`` are the median per-round ratios.
 """
 
-import argparse
 import pathlib
 import statistics
 import sys
-import time
 
 from bench_nodes import _callback, _node
-from common import report
+from common import alternating, in_process_bridges, report, stamped_states
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,16 +40,11 @@ CASES = (('example arm', 'example_robot_transmissions.yaml', 'effort'),
 
 def _stream(tset, count):
     """Return ``count`` JointState bytes of the robot at its default pose, 1 ms apart."""
-    from rclpy.serialization import serialize_message
-    from sensor_msgs.msg import JointState
     pose = tset.joint_to_actuator('position', tset.default_positions).tolist()
-    out = []
-    for k in range(count):
-        msg = JointState(name=list(tset.actuator_names), position=pose,
-                         velocity=[0.0] * len(pose), effort=[0.0] * len(pose))
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(10**18 + k * 10**6, 10**9)
-        out.append(serialize_message(msg))
-    return out
+    zeros = [0.0] * len(pose)
+    return stamped_states(count, lambda k: {'name': list(tset.actuator_names),
+                                            'position': pose, 'velocity': zeros,
+                                            'effort': zeros})
 
 
 def _targets(tset, count, rng):
@@ -84,17 +77,11 @@ def _floor(node, output, names):
 
 def main(argv=None):
     """Run the benchmark and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--number', type=int, default=2500, help='messages per bridge')
-    parser.add_argument('--results', default='impedance', help='results file name')
-    args = parser.parse_args(argv)
+    args, context = in_process_bridges(__doc__, 2500, 'impedance', 230, argv)
     import numpy as np
     import rclpy
     from transmission_bridge.bridge.node import TransmissionBridge
     from transmission_bridge.transmissions import load_transmissions
-    context = rclpy.Context()
-    rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'], domain_id=230)
     rows = []
     rng = np.random.default_rng(51)
     for k, (robot, file, output) in enumerate(CASES):
@@ -120,20 +107,18 @@ def main(argv=None):
                     states[what](data)
             sent = spring._execution.springs.counters['impedance_commands']
             per_round = args.number // ROUNDS
-            times = {what: [] for what in nodes}
-            for r in range(ROUNDS):
+
+            def run(what, r):
                 at = r * per_round
                 chunk = stream[100 + at:100 + at + per_round]
                 given = targets[at:at + per_round] if rate != 'held' else [None] * per_round
-                order = list(nodes) if r % 2 == 0 else list(nodes)[::-1]
-                for what in order:
-                    state, command = states[what], commands[what]
-                    start = time.perf_counter()
-                    for i, data in enumerate(chunk):
-                        if i % 2 == 0 and given[i] is not None:
-                            command(given[i])
-                        state(data)
-                    times[what].append((time.perf_counter() - start) / len(chunk))
+                state, command = states[what], commands[what]
+                for i, data in enumerate(chunk):
+                    if i % 2 == 0 and given[i] is not None:
+                        command(given[i])
+                    state(data)
+                return len(chunk)
+            times = alternating(nodes, ROUNDS, run)
             sent = spring._execution.springs.counters['impedance_commands'] - sent
             assert sent == ROUNDS * per_round, sent
             assert not spring._execution.springs.counters['impedance_targets_refused']

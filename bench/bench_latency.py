@@ -27,7 +27,8 @@ starts the nodes with ``drop_on_overload:=false``: no input budget, as a relay.
 ``--actuators N`` the bridge on an N-actuator robot, ``--transmissions FILE`` the bridge on a
 robot's transmissions (YAML or URDF; its actuators sent at the default pose's positions, so a
 linkage solves a reachable state: the legged robot of config/ with its knee and ankle
-linkages, say), and ``--results NAME`` writes the table to results/NAME.json instead of
+linkages, say), ``--losses`` gives every motor of the bridge's robots a lossy gear stage
+(bench_losses.py's), and ``--results NAME`` writes the table to results/NAME.json instead of
 latency.json.
 """
 
@@ -108,6 +109,29 @@ def _setup(work, model_file=None, actuators=24, transmissions=None):
                          ('output', 'kinematics/gravity_torques'))],
                   list(load_transmissions(arm).actuator_names)),
     }
+
+
+def _with_losses(setup, work):
+    """Return ``setup`` with every bridge's motors given a lossy gear stage (a params file)."""
+    import yaml
+    from bench_losses import LOSSY
+    from transmission_bridge.transmissions import load_transmissions
+    out = {}
+    for target, (nodes, *rest) in setup.items():
+        changed = []
+        for k, cmd in enumerate(nodes):
+            if cmd[:2] == BRIDGE:
+                tfile = next(a.split(':=', 1)[1] for a in cmd
+                             if a.startswith('transmissions_file:='))
+                names = load_transmissions(tfile).actuator_names
+                path = work / f'losses_{target}_{k}.yaml'
+                path.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
+                    f'actuators.{m}.{key}': value for m in names
+                    for key, value in LOSSY.items()}}}))
+                cmd = cmd + ['--params-file', str(path)]
+            changed.append(cmd)
+        out[target] = (changed, *rest)
+    return out
 
 
 KINDS = ('raw_relay', 'relay', 'node')
@@ -281,6 +305,10 @@ def main(argv=None):
                         help='actuators of the bridge target (default 24)')
     parser.add_argument('--transmissions', type=pathlib.Path,
                         help="the bridge target's robot (transmissions YAML or URDF)")
+    parser.add_argument('--losses', action='store_true',
+                        help="give every motor of the bridge's robots a lossy gear stage "
+                        '(efficiency 0.85 driving, 0.75 driven, viscous 1e-4 and Coulomb 0.01 '
+                        'friction; bench_losses.py)')
     parser.add_argument('--results', default='latency',
                         help='name of the results file (results/NAME.json)')
     args = parser.parse_args(argv)
@@ -299,6 +327,8 @@ def _measure(args, work):
     if args.no_drop:
         setup = {target: ([cmd + ['-p', 'drop_on_overload:=false'] for cmd in nodes], *rest)
                  for target, (nodes, *rest) in setup.items()}
+    if args.losses:
+        setup = _with_losses(setup, work)
     rows = []
     for rate in args.rate:
         for target in args.targets:

@@ -3,18 +3,19 @@ What a bridge costs before its first message: import time and resident memory at
 
     python bench/bench_startup.py [--before /path/to/old/checkout] [--rounds 5]
 
-Import: the wall time of ``import transmission_bridge.bridge.node`` in a fresh interpreter
-(the median of ``--rounds``), this checkout and, with ``--before``, an older one (``git
-worktree add /tmp/v030 4acc6b2`` is 0.3.0), alternating. Resident: the bridge on the
-example arm (``config/example_robot_transmissions.yaml``; also with
-``follow_joint_trajectory:=false``, and the ``--before`` checkout's) and on the legged robot
-(four linkages: numba loads for them), started as ``ros2 run`` starts it, against the typed
-rclpy relay of bench/relay_node.py, each measured once its node answers on the graph and
-then idles for a second: the median of ``--rounds`` starts, alternating. First
-joint_states: from starting the legged robot's bridge (a driver streaming its motors at 500
-Hz meanwhile) to its first joint_states, with numba's cache as ``make test`` and an install
-leave it (warm) and empty (``NUMBA_CACHE_DIR`` a new folder: every linkage kernel compiled
-while the bridge configures). The ratios are of one run, side by side.
+Import: the wall time of ``import transmission_bridge.bridge.node`` in a fresh interpreter (the
+median of ``--rounds``), this checkout and, with ``--before``, an older one (``git worktree add
+/tmp/v030 4acc6b2`` is 0.3.0), alternating. Resident: the bridge on the example arm
+(``config/example_robot_transmissions.yaml``, whose motors have friction: numba loads for the
+gear-loss kernels; also with ``follow_joint_trajectory:=false``, the same with every motor's
+friction set to 0 (ideal gears: no numba), and the ``--before`` checkout's) and on the legged
+robot (four linkages: numba loads for them), started as ``ros2 run`` starts it, against the
+typed rclpy relay of bench/relay_node.py, each measured once its node answers on the graph and
+then idles for a second: the median of ``--rounds`` starts, alternating. First joint_states:
+from starting the legged robot's bridge (a driver streaming its motors at 500 Hz meanwhile) to
+its first joint_states, with numba's cache as ``make test`` and an install leave it (warm) and
+empty (``NUMBA_CACHE_DIR`` a new folder: every linkage kernel compiled while the bridge
+configures), and the example arm's with a warm cache. The ratios are of one run, side by side.
 """
 
 import argparse
@@ -115,6 +116,13 @@ def first_joint_states_s(path, env_extra):
         rclpy.shutdown(context=context)
 
 
+def _ideal_gears(path):
+    """Return ``-p`` arguments that take every motor's friction of ``path`` away."""
+    from transmission_bridge.transmissions import load_transmissions
+    return [x for m in load_transmissions(ROOT / path).actuator_names
+            for k in ('viscous', 'coulomb') for x in ('-p', f'actuators.{m}.friction.{k}:=0.0')]
+
+
 def main(argv=None):
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -142,6 +150,11 @@ def main(argv=None):
               'bridge on the example arm, follow_joint_trajectory false': (
                   bridge + [f'transmissions_file:={arm}', '-p',
                             'follow_joint_trajectory:=false'], ROOT, 'active:'),
+              'bridge on the example arm, ideal gears (friction 0), '
+              'follow_joint_trajectory false': (
+                  bridge + [f'transmissions_file:={arm}', '-p',
+                            'follow_joint_trajectory:=false'] + _ideal_gears(arm), ROOT,
+                  'active:'),
               'bridge on the legged robot (linkages)': (
                   bridge + [f'transmissions_file:={legged}'], ROOT, 'active:')}
     if args.before:
@@ -165,6 +178,9 @@ def main(argv=None):
                  'value': warm, 'unit': 's', 'ratio': 1.0, 'spread': 1.0})
     rows.append({'what': 'legged robot: first joint_states after start, empty cache',
                  'value': cold, 'unit': 's', 'ratio': cold / warm, 'spread': 1.0})
+    lossy = first_joint_states_s(arm, {})       # its motors' friction: the loss kernels
+    rows.append({'what': 'example arm (gear losses): first joint_states after start, warm '
+                 'cache', 'value': lossy, 'unit': 's', 'ratio': lossy / warm, 'spread': 1.0})
     report(args.results, rows, ['what', 'value', 'unit', 'ratio', 'spread'])
 
 

@@ -31,6 +31,59 @@ def once(fn, repeat=3):
     return statistics.median(times)
 
 
+def alternating(names, rounds, run):
+    """
+    Time ``run(name, r)`` for every name in each of ``rounds`` rounds, the order alternating.
+
+    ``run`` handles round ``r``'s messages and returns how many; returns {name: [seconds per
+    message, one per round]}: variants compared on the same messages, in turn, so that a
+    slow spell of the machine falls on all of them.
+    """
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in (list(names) if r % 2 == 0 else list(names)[::-1]):
+            start = time.perf_counter()
+            count = run(name, r)
+            times[name].append((time.perf_counter() - start) / count)
+    return times
+
+
+def in_process_bridges(doc, number, results, domain_id, argv=None):
+    """
+    Parse a benchmark's ``--number`` and ``--results``; start rclpy for nodes built in-process.
+
+    Returns ``(args, context)``: the nodes are built in this process and timed through their
+    callbacks, never spun (bench_nodes.py).
+    """
+    import argparse
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--number', type=int, default=number, help='messages per path')
+    parser.add_argument('--results', default=results, help='results file name')
+    args = parser.parse_args(argv)
+    import rclpy
+    context = rclpy.Context()
+    rclpy.init(context=context, args=['--ros-args', '--log-level', 'error'],
+               domain_id=domain_id)
+    return args, context
+
+
+def stamped_states(count, fields):
+    """
+    Return ``count`` serialised JointStates, stamped 1 ms apart from 10^9 s, in order.
+
+    ``fields(k)`` gives message ``k``'s fields (name, position, velocity, effort) as keywords.
+    """
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    out = []
+    for k in range(count):
+        msg = JointState(**fields(k))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(10**18 + k * 10**6, 10**9)
+        out.append(serialize_message(msg))
+    return out
+
+
 def machine():
     """Describe the machine the figures were taken on."""
     import os
