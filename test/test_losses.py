@@ -441,3 +441,46 @@ def test_the_kinematics_feed_forward_through_the_bridge_counts_each_term_once():
     np.testing.assert_allclose(motors[0], want, rtol=0, atol=1e-12 * np.abs(want).max())
     rotors = tset.rotors.inertia
     assert rotors[::2].all() and rotors[1::2].all()          # both kinds of stage have one
+
+
+def test_a_lossy_robot_whose_zero_pose_is_beyond_its_limits_warms_up():
+    """A quadruped's knee (limits [-2.8, -0.9] rad) with a lossy stage: the bridge starts."""
+    from transmission_bridge.mapping.routes import warm_up
+    knee = load_transmissions({'transmissions': [{
+        'name': 'knee', 'type': 'simple',
+        'actuators': [{'name': 'knee_motor', 'mechanical_reduction': 9.0,
+                       'efficiency': {'driving': 0.9, 'driven': 0.8}}],
+        'joints': [{'name': 'knee', 'default_position': -1.5,
+                    'limits': {'lower': -2.8, 'upper': -0.9}}]}]})
+    assert warm_up(knee) >= 0.0
+
+
+def test_a_streamed_command_past_a_motor_s_limit_after_its_losses_is_scaled_as_a_whole():
+    """The limiting motor ends at its limit; every stage output the same fraction k of asked."""
+    from transmission_bridge.mapping.commands import CommandMapper
+    from transmission_bridge.mapping.measurement import Measured
+    from transmission_bridge.transmissions.parameters import apply_parameters
+    tset = apply_parameters(load_transmissions(ROTOR_ROBOT),
+                            {'actuators.left.limits.effort': 0.3,
+                             'actuators.right.limits.effort': 0.3})
+    thetad = np.array([20.0, -30.0, 15.0, 40.0])            # every motor moving
+    now = Measured(np.zeros(4), tset.actuator_to_joint('velocity', thetad), np.zeros(4),
+                   thetad)
+    mapper = CommandMapper(tset, measured=lambda stamp_ns=None: now)
+    names = list(tset.joint_names)
+    tau = np.array([30.0, 12.0, -4.0, 3.0])   # elbow 30 N·m: 0.6 / 0.8 + f = 0.79 > 0.5
+    out = mapper.map_command(names, [], [], tau)
+    J = fd_jacobian(tset, np.zeros(4))
+    tau_o = J.T @ tau
+    f = np.array([oracle_commanded(0.0, thetad[i], *_stage_numbers(tset, m))
+                  for i, m in enumerate(tset.actuator_names)])
+    g = np.array([oracle_commanded(tau_o[i], thetad[i], *_stage_numbers(tset, m))
+                  for i, m in enumerate(tset.actuator_names)]) - f       # g τ_o
+    k = (out.effort - f) / g
+    assert np.ptp(k) < FD_TOL and 0.0 < k[0] < 0.99, k
+    limits = np.array([0.5, 0.3, 0.3, np.inf])
+    assert np.all(np.abs(out.effort) <= limits * (1 + 1e-12))
+    assert np.any(np.isclose(np.abs(out.effort), limits, rtol=1e-12))
+    note = mapper.last_result.limited[0]
+    assert "(its gear stage's losses included): efforts scaled by" in note, note
+    assert note.startswith("effort of actuator '"), note

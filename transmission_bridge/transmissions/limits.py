@@ -170,14 +170,16 @@ class CommandLimits:
         factor = float(min(1.0, max(0.0, k_all[worst])))
         joints = joint_values * factor
         out = np.clip(a * factor + offset, -limit_a, limit_a)
+        lossy = ''
         if worst < len(k_j):
             who, asked, limit = f'joint {self.joint_names[worst]!r}', joint_values[worst], \
                 limit_j[worst]
         else:
             m = worst - len(k_j)
             who, asked, limit = f'actuator {self.actuator_names[m]!r}', motors[m], limit_a[m]
-        notes = [f'effort of {who} {float(asked)!r} (losses included) beyond its limit '
-                 f'{float(limit)!r}: efforts scaled by {factor:.3g}']
+            lossy = " (its gear stage's losses included)"
+        notes = [f'effort of {who} {float(asked)!r} beyond its limit {float(limit)!r}{lossy}: '
+                 f'efforts scaled by {factor:.3g}']
         stuck = np.flatnonzero(np.abs(offset) > limit_a)
         notes += [f'friction of actuator {self.actuator_names[m]!r} {float(offset[m])!r} '
                   f'beyond its effort limit {float(limit_a[m])!r}: held at the limit'
