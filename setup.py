@@ -69,7 +69,7 @@ setup(
     extras_require={'fast': ['numba>=0.59'],
                     'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags',
                              'matplotlib', 'psutil', 'drake',
-                             'dask[distributed]', 'pyarrow']},
+                             'dask[distributed]', 'pyarrow', 'mujoco']},
     cmdclass={'install': InstallWarm},
     entry_points={
         'console_scripts': [

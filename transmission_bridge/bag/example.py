@@ -40,3 +40,24 @@ def one_message(tset, stamp_ns, positions, frame_id='motors'):
     sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
     return bytes(ts.serialize_cdr(build(ts, tset.actuator_names, frame_id, sec, nanosec,
                                         [positions, [], []]), MSGTYPE))
+
+
+def write_states_bag(path, names, stamps_ns, positions, velocities=None, efforts=None,
+                     topic='/actuator_states', frame_id='motors', storage='mcap'):
+    """
+    Write one JointState per stamp (``stamps_ns`` int, N) to a new bag; return the count.
+
+    ``positions``, ``velocities``, ``efforts``: (N, len(names)), or None for a field the
+    messages leave empty (as a driver that publishes no velocities).
+    """
+    ts = io.typestore()
+    n = len(stamps_ns)
+    fields = [np.asarray(x, dtype=float) if x is not None else np.zeros((n, 0))
+              for x in (positions, velocities, efforts)]
+    codec = JointStateBatchCodec(ts, list(names), frame_id, [f.shape[1] for f in fields])
+    rows = codec.encode(np.asarray(stamps_ns, dtype=np.int64), fields)
+    with io.atomic_writer(path, storage) as writer:
+        conn = writer.add_connection(topic, MSGTYPE, typestore=ts)
+        for stamp, row in zip(np.asarray(stamps_ns).tolist(), rows):
+            writer.write(conn, int(stamp), row.tobytes())
+    return n

@@ -231,22 +231,29 @@ def _inertial(link, name, notes):
 
 def with_inertials(text, changes):
     """
-    Return URDF ``text`` with the ``<inertial>`` mass and origin of some links replaced.
+    Return URDF ``text`` with the ``<inertial>`` of some links replaced.
 
-    ``changes`` maps a link name to ``(mass kg, com m)``; the centre of mass is the inertial
-    origin's ``xyz`` (its ``rpy`` orients only the inertia, kept). Everything else stays
-    byte for byte: only the numbers change, and a link without ``<inertial>`` gets one
-    (zero inertia) before its ``</link>``. Raises ModelError for a link not in the text.
+    ``changes`` maps a link name to ``(mass kg, com m)`` or ``(mass, com, inertia)``: the
+    centre of mass is the inertial origin's ``xyz`` (its ``rpy`` orients only the inertia,
+    kept with the inertia); a 3x3 ``inertia`` (about the centre of mass, link axes) replaces
+    the ``<inertia>`` and sets that ``rpy`` to zero. Everything else stays byte for byte:
+    only the numbers change, and a link without ``<inertial>`` gets one before its
+    ``</link>``. Raises ModelError for a link not in the text.
     """
-    for link, (mass, com) in changes.items():
+    for link, change in changes.items():
+        mass, com = change[0], change[1]
+        inertia = change[2] if len(change) > 2 else None
         xyz = ' '.join(repr(float(x)) for x in com)
         opening = re.search(r'<link\s[^>]*?name\s*=\s*(["\'])' + re.escape(link)
                             + r'\1[^>]*?(/?)>', text)
         if opening is None:
             raise ModelError(f'no <link name="{link}"> in the URDF')
+        values = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        numbers = ' '.join(f'{k}="{float(values[i, j])!r}"' for k, (i, j) in (
+            ('ixx', (0, 0)), ('ixy', (0, 1)), ('ixz', (0, 2)), ('iyy', (1, 1)),
+            ('iyz', (1, 2)), ('izz', (2, 2))))
         new_inertial = (f'<inertial><origin xyz="{xyz}" rpy="0 0 0"/><mass value='
-                        f'"{float(mass)!r}"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" '
-                        'izz="0"/></inertial>')
+                        f'"{float(mass)!r}"/><inertia {numbers}/></inertial>')
         if opening.group(2) == '/':         # <link name="x"/>
             text = (text[:opening.start()] + opening.group(0)[:-2].rstrip() + '>'
                     + new_inertial + '</link>' + text[opening.end():])
@@ -263,6 +270,11 @@ def with_inertials(text, changes):
                 block = _set_attribute(block, 'origin', 'xyz', xyz)
             else:
                 block = f'<origin xyz="{xyz}" rpy="0 0 0"/>' + block
+            if inertia is not None:
+                block = _set_attribute(block, 'origin', 'rpy', '0 0 0')
+                for key, (i, j) in (('ixx', (0, 0)), ('ixy', (0, 1)), ('ixz', (0, 2)),
+                                    ('iyy', (1, 1)), ('iyz', (1, 2)), ('izz', (2, 2))):
+                    block = _set_attribute(block, 'inertia', key, repr(float(values[i, j])))
             inner = inner[:found.start(2)] + block + inner[found.end(2):]
         text = text[:start] + inner + text[end:]
     return text

@@ -1,9 +1,21 @@
 """
-transmission_bridge_identify: fit the gravity parameters of a robot model to recorded bags.
+transmission_bridge_identify: fit a robot model's parameters to recorded bags.
 
     transmission_bridge_identify BAG_OR_FOLDER [...] --model FILE --output FILE
         [--transmissions FILE] [--payload BODY] [--report FILE.png]
         [--workers N | --scheduler ADDRESS]
+    transmission_bridge_identify BAG_OR_FOLDER [...] --dynamic --model FILE --output FILE
+        [--transmissions FILE [--output-transmissions FILE]] [--report FILE.png]
+        [--cutoff HZ] [--rate HZ] [--workers N | --scheduler ADDRESS]
+    transmission_bridge_identify excite --model FILE [--transmissions FILE] --duration S
+        --output GOAL.yaml [--send ACTION --record BAG]
+
+With --dynamic, from bags of a moving robot: the links' inertial parameters (ten per
+body, as the base parameters the data determine), and per motor the rotor inertia,
+friction and gear efficiencies through the transmissions (doc/identify_dynamics.md).
+``excite`` writes the periodic trajectory that moves a robot for it.
+
+Without --dynamic, the gravity parameters from still poses:
 
 Reads joint_states (joint names, positions, efforts: the torque each joint's actuator
 applies, as ros2_control publishes it) or, with --transmissions, actuator_states mapped to
@@ -48,12 +60,28 @@ def parser():
                    help='a joint slower than this is still, rad/s or m/s (default 0.02)')
     p.add_argument('--min-static', type=float, default=0.3,
                    help='shortest still stretch that makes a sample, s (default 0.3)')
+    d = p.add_argument_group('moving data (--dynamic)')
+    d.add_argument('--dynamic', action='store_true',
+                   help='identify inertia, rotors, friction and efficiencies from motion')
+    d.add_argument('--output-transmissions', metavar='FILE',
+                   help='write the transmissions YAML with the identified actuator values')
+    d.add_argument('--cutoff', type=float, default=10.0,
+                   help='zero-phase low-pass cut-off of every signal, Hz (default 10)')
+    d.add_argument('--min-speed', type=float, default=1.0,
+                   help='leave out samples where a motor is slower, rad/s (a linear motor: '
+                        'a tenth of it in m/s; default 1)')
+    d.add_argument('--rate', type=float, default=200.0,
+                   help='samples per second kept after filtering (default 200)')
     cli.add_engine_arguments(p.add_argument_group('many bags (Dask)'))
     return p
 
 
 def main(argv=None):
     """Run the tool; return the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ['excite']:
+        from .excite import main as excite_main
+        return excite_main(argv[1:])
     args = parser().parse_args(argv)
     try:
         return _run(args)
@@ -98,6 +126,12 @@ def _run(args):
     if args.payload and args.payload not in model.body_names:
         raise _Failure(f'--payload: the model has no body {args.payload!r}')
     bags = _bags(args.bags)
+    if args.dynamic:
+        from .identify_dynamic import run
+        return run(args, model, tset, bags, _Failure)
+    if args.output_transmissions:
+        raise _Failure('--output-transmissions goes with --dynamic (static poses identify '
+                       'no actuator value)')
     topic = args.topic or ('/actuator_states' if tset else '/joint_states')
     options = (topic, args.speed_threshold, args.min_static)
     try:
@@ -179,36 +213,10 @@ def samples_of_bag(bag, joints, tset, options):
     Runs in a Dask worker for many bags; raises BagError naming the bag when it cannot be
     read, has no message on the topic, or no efforts.
     """
-    from ..bag.errors import BagError
-    from ..bag.io import iter_messages, open_reader, typestore
     from ..kinematics.identification import static_samples
     topic, speed_threshold, min_static = options
     names = tset.actuator_names if tset is not None else tuple(joints)
-    index = {n: i for i, n in enumerate(names)}
-    store = typestore()
-    reader = open_reader(bag)
-    try:
-        connections = [c for c in reader.connections if c.topic == topic]
-        if not connections:
-            raise BagError(f'{bag}: no {topic} messages (topics: '
-                           f'{", ".join(sorted({c.topic for c in reader.connections}))})')
-        stamps, rows = [], []
-        for connection, log_ns, raw in iter_messages(reader, connections):
-            msg = store.deserialize_cdr(raw, connection.msgtype)
-            row = np.full((3, len(names)), np.nan)
-            for field, values in enumerate((msg.position, msg.velocity, msg.effort)):
-                if len(values) == len(msg.name):
-                    for name, value in zip(msg.name, values):
-                        if name in index:
-                            row[field, index[name]] = value
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            stamps.append(stamp if stamp > 0 else log_ns * 1e-9)
-            rows.append(row)
-    finally:
-        reader.close()
-    values = np.array(rows)
-    if not np.isfinite(values[:, 2]).any():
-        raise BagError(f'{bag}: the {topic} messages carry no efforts')
+    stamps, values = read_states(bag, topic, names)
     if tset is not None:
         values = tset.joint_state(values)      # what the bridge publishes, set's joint order
         order = [list(tset.joint_names).index(j) if j in tset.joint_names else None
@@ -219,6 +227,48 @@ def samples_of_bag(bag, joints, tset, options):
                                    speed_threshold, min_static)
     keep = np.isfinite(q).all(axis=1)
     return {'q': q[keep], 'tau': tau[keep]}
+
+
+def read_states(bag, topic, names):
+    """
+    Return ``(stamps s, values (N, 3, len(names)))``: positions, velocities, efforts of ``names``.
+
+    NaN where a message had no such name or field. Raises BagError naming the bag when it
+    cannot be read, has no message on ``topic``, none naming any of ``names``, or no efforts.
+    """
+    from ..bag.errors import BagError
+    from ..bag.io import iter_messages, open_reader, typestore
+    index = {n: i for i, n in enumerate(names)}
+    store = typestore()
+    reader = open_reader(bag)
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            raise BagError(f'{bag}: no {topic} messages (topics: '
+                           f'{", ".join(sorted({c.topic for c in reader.connections}))})')
+        stamps, rows, seen = [], [], set()
+        for connection, log_ns, raw in iter_messages(reader, connections):
+            msg = store.deserialize_cdr(raw, connection.msgtype)
+            row = np.full((3, len(names)), np.nan)
+            seen.update(msg.name)
+            for field, values in enumerate((msg.position, msg.velocity, msg.effort)):
+                if len(values) == len(msg.name):
+                    for name, value in zip(msg.name, values):
+                        if name in index:
+                            row[field, index[name]] = value
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            stamps.append(stamp if stamp > 0 else log_ns * 1e-9)
+            rows.append(row)
+    finally:
+        reader.close()
+    values = np.array(rows).reshape(-1, 3, len(names))
+    if not seen & set(names):
+        raise BagError(f'{bag}: the {topic} messages name none of {", ".join(names[:4])}'
+                       f'{", ..." if len(names) > 4 else ""} (they name '
+                       f'{", ".join(sorted(seen)[:4]) or "nothing"}): another robot?')
+    if not np.isfinite(values[:, 2]).any():
+        raise BagError(f'{bag}: the {topic} messages carry no efforts')
+    return np.array(stamps), values
 
 
 def _fit_all(model, q, tau, known):

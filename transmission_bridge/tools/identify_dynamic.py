@@ -1,0 +1,329 @@
+"""
+``transmission_bridge_identify --dynamic``: the whole dynamic model from bags of a moving robot.
+
+Per bag (on Dask for many, or when asked): the motors' states read, resampled, filtered and
+differentiated (:mod:`..identification.data`), then at each pass the square-root normal
+equations of its rows (:class:`..identification.dynamic.Normal`), merged in bag order. The
+fit (:func:`..identification.dynamic.solve`) is repeated over fresh factors while a row
+changes its power-flow direction (at most :data:`MAX_PASSES`). Writes the model (only the
+``<inertial>`` elements changed) and, with --output-transmissions, the transmissions YAML
+with the identified actuator values, after everything is computed, never over an input.
+"""
+
+import pathlib
+
+import numpy as np
+
+from . import cli
+
+DASK = ('distributed', 'pip install "dask[distributed]"')
+MAX_PASSES = 4
+
+
+def run(args, model, tset, bags, failure):
+    """Identify; return the exit code (``failure``: the tool's one-line error type)."""
+    from ..bag.errors import BagError
+    from ..identification import dynamic
+    from ..kinematics import ModelError
+    _outputs(args, failure)
+    if not (args.cutoff > 0 and args.rate > 0 and args.min_speed >= 0):
+        raise failure(f'--cutoff and --rate must be > 0 and --min-speed >= 0, got '
+                      f'{args.cutoff}, {args.rate} and {args.min_speed}')
+    try:
+        problem = dynamic.Problem(model, tset, args.min_speed)
+    except ModelError as exc:
+        raise failure(str(exc)) from None
+    outside = [j for j in model.joint_names if j not in set(
+        np.asarray(model.joint_names)[problem.columns])]
+    if outside:
+        print(f'joints {", ".join(outside)} are not in the transmissions: held at their '
+              'default positions, at rest')
+    topic = args.topic or ('/actuator_states' if tset is not None else '/joint_states')
+    options = (topic, args.cutoff, args.rate)
+    engine = None
+    if len(bags) > 1 or args.workers or args.scheduler:
+        missing = cli.missing_dependency(DASK)
+        if missing:
+            raise failure(missing)
+        from ..bag.fleet import Engine
+        try:
+            engine = Engine(args.workers, args.scheduler)
+        except BagError as exc:
+            raise failure(str(exc)) from None
+    try:
+        fit, train, test, kept = _fit(problem, bags, options, engine, failure)
+    finally:
+        if engine is not None:
+            engine.close()
+    _print(problem, fit, train, test, kept)
+    texts = _texts(args, problem, fit, failure)
+    _commit(texts, args.report, problem, fit, test, failure)
+    return 0
+
+
+def _outputs(args, failure):
+    """Check the outputs before anything is read: never an input, folders that exist."""
+    inputs = {pathlib.Path(p).resolve() for p in [args.model, args.transmissions] if p}
+    named = [('--output', args.output), ('--output-transmissions', args.output_transmissions),
+             ('--report', args.report)]
+    if args.output_transmissions and not args.transmissions:
+        raise failure('--output-transmissions needs --transmissions (the file it rewrites)')
+    if args.output_transmissions and not str(args.transmissions).lower().endswith(
+            ('.yaml', '.yml')):
+        raise failure(f'--output-transmissions rewrites a transmissions YAML; '
+                      f'{args.transmissions} is not one')
+    for flag, value in named:
+        if value and pathlib.Path(value).resolve() in inputs:
+            raise failure(f'{flag} {value} is an input; give another file')
+        if value and not pathlib.Path(value).resolve().parent.is_dir():
+            raise failure(f'{flag}: no folder {pathlib.Path(value).parent}')
+    if args.report:
+        missing = cli.missing_dependency(cli.MATPLOTLIB)
+        if missing:
+            raise failure(missing)
+
+
+def prepare_bag(bag, problem, options):
+    """Return ``(train, held_out)`` samples of one bag (a Dask task; BagError names it)."""
+    from ..identification.data import prepare
+    from .identify import read_states
+    topic, cutoff, rate = options
+    stamps, values = read_states(bag, topic, problem.names)
+    return prepare(problem, stamps, values[:, 0], values[:, 1], values[:, 2], cutoff, rate)
+
+
+def normal_of(samples, problem, pi):
+    """Return the :class:`Normal` of ``samples`` classified at ``pi`` (a Dask task)."""
+    from ..identification.dynamic import Normal
+    normal = Normal(problem.num_motors, problem.num_link)
+    if samples is not None:
+        for start in range(0, len(samples), 20000):
+            part = samples.take(slice(start, start + 20000))
+            rows = problem.rows(part.q, part.v, part.a, part.motor_v, part.motor_a, part.tau)
+            normal.add(rows, pi, problem.rest)
+    return normal
+
+
+def _fit(problem, bags, options, engine, failure):
+    """Return ``(fit, train, held_out, kept bags)`` of every readable bag."""
+    from ..bag.errors import BagError
+    from ..identification import dynamic
+    from ..identification.data import Samples
+    from ..kinematics import ModelError
+    if engine is None:
+        try:
+            prepared = [prepare_bag(bags[0], problem, options)]
+        except BagError as exc:
+            raise failure(str(exc)) from None
+        kept = list(bags)
+        train = [p[0] for p in prepared]
+
+        def normals(pi):
+            return [normal_of(t, problem, pi) for t in train]
+    else:
+        client = engine.client
+        futures = [client.submit(prepare_bag, b, problem, options, pure=False) for b in bags]
+        kept, train_futures, prepared = [], [], []
+        for bag, future in zip(bags, futures):
+            try:
+                result = future.result()
+            except BagError as exc:
+                print(f'skipped {bag}: {exc}')
+                continue
+            kept.append(bag)
+            prepared.append(result)
+            train_futures.append(client.submit(lambda x: x[0], future, pure=False))
+        train = [p[0] for p in prepared]
+
+        def normals(pi):
+            return client.gather([client.submit(normal_of, t, problem, pi, pure=False)
+                                  for t in train_futures])
+    if not kept:
+        raise failure('no bag could be read (each named above)')
+    if all(t is None for t in train):
+        raise failure('the bags are shorter than the filter: record at least a few seconds')
+    pi, fit, previous = problem.start.pi, None, None
+    for _ in range(MAX_PASSES):
+        parts = normals(pi)
+        normal = parts[0]
+        for part in parts[1:]:
+            normal = normal.merge(part)
+        idle = [problem.names[k] for k in np.flatnonzero(normal.count.sum(axis=1) == 0)]
+        if idle:
+            raise failure(f'{", ".join(idle)} never move faster than their rest width in the '
+                          'data: their rotor inertia, friction and efficiency stay '
+                          'unidentified (record them moving: transmission_bridge_identify '
+                          'excite)')
+        try:
+            fit = dynamic.solve(problem, normal)
+        except ModelError as exc:
+            raise failure(str(exc)) from None
+        if previous is not None and np.array_equal(previous, normal.count):
+            break
+        previous, pi = normal.count.copy(), fit.parameters.pi
+    test = Samples.joined([p[1] for p in prepared if p[1] is not None])
+    return fit, Samples.joined([t for t in train if t is not None]), test, kept
+
+
+def _print(problem, fit, train, test, kept):
+    p, s = fit.parameters, fit.std
+    print(f'{len(train)} samples from {len(kept)} bag(s) ({int(fit.rows.sum())} moving motor '
+          f'rows); {fit.rank} combinations of {fit.num_unknowns} unknowns identified, '
+          f'condition number {fit.condition:.3g}; RMS residual {fit.rms:.4g}')
+    print('motor                      rotor_inertia     viscous      coulomb   '
+          'eff.driving  eff.driven')
+    eta_f, eta_f_std = p.eta_driving, s.alpha * p.eta_driving ** 2
+    for k, name in enumerate(problem.names):
+        cells = [_pm(p.rotor[k], s.rotor[k]), _pm(p.viscous[k], s.viscous[k]),
+                 _pm(p.coulomb[k], s.coulomb[k]), _pm(eta_f[k], eta_f_std[k]),
+                 _pm(p.beta[k], s.beta[k])]
+        print(f'{name:24s} ' + ' '.join(f'{c:>12s}' for c in cells))
+    for line in fit.combined:
+        print('  ' + line)
+    for label, why in fit.held.items():
+        print(f'  {label}: {why}')
+    for note in fit.notes:
+        print('  ' + note)
+    if test is not None:
+        before, after = _held_out(problem, fit, test)
+        print('motor                    held-out RMS torque  residual: model as given  '
+              'identified')
+        for k, name in enumerate(problem.names):
+            print(f'{name:24s} {_rms(test.tau[:, k]):19.4g}  {_rms(before[:, k]):24.4g}  '
+                  f'{_rms(after[:, k]):.4g}')
+
+
+def _pm(value, std):
+    return f'{value:.4g}' + (f'±{std:.2g}' if np.isfinite(std) else '')
+
+
+def _rms(x):
+    x = x[np.isfinite(x)]
+    return float(np.sqrt(np.mean(np.square(x)))) if len(x) else float('nan')
+
+
+def _held_out(problem, fit, test):
+    """Return the residuals (measured - predicted) on the held-out rows, before and after."""
+    rows = problem.rows(test.q, test.v, test.a, test.motor_v, test.motor_a, test.tau)
+    moving = np.abs(test.motor_v) >= problem.rest
+    out = []
+    for params in (problem.start, fit.parameters):
+        residual = test.tau - rows.predict(params)
+        out.append(np.where(moving, residual, np.nan))
+    return out
+
+
+def _texts(args, problem, fit, failure):
+    """Return ``{path: text}`` of every output file (nothing written yet)."""
+    from ..kinematics import regressor as reg
+    model, changes, notes = reg.with_merged_parameters(problem.model, fit.parameters.pi,
+                                                       problem.groups)
+    for note in notes:
+        print('  ' + note)
+    texts = {args.output: _model_text(pathlib.Path(args.model), changes, failure)}
+    print(f'{len(changes)} link(s) changed: {", ".join(changes) or "none"}')
+    if args.output_transmissions:
+        texts[args.output_transmissions] = _transmissions_text(
+            pathlib.Path(args.transmissions), problem, fit)
+    return texts
+
+
+def _model_text(path, changes, failure):
+    import yaml
+    from ..kinematics.urdf import with_inertials
+    text = path.read_text()
+    if path.suffix.lower() in ('.urdf', '.xml') or text.lstrip().startswith('<'):
+        return with_inertials(text, changes)
+    data = yaml.safe_load(text)
+    items = data.get('bodies') or (data.get('dh') or {}).get('rows') or []
+    for item in items:
+        name = item.get('name') if 'bodies' in data else item.get('link')
+        if name in changes:
+            mass, com, inertia = changes[name]
+            item['inertial'] = {'mass': float(mass), 'com': [float(x) for x in com],
+                                'inertia': {k: float(inertia[i, j]) for k, (i, j) in (
+                                    ('ixx', (0, 0)), ('iyy', (1, 1)), ('izz', (2, 2)),
+                                    ('ixy', (0, 1)), ('ixz', (0, 2)), ('iyz', (1, 2)))}}
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+
+
+def _transmissions_text(path, problem, fit):
+    """Return the transmissions YAML with the identified actuator values written in."""
+    import yaml
+    data = yaml.safe_load(path.read_text())
+    p = fit.parameters
+    index = {n: k for k, n in enumerate(problem.names)}
+    for transmission in data.get('transmissions', []):
+        for actuator in transmission.get('actuators', []):
+            k = index.get(actuator.get('name'))
+            if k is None:
+                continue
+            actuator['rotor_inertia'] = float(p.rotor[k])
+            actuator['friction'] = {'viscous': float(p.viscous[k]),
+                                    'coulomb': float(p.coulomb[k])}
+            actuator['efficiency'] = {'driving': float(p.eta_driving[k]),
+                                      'driven': float(p.beta[k])}
+    return '# transmission_bridge_identify --dynamic: actuator values identified\n' + \
+        yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+
+
+def _commit(texts, report, problem, fit, test, failure):
+    """Write every output beside its place, then move them all in (none if one fails)."""
+    from ..bag.io import atomic_file
+    staged = []
+    try:
+        for path, text in texts.items():
+            tmp, commit = atomic_file(path)
+            tmp.write_text(text)
+            staged.append((tmp, commit))
+        if report:
+            tmp, commit = atomic_file(report)
+            _plot(tmp, problem, fit, test)
+            staged.append((tmp, commit))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for _, commit in staged:
+        commit()
+    for path in list(texts) + ([report] if report else []):
+        print(f'wrote {path}')
+
+
+def _plot(path, problem, fit, test):
+    """Held-out motor torques measured and predicted, before and after; values ± std."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    names = problem.names
+    fig, axes = plt.subplots(len(names) + 1, 2, figsize=(11, 1.7 * len(names) + 3),
+                             squeeze=False, gridspec_kw={'width_ratios': [3, 1]})
+    if test is not None:
+        before, after = _held_out(problem, fit, test)
+        t = test.t - test.t[0]
+        for k, name in enumerate(names):
+            ax, hist = axes[k]
+            ax.plot(t, test.tau[:, k], '.', ms=1.5, color='0.3', label='measured')
+            ax.plot(t, test.tau[:, k] - before[:, k], '.', ms=1.5, label='model as given')
+            ax.plot(t, test.tau[:, k] - after[:, k], '.', ms=1.5, label='identified')
+            ax.set_ylabel(f'{name}\nN·m', fontsize=7)
+            for residual, label in ((before[:, k], 'as given'), (after[:, k], 'identified')):
+                r = residual[np.isfinite(residual)]
+                if len(r):
+                    hist.hist(r, bins=40, histtype='step', label=label)
+            hist.tick_params(labelsize=6)
+        axes[0, 0].legend(fontsize=7, markerscale=6)
+        axes[0, 0].set_title('held-out motor torques (time of the held-out blocks, s)')
+        axes[0, 1].set_title('residuals', fontsize=8)
+        axes[0, 1].legend(fontsize=6)
+    text = axes[-1, 0]
+    text.axis('off')
+    axes[-1, 1].axis('off')
+    p, s = fit.parameters, fit.std
+    lines = [f'{n}: I_r {_pm(p.rotor[k], s.rotor[k])}, b {_pm(p.viscous[k], s.viscous[k])}, '
+             f'c {_pm(p.coulomb[k], s.coulomb[k])}, η_f {_pm(p.eta_driving[k], np.nan)}, '
+             f'η_b {_pm(p.beta[k], s.beta[k])}' for k, n in enumerate(names)]
+    text.text(0, 1, '\n'.join(lines), va='top', family='monospace', fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90, format='png')
+    plt.close(fig)
