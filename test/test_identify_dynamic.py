@@ -161,3 +161,134 @@ def test_the_motor_side_values_are_recovered(rig):
         assert a.rotor_inertia == pytest.approx(rotor, rel=ROTOR_TOL), name
         assert a.viscous_friction == pytest.approx(viscous, rel=FRICTION_TOL), name
         assert a.coulomb_friction == pytest.approx(coulomb, rel=FRICTION_TOL), name
+
+
+# --- many bags on Dask; joint_states; what the tool refuses ------------------------------
+
+def _run_tool(args):
+    """Run the tool as users do; return (exit code, stdout, stderr)."""
+    done = subprocess.run([sys.executable, '-m', 'transmission_bridge.tools.identify', *args],
+                          capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _split_bag(rig, name, start, end):
+    """Write the excitation's [start, end) seconds again as its own bag."""
+    from transmission_bridge.tools.identify import read_states
+    stamps, values = read_states(rig['root'] / 'excitation', '/actuator_states',
+                                 rig['tset'].actuator_names)
+    keep = (stamps - stamps[0] >= start) & (stamps - stamps[0] < end)
+    ns = np.round(stamps[keep] * 1e9).astype(np.int64)
+    path = rig['root'] / 'fleet' / name
+    path.parent.mkdir(exist_ok=True)
+    if not path.exists():
+        write_states_bag(path, rig['tset'].actuator_names, ns, values[keep, 0],
+                         values[keep, 1], values[keep, 2])
+    return path
+
+
+def test_many_bags_on_dask_give_what_one_process_gives_and_a_corrupt_bag_is_named(rig):
+    pytest.importorskip('distributed', reason='Dask runs the fleet')
+    _split_bag(rig, 'a', 0.0, 32.0)
+    _split_bag(rig, 'b', 32.0, 70.0)
+    broken = rig['root'] / 'fleet' / 'c_corrupt'
+    broken.mkdir(exist_ok=True)
+    (broken / 'metadata.yaml').write_text('not: [a bag')
+    outputs = []
+    for workers in ('1', '2'):
+        out = rig['root'] / f'fleet_{workers}.urdf'
+        trans = rig['root'] / f'fleet_{workers}.yaml'
+        code, stdout, stderr = _run_tool([str(rig['root'] / 'fleet'), '--dynamic', '--model',
+                                          str(rig['cad']), '--transmissions', str(rig['trans']),
+                                          '--output', str(out), '--output-transmissions',
+                                          str(trans), '--workers', workers])
+        assert code == 0, stderr
+        assert 'skipped' in stdout and 'c_corrupt' in stdout, stdout
+        outputs.append((out.read_text(), trans.read_text()))
+    assert outputs[0] == outputs[1]           # the factors merge in bag order: the same bytes
+    single = rig['root'] / 'single.urdf'
+    dask_one = rig['root'] / 'dask_one.urdf'
+    for target, extra in ((single, []), (dask_one, ['--workers', '1'])):
+        code, _, stderr = _run_tool([str(rig['root'] / 'fleet' / 'a'), '--dynamic', '--model',
+                                     str(rig['cad']), '--transmissions', str(rig['trans']),
+                                     '--output', str(target), *extra])
+        assert code == 0, stderr
+    assert single.read_text() == dask_one.read_text()
+
+
+def test_joint_states_alone_identify_the_links_and_each_joint_s_losses(rig):
+    """No transmissions: joint torques; each joint its own ideal motor (armature, friction)."""
+    t, q, qd, qdd, tau = arm.simulate(arm.multisine(np.array([0.0, 0.3, 0.4, 0.0, 0.0, 0.0]),
+                                                    SEED + 2), 40.0)
+    bag = rig['root'] / 'joint_states'
+    if not bag.exists():
+        write_states_bag(bag, arm.JOINTS, START_NS + np.round(t * 1e9).astype(np.int64), q, qd,
+                         tau, topic='/joint_states')
+    out = rig['root'] / 'from_joint_states.urdf'
+    code, stdout, stderr = _run_tool([str(bag), '--dynamic', '--model', str(rig['cad']),
+                                      '--output', str(out), '--min-speed', '0.05'])
+    assert code == 0, stderr
+    check_t, cq, cqd, cqdd, ctau = rig['check']
+    model = load_model(out)
+    moving = np.abs(cqd) > 0.05
+    predicted = model.inverse_dynamics(cq, cqd, cqdd)
+    # the yaw joint's armature, damping and friction loss are not the links': the URDF
+    # carries only the links, the printout the rest
+    row = [line for line in stdout.splitlines() if line.startswith('shoulder_yaw ')][0]
+    armature, damping, friction = (float(x.split('±')[0]) for x in row.split()[1:4])
+    predicted[:, 0] += armature * cqdd[:, 0] + damping * cqd[:, 0] + friction * np.sign(
+        cqd[:, 0])
+    assert damping == pytest.approx(arm.DAMPING, rel=FRICTION_TOL)
+    assert friction == pytest.approx(arm.FRICTIONLOSS, rel=FRICTION_TOL)
+    for k in range(1, 4):                     # the joints that carry a torque worth the name
+        rows = moving[:, k]
+        scale = np.sqrt(np.mean(ctau[rows, k] ** 2))
+        err = np.sqrt(np.mean((predicted[rows, k] - ctau[rows, k]) ** 2)) / scale
+        assert err < PREDICTION_TOL, (arm.JOINTS[k], err)
+
+
+@pytest.mark.parametrize('case', ['still', 'no_efforts', 'another_robot', 'too_short',
+                                  'one_motor_idle', 'output_is_input'])
+def test_what_cannot_be_identified_is_refused_by_name_and_nothing_is_written(rig, tmp_path,
+                                                                            case):
+    tset = rig['tset']
+    names = list(tset.actuator_names)
+    n = 4000
+    stamps = START_NS + np.arange(n) * 1_000_000
+    rng = np.random.default_rng(SEED)
+    motion = np.sin(np.arange(n)[:, None] * 0.003 + np.arange(len(names))) * 20.0
+    speed = np.gradient(motion, 0.001, axis=0)
+    effort = rng.normal(0.0, 0.05, (n, len(names)))
+    bag = tmp_path / 'bag'
+    output = tmp_path / 'out.urdf'
+    want = None
+    if case == 'still':
+        write_states_bag(bag, names, stamps, np.zeros((n, len(names))),
+                         np.zeros((n, len(names))), effort)
+        want = 'never move'
+    elif case == 'no_efforts':
+        write_states_bag(bag, names, stamps, motion, speed, None)
+        want = 'carry no efforts'
+    elif case == 'another_robot':
+        write_states_bag(bag, [f'other_{m}' for m in names], stamps, motion, speed, effort)
+        want = 'another robot?'
+    elif case == 'too_short':
+        write_states_bag(bag, names, stamps[:100], motion[:100], speed[:100], effort[:100])
+        want = 'shorter than the filter'
+    elif case == 'one_motor_idle':
+        motion[:, 2], speed[:, 2] = 0.0, 0.0
+        write_states_bag(bag, names, stamps, motion, speed, effort)
+        want = names[2]
+    else:
+        write_states_bag(bag, names, stamps, motion, speed, effort)
+        output = rig['cad']
+        want = 'is the input model'
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, stdout, stderr = _run_tool([str(bag), '--dynamic', '--model', str(rig['cad']),
+                                      '--transmissions', str(rig['trans']), '--output',
+                                      str(output)])
+    assert code != 0
+    assert 'Traceback' not in stderr and want in stderr, stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    if case == 'output_is_input':
+        assert rig['cad'].read_text() == arm.urdf(cad_links(), name='mj_arm')
