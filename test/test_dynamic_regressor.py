@@ -7,10 +7,9 @@ example-robot-data's arms; on random trees with screw, prismatic and fixed joint
 mimic arm) ``Y pi`` must be the model's Newton-Euler.
 """
 
+from kinematics_models import random_model, random_q
 import numpy as np
 import pytest
-
-from kinematics_models import random_model, random_q
 from robot_corpus import robot
 from transmission_bridge.kinematics import load_model
 from transmission_bridge.kinematics import regressor as reg

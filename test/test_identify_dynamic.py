@@ -249,8 +249,8 @@ def test_joint_states_alone_identify_the_links_and_each_joint_s_losses(rig):
 
 @pytest.mark.parametrize('case', ['still', 'no_efforts', 'another_robot', 'too_short',
                                   'one_motor_idle', 'output_is_input'])
-def test_what_cannot_be_identified_is_refused_by_name_and_nothing_is_written(rig, tmp_path,
-                                                                            case):
+def test_what_cannot_be_identified_is_refused_by_name_and_nothing_is_written(
+        rig, tmp_path, case):
     tset = rig['tset']
     names = list(tset.actuator_names)
     n = 4000

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import io
 from .errors import BagError
-from .joint_state_cdr import build, FIELDS, JointStateBatchCodec, MSGTYPE
+from .joint_state_cdr import batch_decode, build, FIELDS, JointStateBatchCodec, MSGTYPE
 from ..kinematics import holding_torques
 from ..mapping.commands import CommandMapper
 from ..mapping.measurement import Measured
@@ -176,23 +176,11 @@ class _Outputs:
 def _vectorised_joint_states(ts, tset, raws):
     if any(a.encoder_period is not None for s in tset.specs for a in s.actuators):
         return None     # encoder readings are made whole in order, as the bridge does
-    first = ts.deserialize_cdr(raws[0], MSGTYPE)
+    batch = batch_decode(ts, raws)
+    if batch is None:
+        return None
+    first, stamps, arrays = batch
     names = tuple(first.name)
-    if len(set(names)) != len(names):
-        return None
-    try:
-        codec = JointStateBatchCodec.of_message(ts, first)
-    except ValueError:
-        return None
-    if set(map(len, raws)) != {codec.length}:
-        return None
-    data = np.frombuffer(b''.join(raws), dtype=np.uint8)
-    data = data.reshape(len(raws), codec.length)
-    if not codec.matches(data).all():
-        return None
-    stamps, arrays = codec.decode(data)
-    if (np.diff(stamps) < 0).any():
-        return None
     if any(a is not None and np.isinf(a).any() for a in arrays):
         return None
     index = tset.actuator_index

@@ -97,3 +97,33 @@ def build(typestore, names, frame_id, sec, nanosec, arrays):
     return js(header=header(stamp=time(sec=int(sec), nanosec=int(nanosec)), frame_id=frame_id),
               name=list(names), **{f: np.ascontiguousarray(a, dtype=np.float64)
                                    for f, a in zip(FIELDS, arrays)})
+
+
+def batch_decode(typestore, raws):
+    """
+    Return ``(first, stamps_ns, [position, velocity, effort])`` of many raw JointStates.
+
+    One numpy view for the whole batch when every message has the first one's byte layout
+    (names, frame_id, array sizes) and the stamps do not go back; else None (decode them
+    one by one). ``first`` is the first message, deserialised (its names are every
+    message's); an array is (N, names), or None where the messages leave it empty.
+    """
+    if not raws:
+        return None
+    first = typestore.deserialize_cdr(raws[0], MSGTYPE)
+    names = tuple(first.name)
+    if len(set(names)) != len(names):
+        return None
+    try:
+        codec = JointStateBatchCodec.of_message(typestore, first)
+    except ValueError:
+        return None
+    if set(map(len, raws)) != {codec.length}:
+        return None
+    data = np.frombuffer(b''.join(raws), dtype=np.uint8).reshape(len(raws), codec.length)
+    if not codec.matches(data).all():
+        return None
+    stamps, arrays = codec.decode(data)
+    if (np.diff(stamps) < 0).any():
+        return None
+    return first, stamps, arrays

@@ -298,25 +298,28 @@ class _Bounds:
                     f'not determined by the data ({value:.3g}, spread '
                     f"{spread[k] / abs(gains[k]):.0%}); the model's kept")
                 broken = True
-        for k in np.flatnonzero(self.alpha & ~(p.alpha >= 1.0)):
-            self._hold_efficiency(problem, k, 'driving', 1.0 / p.alpha[k])
-            self.alpha[k] = False
-            self.start.alpha[k] = 1.0
-            broken = True
-        for k in np.flatnonzero(self.beta & ~(p.beta <= 1.0)):
-            self._hold_efficiency(problem, k, 'driven', p.beta[k])
-            self.beta[k] = False
-            self.start.beta[k] = 1.0
-            broken = True
+        for gains, spread, free, which, bound in ((p.alpha, std.alpha, self.alpha, 'driving',
+                                                   lambda g: g >= 1.0),
+                                                  (p.beta, std.beta, self.beta, 'driven',
+                                                   lambda g: g <= 1.0)):
+            for k in np.flatnonzero(free & ~bound(gains)):
+                free[k] = False
+                value = 1.0 / gains[k] if which == 'driving' else gains[k]
+                if which == 'driving':
+                    self.start.alpha[k] = 1.0
+                else:
+                    self.start.beta[k] = 1.0
+                broken = True
+                if abs(gains[k] - 1.0) <= 2.0 * spread[k]:
+                    continue                    # 1 within its spread: an ideal stage
+                self.reasons[f'efficiency.{which}({problem.names[k]})'] = (
+                    f'the fit gave {value:.4g}, not in (0, 1]; held at 1 and the rest fitted '
+                    'again')
         return broken
 
     def start_values(self, row):
         """Return the start array of motor unknown ``row`` (0 rotor, 1 viscous, 2 coulomb)."""
         return (self.start.rotor, self.start.viscous, self.start.coulomb)[row]
-
-    def _hold_efficiency(self, problem, k, which, value):
-        self.reasons[f'efficiency.{which}({problem.names[k]})'] = (
-            f'the fit gave {value:.4g}, not in (0, 1]; held at 1 and the rest fitted again')
 
 
 def _alternate(problem, normal, start, bounds):

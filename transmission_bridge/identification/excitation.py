@@ -69,9 +69,11 @@ def coefficients(x, nj, harmonics):
 class Limits:
     """The limits an excitation keeps (module docstring), and its check."""
 
-    def __init__(self, model, tset, joint_names, acceleration=None):
+    def __init__(self, model, tset, joint_names, acceleration=None, base=None):
         self.model, self.tset = model, tset
         self.names = list(joint_names)
+        # Where the model's other joints stay (default: their default positions).
+        self.base = np.asarray(model.default_positions if base is None else base, float)
         self.columns = [model.joint_names.index(j) for j in self.names]
         nj = len(self.names)
         lower = np.asarray(model.position_lower_limits, float)[self.columns].copy()
@@ -114,9 +116,9 @@ class Limits:
         return self._motor_violation(q, v, a, t)
 
     def full(self, q, v, a):
-        """Return the model's (q, q̇, q̈) (N, nq): other joints at their defaults, at rest."""
+        """Return the model's (q, q̇, q̈) (N, nq): the other joints at ``base``, at rest."""
         n = len(q)
-        Q = np.tile(np.asarray(self.model.default_positions, float), (n, 1))
+        Q = np.tile(self.base, (n, 1))
         V, A = np.zeros_like(Q), np.zeros_like(Q)
         Q[:, self.columns], V[:, self.columns], A[:, self.columns] = q, v, a
         return Q, V, A

@@ -38,6 +38,9 @@ def parser():
                    help='seconds of excitation (rounded up to whole periods)')
     p.add_argument('--output', required=True, help='the goal YAML to write')
     p.add_argument('--start', help='start pose: one position per joint, comma separated')
+    p.add_argument('--joints', nargs='+', metavar='JOINT',
+                   help='excite only these joints (the others hold the start pose; '
+                        'default: every joint of the transmissions, else of the model)')
     p.add_argument('--period', type=float, default=10.0, help='period, s (default 10)')
     p.add_argument('--harmonics', type=int, default=5, help='harmonics (default 5)')
     p.add_argument('--max-acceleration', type=float,
@@ -52,9 +55,11 @@ def parser():
     p.add_argument('--send', metavar='ACTION',
                    help='send the goal to this FollowJointTrajectory action and record')
     p.add_argument('--record', metavar='BAG', help='with --send: the bag to record')
-    p.add_argument('--topics', nargs='+', default=['/actuator_states', '/joint_states'],
-                   help='with --send: the topics recorded (default /actuator_states '
-                        '/joint_states)')
+    p.add_argument('--topics', nargs='+', default=['actuator_states', 'joint_states'],
+                   help='with --send: the topics recorded (default actuator_states '
+                        'joint_states)')
+    p.add_argument('--namespace', default='',
+                   help='with --send: the namespace the action and topic names resolve in')
     return p
 
 
@@ -88,24 +93,32 @@ def _run(args):
     sender = None
     if args.send:
         from .excite_send import Sender
-        sender = Sender(args.send, args.topics)
+        sender = Sender(args.send, args.topics, args.namespace)
+    excited = list(args.joints or names)
+    unknown = [j for j in excited if j not in names]
+    if unknown:
+        raise _Failure(f'--joints: {", ".join(unknown)} not among the joints '
+                       f'({", ".join(names)})')
     try:
         start = _start(args, model, tset, names, sender)
-        limits = excitation.Limits(model, tset, names, args.max_acceleration)
-        still = np.zeros((len(names), 1))
-        at_rest = excitation.Excitation(names, start, args.period, still, still)
-        outside = limits.violation(at_rest, np.zeros(1))
+        base = np.asarray(model.default_positions, float).copy()
+        base[[model.joint_names.index(j) for j in names]] = start
+        limits = excitation.Limits(model, tset, excited, args.max_acceleration, base)
+        first = start[[names.index(j) for j in excited]]
+        still = np.zeros((len(excited), 1))
+        outside = limits.violation(excitation.Excitation(excited, first, args.period, still,
+                                                         still), np.zeros(1))
         if outside:
             raise _Failure(f'the start pose is outside a limit: {outside}')
         try:
-            best, cond = excitation.optimise(problem, limits, names, start, args.period,
+            best, cond = excitation.optimise(problem, limits, excited, first, args.period,
                                              args.harmonics, args.candidates, args.candidates,
                                              args.seed)
         except ValueError as exc:
             raise _Failure(str(exc)) from None
         periods = max(1, math.ceil(args.duration / args.period - 1e-9))
-        text = goal_yaml(best, periods, args.lead_in, args.point_step)
-        print(f'{len(names)} joints, {periods} period(s) of {args.period:g} s, '
+        text = goal_yaml(best, limits, names, periods, args.lead_in, args.point_step)
+        print(f'{len(excited)} joints excited, {periods} period(s) of {args.period:g} s, '
               f'{args.harmonics} harmonics: regressor condition number {cond:.3g}')
         if len(text.encode()) > ARGUMENT_LIMIT:
             print(f'note: the goal is {len(text) // 1024} KiB, more than the '
@@ -172,25 +185,38 @@ def _start(args, model, tset, names, sender):
     return np.asarray(model.default_positions, float)
 
 
-def goal_yaml(excitation, periods, lead_in, step):
-    """Return the FollowJointTrajectory goal (YAML) of the excitation after a lead-in."""
+def goal_yaml(excitation, limits, names, periods, lead_in, step):
+    """
+    Return the FollowJointTrajectory goal (YAML) of the excitation after a lead-in.
+
+    Every joint of ``names`` is in the goal: the excited ones follow the excitation, the
+    others hold ``limits.base``. Each point's efforts are the model's inverse dynamics
+    there (the links'; the bridge adds its damping, gear losses and rotors), the springs'
+    or the motors' feed-forward.
+    """
+    model = limits.model
     duration = periods * excitation.period
     times = np.arange(1, int(round(duration / step)) + 1) * step
-    q, v, a = excitation.sample(times)
-    lines = ['trajectory:', f'  joint_names: [{", ".join(excitation.joint_names)}]',
-             '  points:']
-    rest = [0.0] * len(excitation.joint_names)
-    rows = [(lead_in, list(excitation.start), rest, rest)]
-    rows += [(lead_in + t, q[k], v[k], a[k]) for k, t in enumerate(times)]
-    rows[-1] = (rows[-1][0], list(excitation.start), rest, rest)   # exactly back at rest
-    for t, p, vel, acc in rows:
+    Q, V, A = limits.full(*excitation.sample(times))
+    still = np.zeros((1, len(excitation.joint_names)))
+    rest = limits.full(excitation.start[None], still, still)      # the start pose, at rest
+    Q[-1], V[-1], A[-1] = rest[0][0], 0.0, 0.0                      # exactly back at rest
+    columns = [model.joint_names.index(j) for j in names]
+    hold = model.inverse_dynamics(*rest)[0]
+    efforts = model.inverse_dynamics(Q, V, A)
+    lines = ['trajectory:', f'  joint_names: [{", ".join(names)}]', '  points:']
+    zeros = np.zeros(len(names))
+    rows = [(lead_in, rest[0][0, columns], zeros, zeros, hold[columns])]
+    rows += [(lead_in + t, Q[k, columns], V[k, columns], A[k, columns], efforts[k, columns])
+             for k, t in enumerate(times)]
+    for t, p, vel, acc, eff in rows:
         sec = int(math.floor(t + 1e-9))
         nanosec = int(round((t - sec) * 1e9))
         if nanosec >= 1_000_000_000:
             sec, nanosec = sec + 1, nanosec - 1_000_000_000
         lines.append(f'  - {{positions: [{_numbers(p)}], velocities: [{_numbers(vel)}], '
-                     f'accelerations: [{_numbers(acc)}], time_from_start: {{sec: {sec}, '
-                     f'nanosec: {nanosec}}}}}')
+                     f'accelerations: [{_numbers(acc)}], effort: [{_numbers(eff)}], '
+                     f'time_from_start: {{sec: {sec}, nanosec: {nanosec}}}}}')
     return '\n'.join(lines) + '\n'
 
 

@@ -18,19 +18,19 @@ SERVER_TIMEOUT = 10.0       # s to find the action server, the topics' publisher
 class Sender:
     """A node that sends one goal to ``action`` and records ``topics`` while it runs."""
 
-    def __init__(self, action, topics):
+    def __init__(self, action, topics, namespace=''):
         import rclpy
         from rclpy.action import ActionClient
         from rclpy.signals import SignalHandlerOptions
         from control_msgs.action import FollowJointTrajectory
         from sensor_msgs.msg import JointState
         rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
-        self.node = rclpy.create_node('transmission_bridge_excite')
+        self.node = rclpy.create_node('transmission_bridge_excite', namespace=namespace or None)
         self.executor = rclpy.executors.SingleThreadedExecutor()
         self.executor.add_node(self.node)
         self.client = ActionClient(self.node, FollowJointTrajectory, action)
         self.action_type, self.action = FollowJointTrajectory, action
-        self.topics = [t if t.startswith('/') else '/' + t for t in topics]
+        self.topics = [self.node.resolve_topic_name(t) for t in topics]
         self.latest = None
         self.node.create_subscription(JointState, 'joint_states', self._pose, 10)
         self.recording, self.messages, self._subs = False, [], []
@@ -102,6 +102,7 @@ class Sender:
                 positions=[float(x) for x in point['positions']],
                 velocities=[float(x) for x in point['velocities']],
                 accelerations=[float(x) for x in point['accelerations']],
+                effort=[float(x) for x in point.get('effort', [])],
                 time_from_start=Duration(sec=int(point['time_from_start']['sec']),
                                          nanosec=int(point['time_from_start']['nanosec']))))
         return goal

@@ -67,6 +67,9 @@ def parser():
                    help='write the transmissions YAML with the identified actuator values')
     d.add_argument('--cutoff', type=float, default=10.0,
                    help='zero-phase low-pass cut-off of every signal, Hz (default 10)')
+    d.add_argument('--keep-idle', action='store_true',
+                   help="motors that never move keep the model's values (default: an error "
+                        'naming them)')
     d.add_argument('--min-speed', type=float, default=1.0,
                    help='leave out samples where a motor is slower, rad/s (a linear motor: '
                         'a tenth of it in m/s; default 1)')
@@ -238,6 +241,7 @@ def read_states(bag, topic, names):
     """
     from ..bag.errors import BagError
     from ..bag.io import iter_messages, open_reader, typestore
+    from ..bag.joint_state_cdr import batch_decode
     index = {n: i for i, n in enumerate(names)}
     store = typestore()
     reader = open_reader(bag)
@@ -246,29 +250,51 @@ def read_states(bag, topic, names):
         if not connections:
             raise BagError(f'{bag}: no {topic} messages (topics: '
                            f'{", ".join(sorted({c.topic for c in reader.connections}))})')
-        stamps, rows, seen = [], [], set()
-        for connection, log_ns, raw in iter_messages(reader, connections):
-            msg = store.deserialize_cdr(raw, connection.msgtype)
-            row = np.full((3, len(names)), np.nan)
-            seen.update(msg.name)
-            for field, values in enumerate((msg.position, msg.velocity, msg.effort)):
-                if len(values) == len(msg.name):
-                    for name, value in zip(msg.name, values):
-                        if name in index:
-                            row[field, index[name]] = value
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            stamps.append(stamp if stamp > 0 else log_ns * 1e-9)
-            rows.append(row)
+        messages = [(c.msgtype, log_ns, raw) for c, log_ns, raw in
+                    iter_messages(reader, connections)]
     finally:
         reader.close()
-    values = np.array(rows).reshape(-1, 3, len(names))
+    raws = [bytes(raw) for _, _, raw in messages]
+    batch = batch_decode(store, raws) if all(
+        t == 'sensor_msgs/msg/JointState' for t, _, _ in messages) else None
+    if batch is not None:                   # one layout: the whole topic as one array
+        first, stamps_ns, arrays = batch
+        seen = tuple(first.name)
+        stamps = np.where(stamps_ns > 0, stamps_ns, [log for _, log, _ in messages]) * 1e-9
+        values = np.full((len(raws), 3, len(names)), np.nan)
+        pairs = [(k, index[n]) for k, n in enumerate(seen) if n in index]
+        for field, array in enumerate(arrays):
+            if array is not None and pairs:
+                src, dst = map(list, zip(*pairs))
+                values[:, field, dst] = array[:, src]
+        return _checked(bag, topic, names, set(seen), stamps, values)
+    stamps, rows, seen = [], [], set()
+    for msgtype, log_ns, raw in messages:
+        msg = store.deserialize_cdr(raw, msgtype)
+        row = np.full((3, len(names)), np.nan)
+        seen.update(msg.name)
+        for field, values in enumerate((msg.position, msg.velocity, msg.effort)):
+            if len(values) == len(msg.name):
+                for name, value in zip(msg.name, values):
+                    if name in index:
+                        row[field, index[name]] = value
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamps.append(stamp if stamp > 0 else log_ns * 1e-9)
+        rows.append(row)
+    return _checked(bag, topic, names, seen, np.array(stamps),
+                    np.array(rows).reshape(-1, 3, len(names)))
+
+
+def _checked(bag, topic, names, seen, stamps, values):
+    """Return ``(stamps, values)``, or BagError when they name none of ``names`` or no effort."""
+    from ..bag.errors import BagError
     if not seen & set(names):
         raise BagError(f'{bag}: the {topic} messages name none of {", ".join(names[:4])}'
                        f'{", ..." if len(names) > 4 else ""} (they name '
                        f'{", ".join(sorted(seen)[:4]) or "nothing"}): another robot?')
     if not np.isfinite(values[:, 2]).any():
         raise BagError(f'{bag}: the {topic} messages carry no efforts')
-    return np.array(stamps), values
+    return stamps, values
 
 
 def _fit_all(model, q, tau, known):

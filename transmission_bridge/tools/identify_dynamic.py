@@ -51,7 +51,8 @@ def run(args, model, tset, bags, failure):
         except BagError as exc:
             raise failure(str(exc)) from None
     try:
-        fit, train, test, kept = _fit(problem, bags, options, engine, failure)
+        fit, train, test, kept = _fit(problem, bags, options, engine, failure,
+                                      args.keep_idle)
     finally:
         if engine is not None:
             engine.close()
@@ -104,7 +105,7 @@ def normal_of(samples, problem, pi):
     return normal
 
 
-def _fit(problem, bags, options, engine, failure):
+def _fit(problem, bags, options, engine, failure, keep_idle=False):
     """Return ``(fit, train, held_out, kept bags)`` of every readable bag."""
     from ..bag.errors import BagError
     from ..identification import dynamic
@@ -149,11 +150,11 @@ def _fit(problem, bags, options, engine, failure):
         for part in parts[1:]:
             normal = normal.merge(part)
         idle = [problem.names[k] for k in np.flatnonzero(normal.count.sum(axis=1) == 0)]
-        if idle:
-            raise failure(f'{", ".join(idle)} never move faster than their rest width in the '
-                          'data: their rotor inertia, friction and efficiency stay '
+        if idle and not keep_idle:
+            raise failure(f'{", ".join(idle)} never move faster than --min-speed in the '
+                          'data: their rotor inertia, friction and efficiency would stay '
                           'unidentified (record them moving: transmission_bridge_identify '
-                          'excite)')
+                          "excite; or keep the model's values with --keep-idle)")
         try:
             fit = dynamic.solve(problem, normal)
         except ModelError as exc:

@@ -13,8 +13,11 @@ motor:
   τ_a = k (θ* − θ) + d (θ̇* − θ̇) + f on its last target, stiffness, damping and
   feed-forward, evaluated at every step (the motor's own fast loop).
 
-The motors report θ = the set's position map of q and θ̇ = J⁻¹ q̇. Until the first command
-the joints are held where they start (brakes on, as a robot on its stand).
+The motors report θ = the set's position map of q and θ̇ = J⁻¹ q̇, and the torque each
+applied on average over the last step (as a drive reports its current averaged over its
+sampling period: an MIT-mode motor's torque moves within a step with θ, and the value at
+the step's end would not be the one that moved the robot). Until the first command the
+joints are held where they start (brakes on, as a robot on its stand).
 """
 
 import numpy as np
@@ -35,6 +38,7 @@ class MotorDynamics:
         self.gains = np.zeros((5, n))           # θ*, θ̇*, f, k, d per motor
         self.mode = 'effort'
         self.braked = True
+        self._applied = None            # the mean torques of the last step
 
     def set_efforts(self, index, values):
         """Command torque-controlled motors ``index`` (actuator indices)."""
@@ -52,7 +56,9 @@ class MotorDynamics:
         theta = tset.joint_to_actuator('position', self.q)
         J = impedance.jacobian(tset, theta)
         thetad = np.linalg.solve(J, self.qd)
-        return theta, thetad, self._torques(theta, thetad)
+        applied = self._applied if self.mode == 'mit' else None
+        return theta, thetad, (self._torques(theta, thetad) if applied is None
+                               else applied.copy())
 
     def _torques(self, theta, thetad):
         if self.mode == 'effort':
@@ -71,12 +77,16 @@ class MotorDynamics:
         full_q = np.asarray(model.default_positions, dtype=float).copy()
         full_tau = np.zeros_like(full_q)
         full_qd = np.zeros_like(full_q)
+        applied = np.zeros(tset.num_actuators)
         for _ in range(self.substeps):
             theta = tset.joint_to_actuator('position', self.q)
             thetad = np.linalg.solve(J, self.qd)
-            tau = np.linalg.solve(J.T, self._torques(theta, thetad)) - tset.damping * self.qd
+            motor = self._torques(theta, thetad)
+            applied += motor / self.substeps
+            tau = np.linalg.solve(J.T, motor) - tset.damping * self.qd
             full_q[self._order], full_qd[self._order] = self.q, self.qd
             full_tau[self._order] = tau
             acc = model.forward_dynamics(full_q, full_qd, full_tau, tset)[self._order]
             self.qd = self.qd + acc * h
             self.q = self.q + self.qd * h
+        self._applied = applied
