@@ -11,6 +11,7 @@ from kinematics_models import random_model, random_q
 import numpy as np
 import pytest
 from robot_corpus import robot
+from transmission_bridge.kinematics import kernels as compiled
 from transmission_bridge.kinematics import load_model
 from transmission_bridge.kinematics import regressor as reg
 
@@ -24,9 +25,15 @@ def _motion(model, rng, n=SAMPLES):
     return q, rng.normal(size=q.shape), rng.normal(size=q.shape)
 
 
+KERNELS = ['numpy', pytest.param('numba', marks=pytest.mark.skipif(
+    not compiled.AVAILABLE, reason=f'numba: {compiled.REASON}'))]
+
+
+@pytest.mark.parametrize('kernels', KERNELS)
 @pytest.mark.parametrize('relative', ['ur_description/urdf/ur5_robot.urdf',
-                                      'talos_data/robots/talos_left_arm.urdf'])
-def test_each_body_s_columns_are_pinocchio_s(relative):
+                                      'talos_data/robots/talos_left_arm.urdf',
+                                      'xarm_description/urdf/xarm7.urdf'])
+def test_each_body_s_columns_are_pinocchio_s(relative, kernels):
     pin = pytest.importorskip('pinocchio')
     path = robot(relative)
     if path is None or not path.is_file():
@@ -43,7 +50,7 @@ def test_each_body_s_columns_are_pinocchio_s(relative):
              if all(model.body(m).inertial.mass == 0 for m in members if m != b)]
     rng = np.random.default_rng(SEED)
     q, v, a = _motion(model, rng)
-    Y = reg.regressor(model, q, v, a, alone)
+    Y = reg.regressor(model, q, v, a, alone, kernels=kernels)
     checked = 0
     for k in range(SAMPLES):
         Yp = pin.computeJointTorqueRegressor(pmodel, pdata, q[k], v[k], a[k])
@@ -58,17 +65,22 @@ def test_each_body_s_columns_are_pinocchio_s(relative):
     assert checked >= 5 * SAMPLES
 
 
+@pytest.mark.parametrize('kernels', KERNELS)
 @pytest.mark.parametrize('seed', range(4))
-def test_y_pi_is_newton_euler_on_random_trees_with_screws(seed):
+def test_y_pi_is_newton_euler_on_random_trees_with_screws(seed, kernels):
     model = random_model(seed, num_bodies=7)
     rng = np.random.default_rng(seed)
     q, v, a = _motion(model, rng)
     tau = model.inverse_dynamics(q, v, a)
-    got = reg.regressor(model, q, v, a) @ reg.body_parameters(model)
+    got = reg.regressor(model, q, v, a, kernels=kernels) @ reg.body_parameters(model)
     np.testing.assert_allclose(got, tau, rtol=0, atol=TOL * np.abs(tau).max())
     groups = reg.moving_bodies(model)          # merged bodies: the same torques
-    got = reg.regressor(model, q, v, a, list(groups)) @ reg.merged_parameters(model, groups)
-    np.testing.assert_allclose(got, tau, rtol=0, atol=TOL * np.abs(tau).max())
+    Y = reg.regressor(model, q, v, a, list(groups), kernels=kernels)
+    np.testing.assert_allclose(Y @ reg.merged_parameters(model, groups), tau, rtol=0,
+                               atol=TOL * np.abs(tau).max())
+    other = reg.regressor(model, q, v, a, list(groups),
+                          kernels='numba' if kernels == 'numpy' else 'numpy')
+    np.testing.assert_allclose(Y, other, rtol=0, atol=1e-12 * np.abs(Y).max())
 
 
 def test_a_mimic_joint_s_columns_fold_onto_its_driver():
@@ -80,8 +92,9 @@ def test_a_mimic_joint_s_columns_fold_onto_its_driver():
     rng = np.random.default_rng(SEED)
     q, v, a = _motion(model, rng)
     tau = model.inverse_dynamics(q, v, a)
-    got = reg.regressor(model, q, v, a) @ reg.body_parameters(model)
-    np.testing.assert_allclose(got, tau, rtol=0, atol=TOL * np.abs(tau).max())
+    for kernels in ('numpy', 'numba') if compiled.AVAILABLE else ('numpy',):
+        got = reg.regressor(model, q, v, a, kernels=kernels) @ reg.body_parameters(model)
+        np.testing.assert_allclose(got, tau, rtol=0, atol=TOL * np.abs(tau).max())
 
 
 def test_a_changed_body_goes_to_its_own_link_and_round_trips():

@@ -48,7 +48,7 @@ MIN_DIRECTION_ROWS = 50     # rows of a power-flow direction that identify its e
 MAX_ITERATIONS = 100
 MAX_EFFICIENCY_SPREAD = 0.05  # an efficiency known worse than this (relative) is not fitted
 PRIOR_SPREAD = 1.0          # a link parameter's prior spread, of its body's scale
-TOLERANCE = 1e-12
+TOLERANCE = 1e-9
 REST_ROTARY, REST_LINEAR = 0.05, 0.005      # no loss model (joint_states): the same widths
 DEFAULT_MIN_SPEED = 1.0     # rad/s of a rotary motor: the slowest row fitted
 
@@ -230,22 +230,28 @@ class Fit:
     rows: np.ndarray            # (nA, 2) rows per motor and direction
     rms: float                  # RMS residual over the fitted rows, N·m or N
     combined: list              # lines: what the data identifies only together
+    noise: float = float('nan')  # the torques' noise the prior was weighed with
 
 
-def solve(problem, normal, start=None):
+def solve(problem, normal, guess=None, noise=None):
     """
-    Return the :class:`Fit` of the data in ``normal`` (:class:`Normal`), from ``start``.
+    Return the :class:`Fit` of the data in ``normal`` (:class:`Normal`).
 
-    Raises ModelError when no motor has a moving row.
+    The model's values (``problem.start``) are the prior and what the data do not
+    determine keeps; ``guess`` (an earlier :class:`Parameters`, say the last pass's) only
+    where Gauss-Newton starts: fewer steps to the same fit; ``noise`` the torques' noise
+    (an earlier :attr:`Fit.noise`), else found by a plain fit first. Raises ModelError
+    when no motor has a moving row.
     """
-    start = (start or problem.start).copy()
+    start = problem.start.copy()
     if normal.count.sum() == 0:
         raise ModelError('no motor moves faster than its rest width in the data: nothing '
                          'to identify (moving data are needed: see identify excite)')
     held, notes = {}, []
     bounds = _Bounds(problem, start)
+    bounds.noise = noise
     for _ in range(20):
-        p, info = _alternate(problem, normal, start, bounds)
+        p, info = _alternate(problem, normal, start, bounds, guess)
         broken = bounds.check(problem, p, info['std'])
         if not broken:
             break
@@ -256,7 +262,7 @@ def solve(problem, normal, start=None):
     notes.extend(info['realised'])
     return Fit(p, info['std'], info['rank'], problem.num_link + 5 * problem.num_motors,
                info['condition'], info['iterations'], notes, held, normal.count.copy(),
-               info['rms'], info['combined'])
+               info['rms'], info['combined'], bounds.noise)
 
 
 class _Bounds:
@@ -270,6 +276,7 @@ class _Bounds:
         self.beta = np.full(nA, problem.efficiency)
         self.reasons = {}
         self.start = start
+        self.noise = None           # the torques' noise, from the plain fit (once)
 
     def check(self, problem, p, std):
         """Hold what ``p`` breaks, at the model's value or the bound; return whether any."""
@@ -322,7 +329,7 @@ class _Bounds:
         return (self.start.rotor, self.start.viscous, self.start.coulomb)[row]
 
 
-def _alternate(problem, normal, start, bounds):
+def _alternate(problem, normal, start, bounds, guess=None):
     """
     Return ``(parameters, info)``: the fit of every unknown still free, from ``start``.
 
@@ -353,10 +360,13 @@ def _alternate(problem, normal, start, bounds):
     # The noise of the torques, from the plain least-squares fit; then the fit again with the
     # model as a prior (each link parameter known to PRIOR_SPREAD of its body's scale): a
     # direction the data determine worse than that stays near the model.
-    z, iterations, info = _gauss_newton(problem, normal, z0.copy(), free, scale, None)
-    sigma = np.linalg.norm(info['r']) / np.sqrt(max(rows - info['rank'], 1))
-    prior = (z0, sigma / _prior_spread(problem, start))
-    z, more, info = _gauss_newton(problem, normal, z0.copy(), free, scale, prior)
+    first = z0.copy() if guess is None else np.where(free, _pack(guess), z0)
+    iterations = 0
+    if bounds.noise is None:
+        z, iterations, info = _gauss_newton(problem, normal, first.copy(), free, scale, None)
+        bounds.noise = np.linalg.norm(info['r']) / np.sqrt(max(rows - info['rank'], 1))
+    prior = (z0, bounds.noise / _prior_spread(problem, start))
+    z, more, info = _gauss_newton(problem, normal, first.copy(), free, scale, prior)
     iterations += more
     # A body the fit makes no body (its pseudo-inertia not positive definite) is held at the
     # nearest one and the rest fitted again, until every body is one.
@@ -517,6 +527,10 @@ def least_change(A, b, x0, free, rtol=RANK_RTOL):
         return x, info
     scaled = A[:, use] / norms[use]
     residual = b - A @ x
+    width = scaled.shape[1]
+    if scaled.shape[0] > 2 * width:     # a tall system: its triangle (and Q^T b), fewer rows
+        both = np.linalg.qr(np.column_stack([scaled, residual]), mode='r')
+        scaled, residual = both[:width, :width], both[:width, width]
     u, s, vt = np.linalg.svd(scaled, full_matrices=False)
     rank = int((s > s[0] * rtol).sum()) if s.size and s[0] > 0 else 0
     info.update(rank=rank, condition=float(s[0] / s[rank - 1]) if rank else float('inf'),

@@ -65,14 +65,19 @@ def low_pass(x, dt, cutoff=DEFAULT_CUTOFF):
     """
     Return ``x`` (N, ...) low-passed along axis 0, the kernel's half-width dropped each end.
 
-    Empty when the segment is shorter than the kernel.
+    Empty when the segment is shorter than the kernel. The convolution runs through the FFT
+    (the kernel spans hundreds of samples at 1 kHz): the same numbers as a direct one, to
+    rounding.
     """
     taps = kernel(dt, cutoff)
     x = np.asarray(x, dtype=float)
     if len(x) < len(taps):
         return x[:0]
     flat = x.reshape(len(x), -1)
-    out = np.stack([np.convolve(col, taps, mode='valid') for col in flat.T], axis=1)
+    size = 1 << int(np.ceil(np.log2(len(flat) + len(taps) - 1)))
+    spectrum = np.fft.rfft(flat, size, axis=0) * np.fft.rfft(taps, size)[:, None]
+    full = np.fft.irfft(spectrum, size, axis=0)
+    out = full[len(taps) - 1:len(flat)]             # 'valid': the kernel wholly inside
     return out.reshape((len(out),) + x.shape[1:])
 
 

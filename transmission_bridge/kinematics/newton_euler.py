@@ -43,7 +43,7 @@ def _cross(a, b, out=None):
 class BodyFrames:
     """Per body of a batch, batch-last: the world quantities both algorithms read."""
 
-    def __init__(self, tree, XT_WB):
+    def __init__(self, tree, XT_WB, mass_properties=True):
         nb, n = tree.nb, XT_WB.shape[-1]
         R = XT_WB[:, :3]                            # [i, j, r]: R_WB_i[r, j]
         p = XT_WB[:, 3]                             # (nb + 1, 3, N)
@@ -56,6 +56,8 @@ class BodyFrames:
             o = pp + np.einsum('jrn,j->rn', Rp, tree.p_PJ[i])
             self.S[i, :3] = tree.rot[i] * w
             self.S[i, 3:] = tree.rot[i] * _cross(o, w) + tree.tr[i] * w
+        if not mass_properties:         # the joints' motions only (the regressor's need)
+            return
         # Mass properties about W's origin: m, h = m c, J_O.
         c = p[:nb] + np.einsum('ijrn,ij->irn', R[:nb], tree.com)
         self.h = tree.mass[:, None, None] * c

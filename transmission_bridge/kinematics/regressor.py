@@ -23,6 +23,8 @@ over the bodies at or below its joint, of its motion (expressed in each body's f
 with that body's wrench; mimic coordinates fold onto their independent joints.
 """
 
+import os
+
 import numpy as np
 
 from .inertial import inertia_problem, Inertial
@@ -30,7 +32,7 @@ from .newton_euler import _cross, BodyFrames
 
 PER_BODY = 10
 NAMES = ('m', 'mx', 'my', 'mz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
-CHUNK = 2048
+CHUNK = 512                 # samples a pass: the temporaries stay in the allocator's heap
 _SYM = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))      # (I_xx, I_xy, I_yy, ...) entries
 
 
@@ -65,14 +67,23 @@ def _split(pi_body):
     return m, c, about_origin - m * (c @ c * np.eye(3) - np.outer(c, c))
 
 
-def regressor(model, q, v, a, bodies=None):
+def regressor(model, q, v, a, bodies=None, kernels=None, out=None):
     """
     Return ``Y`` (N, nq, 10 * len(bodies)): ``Y @ pi`` is the inverse dynamics at (q, v, a).
 
     ``q``, ``v``, ``a`` (N, nq) or (nq,) in ``model.joint_names`` order; ``bodies`` default
     every body (the columns of bodies not listed are left out: their parameters held).
+    ``kernels``: 'numpy' (the reference) or 'numba' (the body loop compiled,
+    :mod:`.kernels.regressor`); default numba where it imports, as the model's backend.
+    ``out``: an array of the result's shape to write into and return (a loop over batches
+    that reuses it skips the zeroing of fresh pages).
     """
     from .algorithms import NumpyBackend
+    from .backend import KERNELS_ENV
+    from . import kernels as compiled
+    if kernels is None:
+        kernels = 'numba' if compiled.AVAILABLE and os.environ.get(
+            KERNELS_ENV, '').strip().lower() != 'numpy' else 'numpy'
     q, v, a = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, v, a))
     backend = getattr(model, '_regressor_backend', None)
     if backend is None:
@@ -81,31 +92,55 @@ def regressor(model, q, v, a, bodies=None):
     names = list(model.body_names)
     chosen = names if bodies is None else list(bodies)
     index = [names.index(b) for b in chosen]
-    out = np.zeros((len(q), model.num_positions, PER_BODY * len(chosen)))
+    shape = (len(q), model.num_positions, PER_BODY * len(chosen))
+    if out is None or out.shape != shape:
+        out = np.empty(shape)
     for start in range(0, len(q), CHUNK):
         part = slice(start, start + CHUNK)
-        out[part] = _chunk(tree, backend.frames_batch(q[part]), v[part], a[part], index)
+        _chunk(tree, backend.frames_batch(q[part]), v[part], a[part], index,
+               kernels == 'numba', out[part])
     return out
 
 
-def _chunk(tree, XT_WB, v, a, index):
-    """Return the regressor of one chunk (see :func:`regressor`)."""
+def _chunk(tree, XT_WB, v, a, index, compiled, out):
+    """Write the regressor of one chunk into ``out`` (see :func:`regressor`)."""
     nb, n = tree.nb, v.shape[0]
-    frames = BodyFrames(tree, XT_WB)
-    par = [pp if pp >= 0 else nb for pp in tree.parent]
-    V = np.zeros((nb + 1, 6, n))
-    A = np.zeros((nb + 1, 6, n))
-    A[nb, 3:] = -np.asarray(tree.gravity)[:, None]
-    for i in range(nb):                             # world velocities, as newton_euler
-        V[i], A[i] = V[par[i]], A[par[i]]
-        if tree.coord[i] >= 0:
-            k, mul = tree.qidx[i], tree.qmul[i]
-            Sv = frames.S[i] * (mul * v[:, k])
-            V[i] += Sv
-            A[i] += frames.S[i] * (mul * a[:, k])
-            A[i, :3] += _cross(V[i, :3], Sv[:3])
-            A[i, 3:] += _cross(V[i, :3], Sv[3:]) + _cross(V[i, 3:], Sv[:3])
-    tau_c = np.zeros((n, tree.nc, PER_BODY * len(index)))
+    frames = BodyFrames(tree, XT_WB, mass_properties=False)
+    tau_c = out if tree.fold is None else np.empty((n, tree.nc, PER_BODY * len(index)))
+    if compiled:
+        from .kernels.regressor import body_columns
+
+        def moved(x):                               # sample-major, for the loop
+            return np.ascontiguousarray(np.moveaxis(x, -1, 0))
+        body_columns(moved(frames.S), moved(XT_WB), np.ascontiguousarray(v),
+                     np.ascontiguousarray(a), np.asarray(tree.gravity, dtype=float),
+                     np.asarray(tree.parent, dtype=np.intp),
+                     np.asarray(tree.coord, dtype=np.intp),
+                     np.asarray(tree.qidx, dtype=np.intp),
+                     np.asarray(tree.qmul, dtype=float), np.asarray(index, dtype=np.intp),
+                     tree.on_path, np.asarray(tree.joint_body, dtype=np.intp), tau_c)
+    else:
+        par = [pp if pp >= 0 else nb for pp in tree.parent]
+        V = np.zeros((nb + 1, 6, n))
+        A = np.zeros((nb + 1, 6, n))
+        A[nb, 3:] = -np.asarray(tree.gravity)[:, None]
+        for i in range(nb):                         # world velocities, as newton_euler
+            V[i], A[i] = V[par[i]], A[par[i]]
+            if tree.coord[i] >= 0:
+                k, mul = tree.qidx[i], tree.qmul[i]
+                Sv = frames.S[i] * (mul * v[:, k])
+                V[i] += Sv
+                A[i] += frames.S[i] * (mul * a[:, k])
+                A[i, :3] += _cross(V[i, :3], Sv[:3])
+                A[i, 3:] += _cross(V[i, :3], Sv[3:]) + _cross(V[i, 3:], Sv[:3])
+        _body_loop(tree, frames, XT_WB, V, A, index, tau_c)
+    if tree.fold is not None:
+        np.matmul(tree.fold, tau_c, out=out)
+
+
+def _body_loop(tree, frames, XT_WB, V, A, index, tau_c):
+    """Write each body's columns (the numpy reference)."""
+    tau_c[:] = 0.0
     for col, i in enumerate(index):
         R, p = XT_WB[i, :3], XT_WB[i, 3]            # R[j, r] = R_WB[r, j]
         w, vb = _to_body(R, p, V[i])
@@ -119,7 +154,6 @@ def _chunk(tree, XT_WB, v, a, index):
         tau_c[:, above, PER_BODY * col:PER_BODY * (col + 1)] = (
             np.einsum('ckn,kpn->ncp', S[:, :3], moment)
             + np.einsum('ckn,kpn->ncp', S[:, 3:], force))
-    return tau_c if tree.fold is None else np.einsum('kc,ncp->nkp', tree.fold, tau_c)
 
 
 def _to_body(R, p, motion):

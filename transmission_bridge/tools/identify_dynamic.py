@@ -96,6 +96,8 @@ def prepare_bag(bag, problem, options):
 def normal_of(samples, problem, pi):
     """Return the :class:`Normal` of ``samples`` classified at ``pi`` (a Dask task)."""
     from ..identification.dynamic import Normal
+    if isinstance(samples, dict):                  # a bag prepared on the worker
+        samples = samples['train']
     normal = Normal(problem.num_motors, problem.num_link)
     if samples is not None:
         for start in range(0, len(samples), 20000):
@@ -106,42 +108,55 @@ def normal_of(samples, problem, pi):
 
 
 def _fit(problem, bags, options, engine, failure, keep_idle=False):
-    """Return ``(fit, train, held_out, kept bags)`` of every readable bag."""
+    """Return ``(fit, training samples, held_out, kept bags)`` of every readable bag."""
     from ..bag.errors import BagError
     from ..identification import dynamic
-    from ..identification.data import Samples
     from ..kinematics import ModelError
+    tests, sizes = [], []
     if engine is None:
         try:
-            prepared = [prepare_bag(bags[0], problem, options)]
+            train, test = prepare_bag(bags[0], problem, options)
         except BagError as exc:
             raise failure(str(exc)) from None
         kept = list(bags)
-        train = [p[0] for p in prepared]
+        tests.append(test)
+        sizes.append(0 if train is None else len(train))
 
         def normals(pi):
-            return [normal_of(t, problem, pi) for t in train]
+            return [normal_of(train, problem, pi)]
     else:
+        # The samples stay on the workers: the passes run where they are; only the
+        # held-out parts (for the printout and the report) come back.
         client = engine.client
-        futures = [client.submit(prepare_bag, b, problem, options, pure=False) for b in bags]
-        kept, train_futures, prepared = [], [], []
-        for bag, future in zip(bags, futures):
-            try:
-                result = future.result()
-            except BagError as exc:
-                print(f'skipped {bag}: {exc}')
+        # Everything a bag's samples feed is submitted at once, the first pass included:
+        # the workers go from reading one bag to the next and to the passes without waiting.
+        pi0 = problem.start.pi
+        prepared = [client.submit(_prepared_bag, b, problem, options, pi0, pure=False)
+                    for b in bags]
+        firsts = [client.submit(_pick, f, 'first', pure=False) for f in prepared]
+        lengths = [client.submit(_pick, f, 'size', pure=False) for f in prepared]
+        kept, train_futures, first_normals = [], [], []
+        for bag, future, length, first in zip(bags, prepared, lengths, firsts):
+            error = future.exception()
+            if isinstance(error, BagError):
+                print(f'skipped {bag}: {error}')
                 continue
+            if error is not None:
+                raise error
             kept.append(bag)
-            prepared.append(result)
-            train_futures.append(client.submit(lambda x: x[0], future, pure=False))
-        train = [p[0] for p in prepared]
+            train_futures.append(future)
+            tests.append(future)
+            sizes.append(length.result())
+            first_normals.append(first)
 
         def normals(pi):
+            if pi is pi0 and first_normals:
+                return client.gather(first_normals)
             return client.gather([client.submit(normal_of, t, problem, pi, pure=False)
                                   for t in train_futures])
     if not kept:
         raise failure('no bag could be read (each named above)')
-    if all(t is None for t in train):
+    if not any(sizes):
         raise failure('the bags are shorter than the filter: record at least a few seconds')
     pi, fit, previous = problem.start.pi, None, None
     for _ in range(MAX_PASSES):
@@ -156,19 +171,66 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False):
                           'unidentified (record them moving: transmission_bridge_identify '
                           "excite; or keep the model's values with --keep-idle)")
         try:
-            fit = dynamic.solve(problem, normal)
+            fit = dynamic.solve(problem, normal, *((fit.parameters, fit.noise) if fit
+                                                   else ()))
         except ModelError as exc:
             raise failure(str(exc)) from None
-        if previous is not None and np.array_equal(previous, normal.count):
+        # Another pass while rows change their power-flow direction (a few flip where the
+        # stage output crosses 0 and weigh next to nothing: a thousandth of the rows is none).
+        if previous is not None and np.abs(previous - normal.count).sum() <= max(
+                1, 1e-3 * normal.count.sum()):
             break
         previous, pi = normal.count.copy(), fit.parameters.pi
-    test = Samples.joined([p[1] for p in prepared if p[1] is not None])
-    return fit, Samples.joined([t for t in train if t is not None]), test, kept
+    # The held-out samples' residuals, before and after, where the samples are.
+    if engine is None:
+        parts = [held_out_of(t, problem, fit.parameters) for t in tests]
+    else:
+        parts = engine.client.gather([engine.client.submit(
+            held_out_of, t, problem, fit.parameters, pure=False) for t in tests])
+    del tests
+    parts = [x for x in parts if x is not None]
+    evaluation = tuple(np.concatenate(x) for x in zip(*parts)) if parts else None
+    return fit, int(sum(sizes)), evaluation, kept
 
 
-def _print(problem, fit, train, test, kept):
+def held_out_of(test, problem, fitted):
+    """
+    Return ``(t, τ, before, after)`` of held-out samples (a Dask task), or None.
+
+    ``before`` and ``after``: measured minus predicted motor torques with the model's values
+    and with ``fitted``, NaN where a motor is slower than the rows the fit reads.
+    """
+    if isinstance(test, dict):                     # a bag prepared on the worker
+        test = test['test']
+    if test is None:
+        return None
+    rows = problem.rows(test.q, test.v, test.a, test.motor_v, test.motor_a, test.tau)
+    moving = np.abs(test.motor_v) >= problem.rest
+    before, after = (np.where(moving, test.tau - rows.predict(p), np.nan)
+                     for p in (problem.start, fitted))
+    return test.t, test.tau, before, after
+
+
+def _prepared_bag(bag, problem, options, pi):
+    """
+    Return one bag's ``{'train', 'test', 'size', 'first'}`` (a Dask task).
+
+    Its samples and the first pass's factors at ``pi``, in one task: the samples stay on the
+    worker that read them, and every later task on them runs there.
+    """
+    train, test = prepare_bag(bag, problem, options)
+    return {'train': train, 'test': test, 'size': 0 if train is None else len(train),
+            'first': normal_of(train, problem, pi)}
+
+
+def _pick(prepared, key):
+    """Return one item of :func:`_prepared_bag`'s result (a Dask task)."""
+    return prepared[key]
+
+
+def _print(problem, fit, count, test, kept):
     p, s = fit.parameters, fit.std
-    print(f'{len(train)} samples from {len(kept)} bag(s) ({int(fit.rows.sum())} moving motor '
+    print(f'{count} samples from {len(kept)} bag(s) ({int(fit.rows.sum())} moving motor '
           f'rows); {fit.rank} combinations of {fit.num_unknowns} unknowns identified, '
           f'condition number {fit.condition:.3g}; RMS residual {fit.rms:.4g}')
     print('motor                      rotor_inertia     viscous      coulomb   '
@@ -186,11 +248,11 @@ def _print(problem, fit, train, test, kept):
     for note in fit.notes:
         print('  ' + note)
     if test is not None:
-        before, after = _held_out(problem, fit, test)
+        _, tau, before, after = test
         print('motor                    held-out RMS torque  residual: model as given  '
               'identified')
         for k, name in enumerate(problem.names):
-            print(f'{name:24s} {_rms(test.tau[:, k]):19.4g}  {_rms(before[:, k]):24.4g}  '
+            print(f'{name:24s} {_rms(tau[:, k]):19.4g}  {_rms(before[:, k]):24.4g}  '
                   f'{_rms(after[:, k]):.4g}')
 
 
@@ -201,17 +263,6 @@ def _pm(value, std):
 def _rms(x):
     x = x[np.isfinite(x)]
     return float(np.sqrt(np.mean(np.square(x)))) if len(x) else float('nan')
-
-
-def _held_out(problem, fit, test):
-    """Return the residuals (measured - predicted) on the held-out rows, before and after."""
-    rows = problem.rows(test.q, test.v, test.a, test.motor_v, test.motor_a, test.tau)
-    moving = np.abs(test.motor_v) >= problem.rest
-    out = []
-    for params in (problem.start, fit.parameters):
-        residual = test.tau - rows.predict(params)
-        out.append(np.where(moving, residual, np.nan))
-    return out
 
 
 def _texts(args, problem, fit, failure):
@@ -292,7 +343,7 @@ def _commit(texts, report, problem, fit, test, failure):
 
 
 def _plot(path, problem, fit, test):
-    """Held-out motor torques measured and predicted, before and after; values ± std."""
+    """Plot held-out motor torques measured and predicted, before and after; values ± std."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -300,13 +351,13 @@ def _plot(path, problem, fit, test):
     fig, axes = plt.subplots(len(names) + 1, 2, figsize=(11, 1.7 * len(names) + 3),
                              squeeze=False, gridspec_kw={'width_ratios': [3, 1]})
     if test is not None:
-        before, after = _held_out(problem, fit, test)
-        t = test.t - test.t[0]
+        t, tau, before, after = test
+        t = t - t[0]
         for k, name in enumerate(names):
             ax, hist = axes[k]
-            ax.plot(t, test.tau[:, k], '.', ms=1.5, color='0.3', label='measured')
-            ax.plot(t, test.tau[:, k] - before[:, k], '.', ms=1.5, label='model as given')
-            ax.plot(t, test.tau[:, k] - after[:, k], '.', ms=1.5, label='identified')
+            ax.plot(t, tau[:, k], '.', ms=1.5, color='0.3', label='measured')
+            ax.plot(t, tau[:, k] - before[:, k], '.', ms=1.5, label='model as given')
+            ax.plot(t, tau[:, k] - after[:, k], '.', ms=1.5, label='identified')
             ax.set_ylabel(f'{name}\nN·m', fontsize=7)
             for residual, label in ((before[:, k], 'as given'), (after[:, k], 'identified')):
                 r = residual[np.isfinite(residual)]
