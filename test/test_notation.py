@@ -82,3 +82,30 @@ def test_pinned_gear_loss(row):
     fn = stage.measured if direction == 'measured' else stage.commanded
     got = fn([float(given)], [float(speed)])[0]
     assert got == pytest.approx(float(expected), rel=1e-15, abs=1e-15)
+
+
+def test_dynamic_parameters_are_pinocchio_s_order_about_the_body_origin():
+    """NOTATION.md "Dynamic parameters": (m, m c, I about the origin), Pinocchio's order."""
+    pin = pytest.importorskip('pinocchio')
+    from transmission_bridge.kinematics import load_model
+    from transmission_bridge.kinematics import regressor as reg
+    urdf = """<robot name="one"><link name="base"/><link name="arm"><inertial>
+      <origin xyz="0.1 0.2 0.3" rpy="0 0 0"/><mass value="2.0"/>
+      <inertia ixx="0.05" ixy="0.004" ixz="-0.003" iyy="0.06" iyz="0.002" izz="0.07"/>
+      </inertial></link><joint name="j" type="revolute"><parent link="base"/>
+      <child link="arm"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1"
+      velocity="1"/></joint></robot>"""
+    model = load_model(urdf)
+    inertia = np.array([[0.05, 0.004, -0.003], [0.004, 0.06, 0.002], [-0.003, 0.002, 0.07]])
+    want = pin.Inertia(2.0, np.array([0.1, 0.2, 0.3]), inertia).toDynamicParameters()
+    np.testing.assert_allclose(reg.body_parameters(model, ['arm']), want, rtol=0, atol=1e-15)
+
+
+def test_a_motor_that_drives_pays_one_over_eta_f_and_a_driven_one_gets_eta_b():
+    """NOTATION.md: gamma = 1/eta_f where the motor drives (tau_o v_a > 0), else eta_b."""
+    from transmission_bridge.identification.dynamic import Parameters, Rows
+    U = np.array([[[0.2]], [[0.2]]])               # the stage output 0.2 N·m, twice
+    p = Parameters(np.array([1.0]), *(np.array([x]) for x in (0.0, 0.0, 0.0, 1 / 0.8, 0.5)))
+    rows = Rows(U, np.zeros((2, 1)), np.array([[1.0], [-1.0]]), np.zeros((2, 1)),
+                np.zeros((2, 1)))
+    np.testing.assert_allclose(rows.predict(p)[:, 0], [0.25, 0.1], rtol=0, atol=1e-15)

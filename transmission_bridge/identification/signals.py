@@ -46,7 +46,7 @@ def uniform(stamps, values, max_gap=0.1):
     for part_t, part_x in zip(np.split(t, cuts), np.split(x, cuts)):
         if len(part_t) < 2:
             continue
-        grid = np.arange(part_t[0], part_t[-1] + 0.5 * dt, dt)
+        grid = part_t[0] + dt * np.arange(int(np.floor((part_t[-1] - part_t[0]) / dt)) + 1)
         flat = part_x.reshape(len(part_t), -1)
         out = np.stack([np.interp(grid, part_t, col) for col in flat.T], axis=1)
         segments.append((grid, out.reshape((len(grid),) + part_x.shape[1:])))
