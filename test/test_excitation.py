@@ -195,3 +195,28 @@ def test_excite_send_record_identify_end_to_end(tmp_path):
         assert a.rotor_inertia == pytest.approx(b.rotor_inertia, rel=SIM_TOL), name
         assert a.viscous_friction == pytest.approx(b.viscous_friction, rel=SIM_TOL), name
         assert a.coulomb_friction == pytest.approx(b.coulomb_friction, rel=SIM_TOL), name
+
+
+def test_a_default_pose_on_a_limit_is_moved_inside_and_said(tmp_path):
+    """Kinova's URDF clamps three joints' zero to a limit: no motion starts there."""
+    from robot_corpus import robot
+    from transmission_bridge.kinematics import load_model
+    path = robot('kinova_description/robots/kinova.urdf')
+    if path is None or not path.is_file():
+        pytest.skip('example-robot-data is not installed')
+    model = load_model(path)
+    lower, upper = model.position_lower_limits, model.position_upper_limits
+    on_limit = np.isclose(model.default_positions, lower) | np.isclose(
+        model.default_positions, upper)
+    assert on_limit.sum() >= 2
+    goal = tmp_path / 'goal.yaml'
+    code, out, err = _tool('--model', path, '--duration', 10, '--output', goal,
+                           '--candidates', 6)
+    assert code == 0, err
+    assert 'start pose moved inside the limits' in out
+    names, points = _points(goal)
+    start = np.array(points[0][1])
+    span = np.where(np.isfinite(upper - lower), upper - lower, 0.0)
+    assert np.all(start >= lower + 0.049 * span) and np.all(start <= upper - 0.049 * span)
+    for _, p, *_ in points:                    # and the whole goal within the limits
+        assert np.all(np.array(p) >= lower) and np.all(np.array(p) <= upper)

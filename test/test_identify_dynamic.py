@@ -204,6 +204,7 @@ def test_many_bags_on_dask_give_what_one_process_gives_and_a_corrupt_bag_is_name
                                           str(trans), '--workers', workers])
         assert code == 0, stderr
         assert 'skipped' in stdout and 'c_corrupt' in stdout, stdout
+        assert "common scale is the model's" in stdout       # the one free scale, said
         outputs.append((out.read_text(), trans.read_text()))
     assert outputs[0] == outputs[1]           # the factors merge in bag order: the same bytes
     single = rig['root'] / 'single.urdf'

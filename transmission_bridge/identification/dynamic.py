@@ -231,6 +231,7 @@ class Fit:
     rms: float                  # RMS residual over the fitted rows, N·m or N
     combined: list              # lines: what the data identifies only together
     noise: float = float('nan')  # the torques' noise the prior was weighed with
+    scale_held: bool = False    # the links' common scale held at the model's (efficiencies fitted)
 
 
 def solve(problem, normal, guess=None, noise=None):
@@ -262,7 +263,7 @@ def solve(problem, normal, guess=None, noise=None):
     notes.extend(info['realised'])
     return Fit(p, info['std'], info['rank'], problem.num_link + 5 * problem.num_motors,
                info['condition'], info['iterations'], notes, held, normal.count.copy(),
-               info['rms'], info['combined'], bounds.noise)
+               info['rms'], info['combined'], bounds.noise, bool(info['scale_free']))
 
 
 class _Bounds:

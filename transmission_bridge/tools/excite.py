@@ -11,7 +11,8 @@ takes it): a lead-in to the start pose, then whole periods of a Fourier-series e
 position, velocity (and --max-acceleration) limits and every motor's position, velocity and
 effort limits through the transmissions (the efforts from the model's inverse dynamics,
 gear losses included). The start pose: --start, else the robot's measured one with --send,
-else the default positions. With --send the goal goes to the bridge's action server and the
+else the default positions; a joint of these on (or within 5 % of its range of) a limit is
+moved inside, and said. With --send the goal goes to the bridge's action server and the
 motors' states are recorded to BAG while it runs: the bag identify --dynamic reads.
 """
 
@@ -26,6 +27,7 @@ from . import cli
 
 PROG = 'transmission_bridge_identify excite'
 ARGUMENT_LIMIT = 128 * 1024     # bytes: Linux's longest single command-line argument
+INSIDE = 0.05                   # of a joint's range: how far inside its limits a start sits
 
 
 def parser():
@@ -101,6 +103,8 @@ def _run(args):
                        f'({", ".join(names)})')
     try:
         start = _start(args, model, tset, names, sender)
+        if not args.start:
+            start = _inside(start, excitation.Limits(model, tset, names), names)
         base = np.asarray(model.default_positions, float).copy()
         base[[model.joint_names.index(j) for j in names]] = start
         limits = excitation.Limits(model, tset, excited, args.max_acceleration, base)
@@ -183,6 +187,24 @@ def _start(args, model, tset, names, sender):
     if tset is not None:
         return np.array([tset.joint(j).default_position for j in names])
     return np.asarray(model.default_positions, float)
+
+
+def _inside(start, limits, names, fraction=INSIDE):
+    """
+    Return ``start`` with each joint at least ``fraction`` of its range inside its limits.
+
+    A default pose often sits on a limit (a URDF's zero outside the range, clamped to it),
+    and no motion starts there: the lead-in moves the robot to the pose inside. Prints the
+    joints it moved.
+    """
+    lo, hi = limits.lower, limits.upper
+    span = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
+    inner = np.clip(start, lo + fraction * span, hi - fraction * span)
+    moved = np.flatnonzero(np.abs(inner - start) > 1e-12)
+    if len(moved):
+        print('start pose moved inside the limits (the lead-in goes there): ' + ', '.join(
+            f'{names[k]} {start[k]:.4g} -> {inner[k]:.4g}' for k in moved))
+    return inner
 
 
 def goal_yaml(excitation, limits, names, periods, lead_in, step):

@@ -241,6 +241,10 @@ def _print(problem, fit, count, test, kept):
                  _pm(p.coulomb[k], s.coulomb[k]), _pm(eta_f[k], eta_f_std[k]),
                  _pm(p.beta[k], s.beta[k])]
         print(f'{name:24s} ' + ' '.join(f'{c:>12s}' for c in cells))
+    if fit.scale_held:
+        print("  the links' common scale is the model's: from motor torques alone a heavier "
+              'arm behind a more efficient gear gives the same torques (pi k, eta_f k, '
+              'eta_b / k)')
     for line in fit.combined:
         print('  ' + line)
     for label, why in fit.held.items():
