@@ -129,7 +129,8 @@ ROSDEP_KEYS = {'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
                'control_msgs': 'control_msgs', 'action_msgs': 'action_msgs',
                'lifecycle_msgs': 'lifecycle_msgs', 'psutil': 'python3-psutil'}
 # Not rosdep keys: pip packages the tests may import (named in setup.py extras_require).
-PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]', 'pydrake': 'drake'}
+PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]', 'pydrake': 'drake',
+            'mujoco': 'mujoco'}
 LOCAL = {'transmission_bridge'}     # and every module in test/ and bench/
 
 

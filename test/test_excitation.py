@@ -29,8 +29,8 @@ ARM = ['shoulder_pan', 'shoulder_lift', 'elbow', 'wrist_pitch', 'wrist_roll']
 BINDING = 0.8               # the excitation reaches this much of some limit: it is not timid
 AT_REST = 1e-9              # rad/s, rad/s²: a point "at rest"
 GRAVITY_TOL = 0.05          # of the largest holding torque (the CAD's error is about 15 %)
-SIM_TOL = 0.1               # relative: values found in the simulated run (a 500 Hz simulator
-#                             under DDS, a torque averaged over each step)
+SIM_TOL = 0.2               # relative: values found in 20 s of a 500 Hz simulator under DDS
+#                             (states late or lost on a loaded machine), from none
 
 
 def _tool(*args, env=None, timeout=600):
@@ -169,9 +169,17 @@ def test_excite_send_record_identify_end_to_end(tmp_path):
     assert 'goal succeeded' in out
     identified = tmp_path / 'identified.urdf'
     motors = tmp_path / 'identified_transmissions.yaml'
+    # Nobody has the motors' numbers: the fit starts from none (the simulator has them).
+    unknown = yaml.safe_load(TRANSMISSIONS.read_text())
+    for transmission in unknown['transmissions']:
+        for actuator in transmission['actuators']:
+            actuator.pop('rotor_inertia', None)
+            actuator.pop('friction', None)
+    blank = tmp_path / 'no_motor_numbers.yaml'
+    blank.write_text(yaml.safe_dump(unknown, sort_keys=False))
     done = subprocess.run(
         [sys.executable, '-m', 'transmission_bridge.tools.identify', str(tmp_path / 'bag'),
-         '--dynamic', '--model', str(URDF), '--transmissions', str(TRANSMISSIONS), '--output',
+         '--dynamic', '--model', str(URDF), '--transmissions', str(blank), '--output',
          str(identified), '--output-transmissions', str(motors), '--keep-idle', '--topic',
          topic],
         capture_output=True, text=True, timeout=600)
@@ -192,9 +200,11 @@ def test_excite_send_record_identify_end_to_end(tmp_path):
     got, want = load_transmissions(motors), load_transmissions(TRANSMISSIONS)
     for name in ('shoulder_pan_motor', 'shoulder_lift_motor', 'elbow_motor'):
         a, b = got.actuator(name), want.actuator(name)
-        assert a.rotor_inertia == pytest.approx(b.rotor_inertia, rel=SIM_TOL), name
         assert a.viscous_friction == pytest.approx(b.viscous_friction, rel=SIM_TOL), name
         assert a.coulomb_friction == pytest.approx(b.coulomb_friction, rel=SIM_TOL), name
+        if name != 'shoulder_pan_motor':   # the pan's rotor turns with the shoulder link
+            # about one axis: the data fix their sum only (the printout says so)
+            assert a.rotor_inertia == pytest.approx(b.rotor_inertia, rel=SIM_TOL), name
 
 
 def test_a_default_pose_on_a_limit_is_moved_inside_and_said(tmp_path):

@@ -48,6 +48,11 @@ class Inertial:
                  ixz=0.0, iyz=0.0, owner='body', physical=True):
         self._mass = _checks.non_negative(mass, f'{owner}: mass')
         self._com = _checks.vector(com, 3, f'{owner}: com')
+        with np.errstate(over='ignore'):
+            reach = self._mass * float(np.dot(self._com, self._com))
+        if not np.isfinite(reach):
+            raise ModelError(f'{owner}: com {list(self._com)} m is too far out to compute with '
+                             f'(mass times its distance squared overflows)')
         vals = {k: _checks.finite(v, f'{owner}: inertia.{k}') for k, v in
                 (('ixx', ixx), ('iyy', iyy), ('izz', izz), ('ixy', ixy), ('ixz', ixz),
                  ('iyz', iyz))}
