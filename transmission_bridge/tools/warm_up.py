@@ -7,8 +7,9 @@ numba compiles a kernel on its first call and keeps it in a cache beside the pac
 sources (or in ``NUMBA_CACHE_DIR``); a node started on an empty cache compiles before it
 publishes (seconds on a slow machine). ``make test`` runs this after installing, and so does
 an install of the package (``colcon build``, ``pip install``): the linkage loops through a
-set with linkages (default: the package's legged robot) and the kinematics kernels and
-dynamics through a model (default: the example arm). Without numba there is nothing to
+set with linkages (default: the package's legged robot) and the kinematics kernels,
+dynamics and the identification's regressor through a model (default: the example arm).
+Without numba there is nothing to
 compile: it says so and exits 0. A kernel is compiled for the kinds of arrays it is called
 with, not per robot: any robot with a linkage warms them for every other.
 """
@@ -44,6 +45,11 @@ def warm(transmissions, model_file):
     model.warm_up()
     warm_up_dynamics(model)
     done.append(('kinematics and dynamics kernels', time.perf_counter() - start))
+    start = time.perf_counter()
+    from ..kinematics import regressor
+    still = [[0.0] * model.num_positions]
+    regressor.regressor(model, still, still, still, kernels='numba')
+    done.append(('dynamic identification kernel', time.perf_counter() - start))
     return done
 
 
