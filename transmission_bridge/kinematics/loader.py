@@ -47,7 +47,27 @@ def load_model(source):
     (a ``robot_description``), or an already parsed YAML mapping.
     """
     from .urdf import model_from_urdf
-    return _sources.load(source, ModelError, model_from_urdf, parse_model)
+    return _computable(_sources.load(source, ModelError, model_from_urdf, parse_model))
+
+
+def _computable(model):
+    """
+    Return ``model``, or raise ModelError where its numbers overflow at the default pose.
+
+    Each number may be finite and their products not (an origin or a centre of mass at
+    1e308 m): then no pose or torque can be computed. Names the first body.
+    """
+    q = model.default_positions
+    with np.errstate(all='ignore'):
+        poses = model.forward_kinematics(q)
+        for name in model.body_names:
+            if not np.isfinite(poses[name]).all():
+                raise ModelError(f'body {name!r}: its pose at the default positions overflows '
+                                 '(an origin too far out to compute with)')
+        if not np.isfinite(model.gravity_generalized_forces(q)).all():
+            raise ModelError('gravity at the default positions overflows (a mass or a centre '
+                             'of mass too large to compute with)')
+    return model
 
 
 def parse_model(data):
