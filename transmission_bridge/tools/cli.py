@@ -15,6 +15,20 @@ def fail(prog, message, code=1):
     return code
 
 
+class Failure(Exception):
+    """One line for the user: what is wrong, and nothing was written."""
+
+
+def run(prog, body, args):
+    """Return ``body(args)``'s exit code; a :class:`Failure` or Ctrl-C as one line."""
+    try:
+        return body(args)
+    except Failure as exc:
+        return fail(prog, str(exc))
+    except KeyboardInterrupt:
+        return fail(prog, 'interrupted; nothing written', 130)
+
+
 def missing_dependency(*needed):
     """
     Return a one-line error for the first of ``needed`` that cannot be imported, else ''.

@@ -67,17 +67,10 @@ def parser():
 
 def main(argv=None):
     """Run the tool; return the exit code."""
-    args = parser().parse_args(argv)
-    try:
-        return _run(args)
-    except _Failure as exc:
-        return cli.fail(PROG, str(exc))
-    except KeyboardInterrupt:
-        return cli.fail(PROG, 'interrupted; nothing written', 130)
+    return cli.run(PROG, _run, parser().parse_args(argv))
 
 
-class _Failure(Exception):
-    """One line for the user: what is wrong, and nothing was written."""
+_Failure = cli.Failure
 
 
 def _run(args):

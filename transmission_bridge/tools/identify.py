@@ -85,13 +85,7 @@ def main(argv=None):
     if argv[:1] == ['excite']:
         from .excite import main as excite_main
         return excite_main(argv[1:])
-    args = parser().parse_args(argv)
-    try:
-        return _run(args)
-    except _Failure as exc:
-        return cli.fail(PROG, str(exc))
-    except KeyboardInterrupt:
-        return cli.fail(PROG, 'interrupted; nothing written', 130)
+    return cli.run(PROG, _run, parser().parse_args(argv))
 
 
 def console():
@@ -99,8 +93,7 @@ def console():
     sys.exit(main())
 
 
-class _Failure(Exception):
-    """One line for the user: what is wrong, and nothing was written."""
+_Failure = cli.Failure
 
 
 def _run(args):
