@@ -300,7 +300,8 @@ def _check(run, first_output, second_output):
                     assert abs(value - want[a]) < LINKAGE_MIT * scale, (m, phase, value, want[a])
                 else:
                     assert value == pytest.approx(want[a], rel=FD_TOL, abs=EXACT), \
-                        (m, phase, topic, value, want[a])
+                        (m, phase, topic, value, want[a], (stamp - ev['stopped']) / SECOND,
+                         (stamp - ev['resumed']) / SECOND)
             if topic == 'motor_gains':
                 _check_gains(tset, law, msg)
         checked[phase] += 1

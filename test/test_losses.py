@@ -290,22 +290,36 @@ def test_a_trajectory_s_efforts_pass_the_stages_at_the_planned_speed_with_the_ro
         np.testing.assert_allclose(motor_e[k], want, rtol=FD_TOL, atol=FD_TOL)
 
 
-def test_a_goal_s_sample_passes_the_stages_at_the_measured_speed_with_the_rotors():
+def test_a_goal_s_sample_passes_the_stages_at_its_own_speed_and_an_effort_at_the_measured():
+    """
+    NOTATION.md's one motion: a command's velocity terms at its own velocities where it has them.
+
+    A goal's sample (positions, velocities, efforts, accelerations) maps the same whatever
+    the motors measured; an effort alone takes the measured motion for every term, the
+    joints' damping included (q̇ = J θ̇ of the measured motors).
+    """
     from transmission_bridge.mapping.commands import CommandMapper
     from transmission_bridge.mapping.measurement import Measured
     tset = load_transmissions(ROTOR_ROBOT)
     rng = np.random.default_rng(RNG_SEED + 6)
     names = list(tset.joint_names)
+    J = fd_jacobian(tset, np.zeros(tset.num_actuators))        # linear: J is constant
     for trial in range(10):
         thetad = rng.uniform(0.2, 3.0, tset.num_actuators) * rng.choice([-1, 1], 4)
         now = Measured(np.zeros(4), tset.actuator_to_joint('velocity', thetad),
                        np.zeros(4), thetad)
         mapper = CommandMapper(tset, limit_commands=False,
                                measured=lambda stamp_ns=None: now)
-        q, qd, qdd = (rng.normal(scale=0.3, size=4) for _ in range(3))
+        q, qdd = (rng.normal(scale=0.3, size=4) for _ in range(2))
+        planned = rng.uniform(0.2, 3.0, 4) * rng.choice([-1, 1], 4)    # motor speeds
+        qd = J @ planned
         tau = rng.normal(scale=5.0, size=4)
         out = mapper.map_command(names, q, qd, tau, accelerations=qdd)
-        np.testing.assert_allclose(out.effort, _rotor_oracle(tset, tau, qd, qdd, thetad),
+        np.testing.assert_allclose(out.effort, _rotor_oracle(tset, tau, qd, qdd, planned),
+                                   rtol=FD_TOL, atol=FD_TOL)
+        out = mapper.map_command(names, [], [], tau)
+        np.testing.assert_allclose(out.effort, _rotor_oracle(tset, tau, J @ thetad,
+                                                             np.zeros(4), thetad),
                                    rtol=FD_TOL, atol=FD_TOL)
 
 
@@ -401,7 +415,7 @@ def test_the_library_s_motor_torques_are_pinocchio_s_links_through_the_oracle_s_
     qp[order], vp[order], ap[order] = q, v, a
     links = pin.rnea(pm, data, qp, vp, ap)[order][cols]          # the joints' torques
     J = fd_jacobian(tset, tset.joint_to_actuator('position', q[cols]))
-    tau_o = J.T @ links
+    tau_o = J.T @ (links + tset.damping * v[cols])       # the joints' damping added back
     thetadd = np.linalg.solve(J, a[cols])
     want = [oracle_commanded(tau_o[i], thetad[i], *_stage_numbers(tset, m))
             + tset.actuator(m).rotor_inertia * thetadd[i]
@@ -436,7 +450,7 @@ def test_the_kinematics_feed_forward_through_the_bridge_counts_each_term_once():
     bridge = CommandMapper(tset, limit_commands=False)
     names = list(tset.joint_names)
     _, (_, _, _, motors) = bridge.map_trajectory(
-        names, [q[cols]], [v[cols]], [a[cols]], [node_efforts - tset.damping * v[cols]])
+        names, [q[cols]], [v[cols]], [a[cols]], [node_efforts])
     want = model.motor_torques(q, v, a, tset)
     np.testing.assert_allclose(motors[0], want, rtol=0, atol=1e-12 * np.abs(want).max())
     rotors = tset.rotors.inertia
@@ -471,7 +485,7 @@ def test_a_streamed_command_past_a_motor_s_limit_after_its_losses_is_scaled_as_a
     tau = np.array([30.0, 12.0, -4.0, 3.0])   # elbow 30 N·m: 0.6 / 0.8 + f = 0.79 > 0.5
     out = mapper.map_command(names, [], [], tau)
     J = fd_jacobian(tset, np.zeros(4))
-    tau_o = J.T @ tau
+    tau_o = J.T @ (tau + tset.damping * (J @ thetad))     # damping at the measured motion
     f = np.array([oracle_commanded(0.0, thetad[i], *_stage_numbers(tset, m))
                   for i, m in enumerate(tset.actuator_names)])
     g = np.array([oracle_commanded(tau_o[i], thetad[i], *_stage_numbers(tset, m))

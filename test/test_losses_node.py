@@ -82,9 +82,11 @@ def _measured_oracle(tau, v, stage):
 
 
 def _commanded_oracle(tau_o, v, stage):
-    if v == 0.0:
-        return 0.5 * (oracle_commanded(tau_o, REST_ROTARY, *stage)
-                      + oracle_commanded(tau_o, -REST_ROTARY, *stage))
+    """One motor's torque: its branch moving; below ±w the line between its values at ±w."""
+    if abs(v) < REST_ROTARY:            # a command's own slow motion lands here too
+        low = oracle_commanded(tau_o, -REST_ROTARY, *stage)
+        high = oracle_commanded(tau_o, REST_ROTARY, *stage)
+        return low + (v / REST_ROTARY + 1.0) * 0.5 * (high - low)
     return oracle_commanded(tau_o, v, *stage)
 
 
@@ -200,7 +202,11 @@ def _check_joint_states(tset, motors):
 
 
 def _check_streamed(tset, motors):
-    """Every streamed effort command: C(Jᵀ (τ + b q̇)) at its state's motor velocities."""
+    """
+    Every streamed effort command: C(Jᵀ (τ + b q̇)) at one motion (NOTATION.md).
+
+    The command's velocities where it carries them (θ̇ = J⁻¹ q̇), else its state's.
+    """
     checked, quadrants = 0, set()
     heard = {_stamp(m) for m in motors.received['joint_states']}
     for msg in motors.received['actuator_commands']:
@@ -210,15 +216,16 @@ def _check_streamed(tset, motors):
         assert stamp in heard, f'a command of state {stamp} the bridge never published'
         effort, velocity = motors.commands[stamp]
         theta, thetad, _ = motors.states[stamp]
-        J, _ = _geometry(tset, theta, thetad)
-        tau_j = effort + (0.0 if velocity is None else tset.damping * velocity)
-        tau_o = J.T @ tau_j
+        J, qd = _geometry(tset, theta, thetad)
+        if velocity is not None:            # the command's own motion (NOTATION.md)
+            qd, thetad = velocity, np.linalg.solve(J, velocity)
+        tau_o = J.T @ (effort + tset.damping * qd)
         want = {m: _commanded_oracle(tau_o[i], thetad[i], _stage(tset, m))
                 for i, m in enumerate(tset.actuator_names)}
         assert list(msg.name) == list(tset.actuator_names)
         assert len(msg.position) == 0
         assert list(msg.effort) == pytest.approx([want[m] for m in msg.name], rel=FD_TOL,
-                                                 abs=FD_TOL)
+                                                 abs=FD_TOL), (velocity, thetad)
         quadrants |= {(bool(t > 0), float(np.sign(v))) for t, v in zip(tau_o, thetad)}
         checked += 1
     assert checked > 50, checked
@@ -253,7 +260,11 @@ def _check_springs(tset, motors, output):
         # the pan (no gains) is still commanded plainly: its target and τ* through 1:100
         assert list(msg.name) == ['pan_motor'], (msg.name, stamp)
         assert list(msg.position) == [TARGET * 100.0]
-        assert list(msg.effort) == [motors.springs[1][pan] / 100.0]
+        # its damping at the motion of the state its stamp names (NOTATION.md: one motion)
+        qd_pan = motors.states[stamp][1][tset.actuator_index['pan_motor']] / 100.0
+        assert msg.effort[0] == pytest.approx(
+            (motors.springs[1][pan] + tset.damping[pan] * qd_pan) / 100.0, rel=1e-12,
+            abs=1e-15)
     if output == 'effort':
         for msg in motors.received['actuator_commands']:
             stamp = _stamp(msg)

@@ -26,7 +26,7 @@ import numpy as np
 from .results import INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, Refused
 from .spline import Spline
 from .tolerances import Tolerances
-from ..transmissions import ConfigError
+from ..transmissions import ConfigError, effort_law
 
 #: The path is checked against the limits at least this often, s (and at every point and at
 #: every joint's extremes, where the joint limits are exact).
@@ -191,16 +191,18 @@ def check_path(tset, plan, start_positions):
     linkage = not tset.linear
     try:
         motor_p = tset.joint_to_actuator('position', full_p)[:, act_idx]
-        motor_v = tset.joint_to_actuator('velocity', full_v, positions=full_p if linkage
-                                         else None)[:, act_idx]
+        all_v = tset.joint_to_actuator('velocity', full_v, positions=full_p if linkage
+                                       else None)
+        motor_v = all_v[:, act_idx]
         sides = [('velocity', v, motor_v)]
         if plan.efforts is not None:
-            e = plan.efforts.sample(t)[0] + tset.damping[joint_idx] * v
+            e = plan.efforts.sample(t)[0]
             full_e = np.full_like(full_p, np.nan)
             full_e[:, joint_idx] = e
-            sides.append(('effort', e, _motor_efforts(tset, full_e, full_p, full_v,
-                                                      spline.sample(t)[2], joint_idx,
-                                                      linkage)[:, act_idx]))
+            full_a = np.zeros_like(full_p)
+            full_a[:, joint_idx] = spline.sample(t)[2]
+            motors = effort_law.commanded_efforts(tset, full_e, full_v, all_v, full_p, full_a)
+            sides.append(('effort', e + tset.damping[joint_idx] * v, motors[:, act_idx]))
     except ConfigError as exc:
         raise Refused(INVALID_GOAL, f'the path cannot be mapped to the motors: {exc}') from None
     if linkage and np.isnan(motor_v).any():
@@ -224,32 +226,6 @@ def check_path(tset, plan, start_positions):
                 raise Refused(INVALID_GOAL, f'{space} {names[k]!r} reaches {kind} '
                               f'{values[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limit '
                               f'{limit[k]:g}{losses}')
-
-
-def _motor_efforts(tset, efforts, positions, velocities, accelerations, joint_idx, linkage):
-    """
-    Return the motors' efforts of joint ``efforts`` along a path (samples, nJ), planned.
-
-    The ideal effort map, then each gear stage's inverse at the planned motor velocity
-    (efficiency and friction) and the rotor of a stage whose efficiency is below 1 (``I
-    θ̈``), as the bridge will send them.
-    """
-    at = positions if linkage else None
-    out = tset.joint_to_actuator('effort', efforts, positions=at)
-    losses = tset.losses
-    if losses.lossless:
-        return out
-    speeds = tset.joint_to_actuator('velocity', velocities, positions=at)
-    out = losses.commanded(out, speeds)
-    if (losses.inefficient & (tset.rotors.inertia > 0)).any():
-        full_a = np.zeros_like(efforts)
-        full_a[:, joint_idx] = accelerations
-        acc = tset.joint_accelerations_to_actuator(full_a, np.where(np.isnan(positions), 0.0,
-                                                                    positions),
-                                                   np.where(np.isnan(velocities), 0.0,
-                                                            velocities))
-        out = out + tset.rotors.inertia * losses.inefficient * acc
-    return out
 
 
 def _within(t, values, lower, upper, first, start, space, names):

@@ -43,7 +43,7 @@ import typing
 import numpy as np
 
 from .impedance_plans import Block
-from ..transmissions import impedance, linkage_loops
+from ..transmissions import effort_law, impedance, linkage_loops
 
 OUTPUTS = ('effort', 'motor_gains')
 _ZEROS = np.zeros(64)       # an absent velocity or effort: read, never written
@@ -408,16 +408,18 @@ class ImpedanceCore:
                 tau = np.zeros(tset.num_joints)
                 tau[joints] = impedance.joint_torques(
                     block.kp, block.kd, q_t[joints], qd_t[joints], tau_t[joints], q[joints],
-                    qd[joints]) + tset.damping[joints] * qd[joints]
+                    qd[joints])
                 at = None if tset.linear else np.where(np.isnan(q), 0.0, q)
-                motor = impedance.motor_efforts(tset, tau, at)[acts]
+                # The one commanded law, at the measured motion the spring acts on.
+                motor, gain, offset = (x[acts] for x in effort_law.commanded_parts(
+                    tset, tau, qd, thetad, at))
                 if np.isnan(motor).any():
                     return None
+                damped = effort_law.damped(tset, tau[joints], qd[joints], joints)
                 if block.stages is None:
-                    _, motor, _ = block.limits.scale('effort', tau[joints], motor)
+                    _, motor, _ = block.limits.scale('effort', damped, motor)
                 else:                   # through the gear stages, at the motors' speeds
-                    gain, offset = block.stages.commanded_parts(motor, thetad[acts])
-                    _, motor, _ = block.limits.scale_through_losses(tau[joints], motor, gain,
+                    _, motor, _ = block.limits.scale_through_losses(damped, motor, gain,
                                                                     offset)
             return MotorCommand(block.names, None, None, np.concatenate([motor, pad]), None,
                                 None)

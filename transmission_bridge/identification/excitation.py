@@ -144,18 +144,12 @@ def motor_efforts(model, tset, Q, V, A, columns):
     """
     Return ``(τ_a, θ, θ̇)``: what the motors give and do to move the model along (Q, V, A).
 
-    The links' inverse dynamics plus the joints' damping ``b q̇``, through the effort map
-    and each gear stage's inverse at the motor's velocity (efficiency, friction), plus each
-    rotor's ``I θ̈``: the bridge's commanded direction (NOTATION.md, "Gear losses").
+    :meth:`~transmission_bridge.kinematics.model.Model.motor_torques`: the one commanded law
+    (NOTATION.md, "Gear losses"), as the bridge will send the goal's points.
     """
-    qt, vt, at = Q[:, columns], V[:, columns], A[:, columns]
-    pose = None if tset.linear else qt
-    theta = tset.joint_to_actuator('position', qt)
-    theta_d = tset.joint_to_actuator('velocity', vt, pose)
-    theta_dd = tset.joint_accelerations_to_actuator(at, qt, vt)
-    joint = model.inverse_dynamics(Q, V, A)[:, columns] + tset.damping * vt
-    effort = tset.commanded_motor_efforts(joint, theta_d, pose) + tset.rotors.inertia * theta_dd
-    return effort, theta, theta_d
+    qt, vt = Q[:, columns], V[:, columns]
+    theta, theta_d = tset.motion_to_actuator(qt, vt)
+    return model.motor_torques(Q, V, A, tset), theta, theta_d
 
 
 def _finite_or(value, default):

@@ -19,11 +19,13 @@ are the robot file's.
 
 A set whose gear stages lose (:mod:`transmission_bridge.transmissions.losses`) has no joint
 torque that stands for its motors: the rotor and the friction act before the stage's
-efficiency. :meth:`DynamicsMixin.motor_torques` gives the motors' torques directly:
+efficiency. :meth:`DynamicsMixin.motor_torques` gives the motors' torques directly, by the
+one commanded law (:mod:`transmission_bridge.transmissions.effort_law`):
 
-    tau_a = I_rotor x-ddot + C(tau_o, x-dot),   tau_o = J^-T ID(q, v, a)
+    tau_a = C(J^-T (ID(q, v, a) + b v), x-dot) + I_m x-ddot
 
-with C the stages' commanded map (efficiency by the direction of power flow, and friction).
+with C the stages' commanded map (efficiency by the direction of power flow, and friction)
+and ``I_m`` the rotors of stages below efficiency 1 (an ideal stage's rotor is in ID's).
 """
 
 import numpy as np
@@ -83,21 +85,22 @@ class DynamicsMixin:
         """
         Return the motors' torques that give accelerations ``a`` at ``q``, ``v``: (..., nA).
 
-        The links' inverse dynamics mapped to the motors by the set's ideal effort map, then
-        each gear stage's inverse at the motor's velocity (its efficiency by the direction of
-        power flow, and its friction), plus each rotor's ``I x-ddot`` before the stage
-        (module docstring). For ideal stages, what ``transmissions.joint_to_actuator(
-        'effort', inverse_dynamics(q, v, a, transmissions), q)`` gives (up to rounding).
+        The commanded law (:mod:`transmission_bridge.transmissions.effort_law`) of the links'
+        inverse dynamics with the joint side's rotors (the ideal stages'), at the planned
+        motion: the joints' damping, the effort map, each gear stage's inverse at the motor's
+        velocity (efficiency by the direction of power flow, friction), and each rotor
+        before a loss (``I x-ddot``). What the bridge sends for that motion, and for ideal
+        stages ``transmissions.joint_to_actuator('effort', inverse_dynamics(q, v, a,
+        transmissions) + b v, q)`` without the friction (up to rounding).
         """
+        from ..transmissions import effort_law
         q, v, a = self._qva(q, v, a)
         columns = self._transmission_columns(transmissions)
-        tau = self._backend.inverse_dynamics(q, v, a)[..., columns]
+        joint = self.inverse_dynamics(q, v, a, effort_law.joint_side(transmissions))
         qt, vt, at = q[..., columns], v[..., columns], a[..., columns]
-        at_pose = None if transmissions.linear else qt
-        speed = transmissions.joint_to_actuator('velocity', vt, at_pose)
-        accel = transmissions.joint_accelerations_to_actuator(at, qt, vt)
-        out = transmissions.commanded_motor_efforts(tau, speed, at_pose)
-        return out + transmissions.rotors.inertia * accel
+        qd, thetad = effort_law.command_motion(transmissions, vt, None, qt)
+        return effort_law.commanded_efforts(transmissions, joint[..., columns], qd, thetad,
+                                            qt, at)
 
     def nonlinear_effects(self, q, v, transmissions=None):
         """Return ``C(q, v) v - tau_g(q)`` (+ the rotors' velocity terms and friction)."""

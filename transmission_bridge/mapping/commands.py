@@ -17,11 +17,9 @@ mapped at the positions it carries, or, without them, at the positions measured 
 command is refused with the reason, and so is one the rods cannot reach. A trajectory's
 points must carry positions.
 
-Efforts pass the motors' gear stages (:mod:`~transmission_bridge.transmissions.losses`) at
-the motor velocity measured (a streamed command: of the state its stamp names, where held) or
-planned (a trajectory's points); with accelerations (a trajectory, a goal's sample), plus the
-rotors before an efficiency below 1 (``I θ̈``). The motors' effort limits apply after the
-losses; ideal stages map as before, to the bit.
+Efforts take the one commanded law (:mod:`~transmission_bridge.transmissions.effort_law`)
+at the command's own motion, else the measured one of the state its stamp names; the motors'
+effort limits apply after the losses; ideal stages map as before, to the bit.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
@@ -43,7 +41,7 @@ import numpy as np
 from .state import IngestResult
 from ..ros import named_input
 from ..ros.named_input import NamedInput
-from ..transmissions import ConfigError
+from ..transmissions import ConfigError, effort_law
 
 
 @dataclasses.dataclass
@@ -217,8 +215,10 @@ class CommandMapper:
                 vel, out[1], said = limits.scale('velocity', vel, out[1])
                 notes += said
         if eff is not None:
-            if vel is not None:
-                eff = eff + tset.damping[joint_idx] * vel
+            # One motion for every velocity term (effort_law): the command's, else measured.
+            qd, speeds = self._motion(vel, out[1], joint_idx, act_idx, at, stamp_ns)
+            wanted = eff
+            eff = effort_law.damped(tset, eff, qd[joint_idx], joint_idx)
             out[2] = mapped('effort', eff)
             stages = self._stages(joint_names)
             if stages is None:                  # ideal gears: as before, to the bit
@@ -226,31 +226,44 @@ class CommandMapper:
                     _, out[2], said = limits.scale('effort', eff, out[2])
                     notes += said
                 return (out_names, *out, notes)
-            losses, table, loops, inverse = stages
-            speeds = self._velocities(stamp_ns)
+            table, loops, inverse = stages
             # The usual case in one compiled call: every motor's torque through its stage,
-            # within every limit. Else (a limit, a rotor) the reference: scaled as a whole.
+            # within every limit. Else (a limit, a rotor) the law's reference: scaled whole.
             if acc is None and loops.commanded_in_place(out[2], speeds, 0, act_idx, table,
                                                         inverse) <= 1.0 and (
                     limits is None or limits.joints_within('effort', eff)):
                 return (out_names, *out, notes)
-            out[2] = mapped('effort', eff)
-            gain, offset = losses.commanded_parts(out[2], speeds[act_idx])
-            if acc is not None:
-                offset = offset + self._rotors(joint_idx, act_idx, acc, at, vel)
+            tau, qdd = np.zeros((2, tset.num_joints))
+            tau[joint_idx] = wanted
+            qdd[joint_idx] = 0.0 if acc is None else acc
+            tau_o, gain, offset = (x[act_idx] for x in effort_law.commanded_parts(
+                tset, tau, qd, speeds, at, None if acc is None else qdd))
+            if np.isnan(tau_o).any():
+                raise ConfigError(self._unreachable(joint_names))
             if limits is not None:
-                _, out[2], said = limits.scale_through_losses(eff, out[2], gain, offset)
+                _, out[2], said = limits.scale_through_losses(eff, tau_o, gain, offset)
                 notes += said
             else:
-                out[2] = gain * out[2] + offset
+                out[2] = gain * tau_o + offset
         return (out_names, *out, notes)
 
-    def _stages(self, joint_names):
-        """
-        Return a command's motors' gear stages, None where all are ideal.
+    def _motion(self, vel, motor_vel, joint_idx, act_idx, at, stamp_ns):
+        """Return ``(q̇, θ̇)`` (all): the command's own motion, else its state's (effort_law)."""
+        tset = self._tset
+        if vel is not None:
+            qd = np.full(tset.num_joints, np.nan)
+            qd[joint_idx] = vel
+            speeds = np.full(tset.num_actuators, np.nan)
+            speeds[act_idx] = motor_vel
+            return qd, speeds
+        speeds = self._velocities(stamp_ns)
+        if not tset.damping[joint_idx].any():
+            return np.full(tset.num_joints, np.nan), speeds
+        positions = None if at is None else np.where(np.isnan(at), 0.0, at)
+        return effort_law.command_motion(tset, None, speeds, positions)
 
-        ``(Losses, the set's commanded table, the loops, 1 / each effort limit or 0)``.
-        """
+    def _stages(self, joint_names):
+        """Return ``(stage table, loops, 1 / each effort limit or 0)``; None: ideal stages."""
         key = ('stages', tuple(joint_names), self.limit_commands)
         found = self._coverage_cache.get(key)
         if found is None:
@@ -263,8 +276,7 @@ class CommandMapper:
                 if self.limit_commands:
                     inverse = 1.0 / self._command_limits(joint_names).magnitude_limits(
                         'effort')[1]
-                stages = (losses.subset(act_idx), loss_loops.stage_table(losses, False),
-                          loss_loops.kernels(), inverse)
+                stages = (loss_loops.stage_table(losses, False), loss_loops.kernels(), inverse)
             found = self._cached(key, (stages,))
         return found[0]
 
@@ -275,18 +287,6 @@ class CommandMapper:
         if self.measured is None:
             return np.full(self._tset.num_actuators, np.nan)
         return self.measured(stamp_ns).motor_velocity
-
-    def _rotors(self, joint_idx, act_idx, acc, at, vel):
-        """Return ``I θ̈`` of the rotors before an efficiency, for joint accelerations ``acc``."""
-        tset = self._tset
-        full = np.zeros((3, tset.num_joints))
-        full[2, joint_idx] = acc
-        if vel is not None:
-            full[1, joint_idx] = vel
-        positions = full[0] if at is None else np.where(np.isnan(at), 0.0, at)
-        theta_dd = tset.joint_accelerations_to_actuator(full[2], positions, full[1])[act_idx]
-        inertia = tset.rotors.inertia[act_idx] * tset.losses.inefficient[act_idx]
-        return inertia * theta_dd
 
     def _positions(self, joint_idx, commanded):
         """Return the joint positions to map a linkage's command at: commanded, else measured."""
@@ -403,8 +403,9 @@ class CommandMapper:
             full[:, joint_idx] = values
             fields.append(full)
         pos, vel, acc, eff = fields
+        raw_eff = eff
         if eff is not None and vel is not None:
-            eff = eff + tset.damping * vel
+            eff = effort_law.damped(tset, eff, vel)
         linkage = not tset.linear and bool(np.intersect1d(tset.linkage_joints, joint_idx).size)
         if linkage and pos is None and not (vel is None and acc is None and eff is None):
             raise ConfigError(f'joints {list(joint_names)}: a linkage maps velocities and '
@@ -429,11 +430,11 @@ class CommandMapper:
                                       + self._unreachable(joint_names))
         stages = self._stages(joint_names)
         if stages is not None and mapped[3] is not None:    # the motors' torques, planned
-            speeds = mapped[1] if mapped[1] is not None else np.full_like(mapped[3], np.nan)
-            mapped[3] = stages[0].commanded(mapped[3], speeds)
-            if mapped[2] is not None:       # rotors before an efficiency below 1
-                below = tset.losses.inefficient[act_idx]
-                mapped[3] = mapped[3] + tset.rotors.inertia[act_idx] * below * mapped[2]
+            qd = np.full_like(eff, np.nan) if vel is None else vel
+            speeds = (np.full((n_points, tset.num_actuators), np.nan) if vel is None else
+                      tset.joint_to_actuator('velocity', vel, positions=pos))
+            motors = effort_law.commanded_efforts(tset, raw_eff, qd, speeds, pos, acc)
+            mapped[3] = motors[:, act_idx]
         if check_limits:
             limits = self._command_limits(joint_names)
             for kind, joints, actuators in (('position', pos, mapped[0]),

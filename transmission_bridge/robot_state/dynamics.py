@@ -6,12 +6,11 @@ are used when one of their actuators gives a ``rotor_inertia`` or a friction (a 
 says nothing of its motors changes nothing, and one the bridge could not map is no reason
 to stop the kinematics). doc/dynamics.md has the formulas.
 
-Each term is counted once, by the node that can count it exactly (:func:`joint_side`): the
-motors' friction and a stage's efficiency act at the motor, before the gear's loss, so they
-are the bridge's (it adds them to every effort it sends); so is the rotor of a stage with an
-efficiency below 1 (its ``I θ̈`` precedes the loss: the bridge adds it where a command
-carries accelerations). The kinematics node keeps the rotors of ideal stages, which pass
-unchanged to the joints (``Tᵀ I T a``).
+Each term is counted once (:func:`~transmission_bridge.transmissions.effort_law.joint_side`,
+the commanded law's split): the motors' friction, a stage's efficiency and the rotor of a
+stage below efficiency 1 act at the motor, before the gear's loss, so they are the bridge's
+(its one commanded law adds them to every effort it sends); the kinematics node keeps the
+rotors of ideal stages, which pass unchanged to the joints (``Tᵀ I T a``).
 """
 
 import numpy as np
@@ -19,6 +18,7 @@ import numpy as np
 from .settings import TRANSMISSIONS_FILE
 from ..kinematics import ModelError
 from ..transmissions import ConfigError, load_transmissions
+from ..transmissions.effort_law import joint_side
 from ..transmissions.urdf import transmissions_from_urdf
 
 
@@ -55,26 +55,6 @@ def motor_transmissions(model, source, path, warn):
              f'{exc}')
         return False
     return joint_side(tset)
-
-
-def joint_side(tset):
-    """
-    Return ``tset`` with only what the joints count of its motors (module docstring).
-
-    Every motor's friction, and the rotor of a stage whose efficiency is below 1, are left
-    to the bridge (zero here).
-    """
-    changes = {}
-    for name in tset.actuator_names:
-        a = tset.actuator(name)
-        fields = {}
-        if a.viscous_friction or a.coulomb_friction:
-            fields.update(viscous_friction=0.0, coulomb_friction=0.0)
-        if a.rotor_inertia and (a.efficiency_driving != 1.0 or a.efficiency_driven != 1.0):
-            fields['rotor_inertia'] = 0.0
-        if fields:
-            changes[name] = fields
-    return tset.replace_fields(actuators=changes) if changes else tset
 
 
 def warm_up_dynamics(model):

@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from . import cli
+from ..transmissions import effort_law
 
 PROG = 'transmission_bridge_identify excite'
 ARGUMENT_LIMIT = 128 * 1024     # bytes: Linux's longest single command-line argument
@@ -206,10 +207,12 @@ def goal_yaml(excitation, limits, names, periods, lead_in, step):
 
     Every joint of ``names`` is in the goal: the excited ones follow the excitation, the
     others hold ``limits.base``. Each point's efforts are the model's inverse dynamics
-    there (the links'; the bridge adds its damping, gear losses and rotors), the springs'
-    or the motors' feed-forward.
+    there with the joint side's rotors (``effort_law.joint_side``: the links' and the ideal
+    stages' rotors; the bridge's one commanded law adds the damping, gear losses, friction
+    and the other rotors), the springs' or the motors' feed-forward.
     """
     model = limits.model
+    side = None if limits.tset is None else effort_law.joint_side(limits.tset)
     duration = periods * excitation.period
     times = np.arange(1, int(round(duration / step)) + 1) * step
     Q, V, A = limits.full(*excitation.sample(times))
@@ -217,8 +220,8 @@ def goal_yaml(excitation, limits, names, periods, lead_in, step):
     rest = limits.full(excitation.start[None], still, still)      # the start pose, at rest
     Q[-1], V[-1], A[-1] = rest[0][0], 0.0, 0.0                      # exactly back at rest
     columns = [model.joint_names.index(j) for j in names]
-    hold = model.inverse_dynamics(*rest)[0]
-    efforts = model.inverse_dynamics(Q, V, A)
+    hold = model.inverse_dynamics(*rest, side)[0]
+    efforts = model.inverse_dynamics(Q, V, A, side)
     lines = ['trajectory:', f'  joint_names: [{", ".join(names)}]', '  points:']
     zeros = np.zeros(len(names))
     rows = [(lead_in, rest[0][0, columns], zeros, zeros, hold[columns])]

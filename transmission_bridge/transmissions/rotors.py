@@ -8,8 +8,9 @@ configuration) the rotors' kinetic energy is ``v^T T^T diag(I) T v / 2``, so the
 the joint forces ``T^T I (T a + T-dot v)``: the velocity terms of a configuration-dependent
 ``T`` cancel to the rotors' own accelerations ``a_x = T a + T-dot v`` mapped back by
 ``T^T`` (``d/dt (T^T I T v) - d/dq (v^T T^T I T v / 2)`` with ``T-dot[a, k] = sum_j
-d²x_a/dq_k dq_j v_j``, symmetric in k, j). Friction, ``b x-dot + c sign(x-dot)`` per motor,
-is mapped by ``T^T`` too. Units: N·m or N at the joints, as the efforts the bridge maps.
+d²x_a/dq_k dq_j v_j``, symmetric in k, j). Friction, ``b x-dot + c σ(x-dot)`` per motor (the
+gear stage's law, :mod:`.losses`), is mapped by ``T^T`` too. Units: N·m or N at the joints,
+as the efforts the bridge maps.
 """
 
 import numpy as np
@@ -57,5 +58,11 @@ class RotorDynamics:
         return -np.einsum('...ak,...a->...k', T, self._friction(xdot))
 
     def _friction(self, xdot):
-        """Return each motor's friction force at its speed ``xdot``, against the motion."""
-        return self.viscous * xdot + self.coulomb * np.sign(xdot)
+        """
+        Return each motor's friction force at its speed ``xdot``, against the motion.
+
+        The gear stage's one friction law (:meth:`~.losses.Losses.friction`: ``b x-dot + c
+        σ(x-dot)``, Coulomb blended across ±w at rest), so a joint-side force and a motor's
+        commanded torque never count it two ways.
+        """
+        return self._tset.losses.friction(xdot)

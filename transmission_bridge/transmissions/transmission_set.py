@@ -107,6 +107,7 @@ class TransmissionSet:
         self._linkage_members = [[self._joint_names[j] for j in js] for _, js, _ in linkages]
         self._rotors = None
         self._losses = None
+        self._joint_side = None     # effort_law.joint_side, made on first use
 
     # --- description -------------------------------------------------------------
     @property
