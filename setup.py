@@ -45,7 +45,7 @@ class InstallWarm(install):
 
 setup(
     name=package_name,
-    version='0.7.0',
+    version='0.8.0',
     packages=find_packages(exclude=['test', 'test.*', 'bench']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),

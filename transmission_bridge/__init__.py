@@ -8,4 +8,4 @@ the numpy code as the reference and the fallback); the ROS nodes are thin shells
 them. doc/architecture.md shows where each idea lives.
 """
 
-__version__ = '0.7.0'
+__version__ = '0.8.0'
