@@ -457,8 +457,10 @@ def test_motor_holding_torques_are_what_the_bridge_makes_of_the_gravity_torques(
         assert np.array_equal(cpos, expected.position)
         assert np.array_equal(ceff, expected.effort)      # the batch path: the same bits
         # Power through the transmissions: tau . v equal on both sides of the ideal maps,
-        # the motors' friction (three have some; their stages are ideal) taken off first.
-        tau_joint = np.array([tau[names.index(j)] for j in ts.joint_names])
+        # the motors' friction (three have some; their stages are ideal) taken off first,
+        # the joints' damping at the state's motion added (NOTATION.md: one motion).
+        tau_joint = np.array([tau[names.index(j)] for j in ts.joint_names]) + ts.damping * \
+            ts.actuator_to_joint('velocity', speeds[stamp])
         motor = dict(zip(cnames, ceff))
         tau_motor = np.array([motor[a] for a in ts.actuator_names]) - ts.losses.friction(
             speeds[stamp])

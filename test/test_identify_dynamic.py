@@ -174,7 +174,7 @@ def _run_tool(args):
 
 def _split_bag(rig, name, start, end):
     """Write the excitation's [start, end) seconds again as its own bag."""
-    from transmission_bridge.tools.identify import read_states
+    from transmission_bridge.bag.states import read_states
     stamps, values = read_states(rig['root'] / 'excitation', '/actuator_states',
                                  rig['tset'].actuator_names)
     keep = (stamps - stamps[0] >= start) & (stamps - stamps[0] < end)

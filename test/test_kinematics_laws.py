@@ -71,7 +71,7 @@ def test_batch_equals_one_at_a_time(seed):
 def test_a_configuration_gives_the_same_gravity_bits_in_any_batch():
     # A fleet's workers convert bags in chunks, with BLAS on however many threads their
     # process has: the result of a configuration must not depend on either (test_fleet).
-    from transmission_bridge.kinematics import algorithms, load_model
+    from transmission_bridge.kinematics import load_model, numpy_backend as algorithms
     model = load_model(CONFIG / 'example_arm_model.yaml')
     q = random_q(model, np.random.default_rng(9), algorithms.CHUNK + 17)
     idx = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, algorithms.CHUNK - 1, algorithms.CHUNK, len(q) - 1]
@@ -112,7 +112,7 @@ def test_poses_and_gravity_in_one_pass_equal_the_separate_calls(seed):
 
 @pytest.mark.parametrize('seed', SEEDS[:2])
 def test_out_buffers_get_the_bits_of_new_results_and_are_returned(seed):
-    from transmission_bridge.kinematics import algorithms
+    from transmission_bridge.kinematics import numpy_backend as algorithms
     model = random_model(seed)
     rng = np.random.default_rng(seed)
     nb, nq = len(model.body_names), model.num_positions

@@ -103,7 +103,7 @@ def test_dynamic_parameters_are_pinocchio_s_order_about_the_body_origin():
 
 def test_a_motor_that_drives_pays_one_over_eta_f_and_a_driven_one_gets_eta_b():
     """NOTATION.md: gamma = 1/eta_f where the motor drives (tau_o v_a > 0), else eta_b."""
-    from transmission_bridge.identification.dynamic import Parameters, Rows
+    from transmission_bridge.identification.problem import Parameters, Rows
     U = np.array([[[0.2]], [[0.2]]])               # the stage output 0.2 N·m, twice
     p = Parameters(np.array([1.0]), *(np.array([x]) for x in (0.0, 0.0, 0.0, 1 / 0.8, 0.5)))
     rows = Rows(U, np.zeros((2, 1)), np.array([[1.0], [-1.0]]), np.zeros((2, 1)),

@@ -29,9 +29,9 @@ import gc
 
 import numpy as np
 
-from . import io
+from . import encode, io
 from .errors import BagError
-from .joint_state_cdr import batch_decode, build, FIELDS, JointStateBatchCodec, MSGTYPE
+from .joint_state_cdr import batch_decode, FIELDS, MSGTYPE
 from ..kinematics import holding_torques
 from ..mapping.commands import CommandMapper
 from ..mapping.measurement import Measured
@@ -343,9 +343,11 @@ def _row(joint, k):
 # --- output -----------------------------------------------------------------------------
 def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, topics, result,
            progress, keep_input, frame):
-    js_rows = _encode_joint_states(ts, joint)
-    grav_rows = _encode_gravity(ts, gravity, joint, frame) if gravity is not None else None
-    cmd_rows = _encode_commands(ts, commands, joint, frame) if commands is not None else None
+    js_rows = encode.joint_states(ts, joint)
+    grav_rows = (encode.gravity_torques(ts, gravity, joint, frame) if gravity is not None
+                 else None)
+    cmd_rows = (encode.actuator_commands(ts, commands, joint, frame) if commands is not None
+                else None)
     with io.atomic_writer(out_bag, storage) as writer:
         copies = {}
         converted = {entries[i][0].id for i in act_pos}
@@ -378,51 +380,6 @@ def _write(out_bag, storage, ts, entries, act_pos, joint, gravity, commands, top
                     result.actuator_commands += 1
             if progress and i % 20000 == 0:
                 progress('writing', i, len(entries))
-
-
-def _encode_joint_states(ts, joint):
-    if joint.batch_arrays is not None:
-        if not len(joint.stamps):
-            return []
-        sizes = [0 if a is None else a.shape[1] for a in joint.batch_arrays]
-        codec = JointStateBatchCodec(ts, joint.batch_names, joint.frame_id, sizes)
-        return [r.tobytes() for r in codec.encode(joint.stamps, [
-            a if a is not None else np.zeros((len(joint.stamps), 0))
-            for a in joint.batch_arrays])]
-    return [_serialize(ts, joint.names[k], joint.frame_ids[k], joint.stamps[k],
-                       [np.zeros(0) if a is None else a for a in joint.arrays[k]])
-            for k in range(len(joint.stamps))]
-
-
-def _encode_position_effort(ts, names, stamps, position, effort, frame):
-    """Encode rows of (position, effort) messages in ``frame``, as the nodes publish them."""
-    if not len(stamps):
-        return []
-    codec = JointStateBatchCodec(ts, names, frame, [len(names), 0, len(names)])
-    return [r.tobytes() for r in codec.encode(stamps, [position, None, effort])]
-
-
-def _encode_gravity(ts, gravity, joint, frame):
-    Q, holding, names = gravity
-    return _encode_position_effort(ts, names, joint.stamps, Q, holding, frame)
-
-
-def _encode_commands(ts, commands, joint, frame):
-    """Per joint-state row: the actuator_commands bytes, or None where refused."""
-    rows = [None] * len(commands.row_of)
-    if isinstance(commands.efforts, np.ndarray):
-        return _encode_position_effort(ts, commands.names[0] if rows else (), joint.stamps,
-                                       commands.positions, commands.efforts, frame)
-    for k, i in enumerate(commands.row_of.tolist()):
-        if i >= 0:
-            rows[k] = _serialize(ts, commands.names[i], frame, joint.stamps[k],
-                                 [commands.positions[i], np.zeros(0), commands.efforts[i]])
-    return rows
-
-
-def _serialize(ts, names, frame_id, stamp, arrays):
-    sec, nanosec = divmod(int(stamp), 1_000_000_000)
-    return bytes(ts.serialize_cdr(build(ts, names, frame_id, sec, nanosec, arrays), MSGTYPE))
 
 
 def _record_for_plot(result, tset, joint, gravity, commands):

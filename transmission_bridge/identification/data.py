@@ -2,7 +2,7 @@
 Recorded motor states made into the samples a fit reads: motion, its derivatives, torques.
 
 :func:`prepare` takes one recording's stamps and the motors' positions, velocities (NaN
-where not recorded) and efforts, in the :class:`~.dynamic.Problem`'s motor order, and
+where not recorded) and efforts, in the :class:`~.problem.Problem`'s motor order, and
 returns :class:`Samples`:
 
 1. resampled onto a uniform grid at the recording's median step (:func:`.signals.uniform`;

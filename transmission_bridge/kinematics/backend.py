@@ -2,12 +2,14 @@
 How a model's algorithms run: a backend, chosen once per model, behind one small interface.
 
 Two backends compute the same quantities from the same :class:`~.tree.TreeArrays`:
-``numpy`` (:mod:`.algorithms`, the reference, plain numpy calls) and ``numba``
+``numpy`` (:mod:`.numpy_backend`, the reference, plain numpy calls) and ``numba``
 (:mod:`.kernels`, compiled loops that walk the tree once per call; used where numba
 imports). They agree to 1e-12 of each output's scale on every corpus robot
 (test_compiled_kernels.py). ``TRANSMISSION_BRIDGE_KERNELS=numpy`` in the environment makes
 ``numpy`` the default even where numba is installed; :meth:`Model.with_kernels
-<transmission_bridge.kinematics.Model.with_kernels>` chooses per model.
+<transmission_bridge.kinematics.Model.with_kernels>` chooses per model;
+:func:`.backend_choice.make_backend` makes one (this module is the interface only: it imports
+neither backend).
 
 The interface (what :class:`~transmission_bridge.kinematics.Model` and the kinematics node
 call; a backend implements the methods marked *)::
@@ -37,41 +39,15 @@ call; a backend implements the methods marked *)::
     Workspace.poses(), pose_rows(out), parent_pose_writer(bodies)   from the frames (shared)
 """
 
-import os
 import threading
 
 import numpy as np
 
 from . import _checks
-from .errors import ModelError
 from .spatial import pick_quaternions, POSE_TABLE_TRANSPOSED
 
 KERNELS_ENV = 'TRANSMISSION_BRIDGE_KERNELS'
 KINDS = ('numpy', 'numba')
-
-
-def make_backend(tree, kind=None, fallback=False):
-    """
-    Return the backend ``kind`` ('numpy' or 'numba') for ``tree``.
-
-    ``kind`` None: 'numba' where it imports and :data:`KERNELS_ENV` does not say 'numpy',
-    else 'numpy'. 'numba' where numba does not import raises :class:`ModelError` saying why,
-    unless ``fallback`` (a model unpickled where numba is missing): then 'numpy'.
-    """
-    from . import kernels
-    if kind is None:
-        wanted = os.environ.get(KERNELS_ENV, '').strip().lower()
-        kind = 'numba' if kernels.AVAILABLE and wanted != 'numpy' else 'numpy'
-    if kind == 'numba':
-        if kernels.AVAILABLE:
-            return kernels.NumbaBackend(tree)
-        if not fallback:
-            raise ModelError(f"kernels 'numba': not available ({kernels.REASON})")
-        kind = 'numpy'
-    if kind == 'numpy':
-        from .algorithms import NumpyBackend
-        return NumpyBackend(tree)
-    raise ModelError(f"kernels must be 'numpy' or 'numba', got {kind!r}")
 
 
 class Backend:

@@ -9,7 +9,7 @@ Batch dimensions first, as numpy: ``q`` (nq,) or (..., nq).
 import numpy as np
 
 from . import _checks
-from .backend import make_backend
+from .backend_choice import make_backend
 from .errors import ModelError
 from .spatial import invert
 

@@ -28,7 +28,7 @@ before children); movable joints give ``q`` in that order.
 import numpy as np
 
 from . import _checks
-from .backend import make_backend
+from .backend_choice import make_backend
 from .body import Body, WORLD
 from .dynamics import DynamicsMixin
 from .editing import EditingMixin

@@ -1,7 +1,7 @@
 """
 The reference dynamics: inverse dynamics (Newton-Euler) and the mass matrix (composite bodies).
 
-numpy over a batch, batch-last like :meth:`.algorithms.NumpyBackend.frames_batch`: every
+numpy over a batch, batch-last like :meth:`.numpy_backend.NumpyBackend.frames_batch`: every
 quantity of a body is an array of its (N) configurations, one numpy call per body and step.
 The compiled twin is :mod:`.kernels.dynamics`; the two agree to 1e-12 of each output's scale
 (test_dynamics.py), and both agree with Pinocchio's ``rnea``/``crba``.

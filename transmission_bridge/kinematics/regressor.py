@@ -78,7 +78,7 @@ def regressor(model, q, v, a, bodies=None, kernels=None, out=None):
     ``out``: an array of the result's shape to write into and return (a loop over batches
     that reuses it skips the zeroing of fresh pages).
     """
-    from .algorithms import NumpyBackend
+    from .numpy_backend import NumpyBackend
     from .backend import KERNELS_ENV
     from . import kernels as compiled
     if kernels is None:

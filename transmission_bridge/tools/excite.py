@@ -75,14 +75,15 @@ _Failure = cli.Failure
 
 
 def _run(args):
-    from ..identification import dynamic, excitation
+    from ..identification import excitation
+    from ..identification.problem import Problem
     from ..kinematics import load_model, ModelError
     from ..transmissions import ConfigError, load_transmissions
     _check(args)
     try:
         model = load_model(args.model)
         tset = load_transmissions(args.transmissions) if args.transmissions else None
-        problem = dynamic.Problem(model, tset)
+        problem = Problem(model, tset)
     except (ModelError, ConfigError, OSError) as exc:
         raise _Failure(str(exc)) from None
     names = list(tset.joint_names) if tset is not None else list(model.joint_names)

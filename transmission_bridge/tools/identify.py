@@ -209,6 +209,7 @@ def samples_of_bag(bag, joints, tset, options):
     Runs in a Dask worker for many bags; raises BagError naming the bag when it cannot be
     read, has no message on the topic, or no efforts.
     """
+    from ..bag.states import read_states
     from ..kinematics.identification import static_samples
     topic, speed_threshold, min_static = options
     names = tset.actuator_names if tset is not None else tuple(joints)
@@ -223,71 +224,6 @@ def samples_of_bag(bag, joints, tset, options):
                                    speed_threshold, min_static)
     keep = np.isfinite(q).all(axis=1)
     return {'q': q[keep], 'tau': tau[keep]}
-
-
-def read_states(bag, topic, names):
-    """
-    Return ``(stamps s, values (N, 3, len(names)))``: positions, velocities, efforts of ``names``.
-
-    NaN where a message had no such name or field. Raises BagError naming the bag when it
-    cannot be read, has no message on ``topic``, none naming any of ``names``, or no efforts.
-    """
-    from ..bag.errors import BagError
-    from ..bag.io import iter_messages, open_reader, typestore
-    from ..bag.joint_state_cdr import batch_decode
-    index = {n: i for i, n in enumerate(names)}
-    store = typestore()
-    reader = open_reader(bag)
-    try:
-        connections = [c for c in reader.connections if c.topic == topic]
-        if not connections:
-            raise BagError(f'{bag}: no {topic} messages (topics: '
-                           f'{", ".join(sorted({c.topic for c in reader.connections}))})')
-        messages = [(c.msgtype, log_ns, raw) for c, log_ns, raw in
-                    iter_messages(reader, connections)]
-    finally:
-        reader.close()
-    raws = [bytes(raw) for _, _, raw in messages]
-    batch = batch_decode(store, raws) if all(
-        t == 'sensor_msgs/msg/JointState' for t, _, _ in messages) else None
-    if batch is not None:                   # one layout: the whole topic as one array
-        first, stamps_ns, arrays = batch
-        seen = tuple(first.name)
-        stamps = np.where(stamps_ns > 0, stamps_ns, [log for _, log, _ in messages]) * 1e-9
-        values = np.full((len(raws), 3, len(names)), np.nan)
-        pairs = [(k, index[n]) for k, n in enumerate(seen) if n in index]
-        for field, array in enumerate(arrays):
-            if array is not None and pairs:
-                src, dst = map(list, zip(*pairs))
-                values[:, field, dst] = array[:, src]
-        return _checked(bag, topic, names, set(seen), stamps, values)
-    stamps, rows, seen = [], [], set()
-    for msgtype, log_ns, raw in messages:
-        msg = store.deserialize_cdr(raw, msgtype)
-        row = np.full((3, len(names)), np.nan)
-        seen.update(msg.name)
-        for field, values in enumerate((msg.position, msg.velocity, msg.effort)):
-            if len(values) == len(msg.name):
-                for name, value in zip(msg.name, values):
-                    if name in index:
-                        row[field, index[name]] = value
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        stamps.append(stamp if stamp > 0 else log_ns * 1e-9)
-        rows.append(row)
-    return _checked(bag, topic, names, seen, np.array(stamps),
-                    np.array(rows).reshape(-1, 3, len(names)))
-
-
-def _checked(bag, topic, names, seen, stamps, values):
-    """Return ``(stamps, values)``, or BagError when they name none of ``names`` or no effort."""
-    from ..bag.errors import BagError
-    if not seen & set(names):
-        raise BagError(f'{bag}: the {topic} messages name none of {", ".join(names[:4])}'
-                       f'{", ..." if len(names) > 4 else ""} (they name '
-                       f'{", ".join(sorted(seen)[:4]) or "nothing"}): another robot?')
-    if not np.isfinite(values[:, 2]).any():
-        raise BagError(f'{bag}: the {topic} messages carry no efforts')
-    return stamps, values
 
 
 def _fit_all(model, q, tau, known):

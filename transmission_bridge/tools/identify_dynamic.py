@@ -3,7 +3,7 @@
 
 Per bag (on Dask for many, or when asked): the motors' states read, resampled, filtered and
 differentiated (:mod:`..identification.data`), then at each pass the square-root normal
-equations of its rows (:class:`..identification.dynamic.Normal`), merged in bag order. The
+equations of its rows (:class:`..identification.problem.Normal`), merged in bag order. The
 fit (:func:`..identification.dynamic.solve`) is repeated over fresh factors while a row
 changes its power-flow direction (at most :data:`MAX_PASSES`). Writes the model (only the
 ``<inertial>`` elements changed) and, with --output-transmissions, the transmissions YAML
@@ -23,14 +23,14 @@ MAX_PASSES = 4
 def run(args, model, tset, bags, failure):
     """Identify; return the exit code (``failure``: the tool's one-line error type)."""
     from ..bag.errors import BagError
-    from ..identification import dynamic
+    from ..identification.problem import Problem
     from ..kinematics import ModelError
     _outputs(args, failure)
     if not (args.cutoff > 0 and args.rate > 0 and args.min_speed >= 0):
         raise failure(f'--cutoff and --rate must be > 0 and --min-speed >= 0, got '
                       f'{args.cutoff}, {args.rate} and {args.min_speed}')
     try:
-        problem = dynamic.Problem(model, tset, args.min_speed)
+        problem = Problem(model, tset, args.min_speed)
     except ModelError as exc:
         raise failure(str(exc)) from None
     outside = [j for j in model.joint_names if j not in set(
@@ -87,7 +87,7 @@ def _outputs(args, failure):
 def prepare_bag(bag, problem, options):
     """Return ``(train, held_out)`` samples of one bag (a Dask task; BagError names it)."""
     from ..identification.data import prepare
-    from .identify import read_states
+    from ..bag.states import read_states
     topic, cutoff, rate = options
     stamps, values = read_states(bag, topic, problem.names)
     return prepare(problem, stamps, values[:, 0], values[:, 1], values[:, 2], cutoff, rate)
@@ -95,7 +95,7 @@ def prepare_bag(bag, problem, options):
 
 def normal_of(samples, problem, pi):
     """Return the :class:`Normal` of ``samples`` classified at ``pi`` (a Dask task)."""
-    from ..identification.dynamic import Normal
+    from ..identification.problem import Normal
     if isinstance(samples, dict):                  # a bag prepared on the worker
         samples = samples['train']
     normal = Normal(problem.num_motors, problem.num_link)

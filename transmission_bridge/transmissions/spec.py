@@ -262,3 +262,30 @@ class TransmissionSpec:
                                        [j.upper_limit for j in self.joints],
                                        [j.damping for j in self.joints])
         return self.transmission_class(ar, jr, off)
+
+
+@dataclasses.dataclass(frozen=True)
+class SkippedTransmission:
+    """A transmission of a robot file that was not bridged: its name, type and joints."""
+
+    name: str
+    type: str  # noqa: A003 (as in the file)
+    joints: tuple
+    reason: str = 'not a type this package maps'
+
+    def describe(self):
+        """Return one sentence naming it, its type, why, and its joints."""
+        return (f'transmission {self.name!r} of type {self.type!r} skipped ({self.reason}); '
+                f'its joints are not bridged: {", ".join(self.joints) or "none"}')
+
+
+def unique_names(named, kind):
+    """Refuse a name given twice; ``named``: (name, its transmission's name or None) pairs."""
+    seen = {}
+    for n, owner in named:
+        if n in seen:
+            where = ('' if owner is None else f' (in transmission {seen[n]!r} and in '
+                     f'transmission {owner!r})' if seen[n] != owner else
+                     f' (twice in transmission {owner!r})')
+            raise ConfigError(f'duplicate {kind} name {n!r}{where}')
+        seen[n] = owner

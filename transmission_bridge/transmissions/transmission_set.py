@@ -22,40 +22,27 @@ array([[0.2],
        [0.3]])
 """
 
-import dataclasses
 import math
 
 import numpy as np
 
 from . import linkage_loops
 from .base import last_dimension
-from .compiled import JointStateMap, LinearStateMap, LinearTerms
+from .compiled import LinearStateMap, LinearTerms
 from .errors import ConfigError
 from .interfaces import map_kind, POSITION, VELOCITY
 from .limits import CommandLimits
 from .linkage import pack
+from .membership import Membership
+from .set_changes import ChangesMixin
+from .set_streams import StreamsMixin
+from .spec import unique_names
 
 
 _KINDS = ('velocity', 'effort')     # position = the velocity map plus the joint offsets
-_CHUNK = 4096                       # states per step of a batched joint_state
 
 
-@dataclasses.dataclass(frozen=True)
-class SkippedTransmission:
-    """A transmission of a robot file that was not bridged: its name, type and joints."""
-
-    name: str
-    type: str  # noqa: A003 (as in the file)
-    joints: tuple
-    reason: str = 'not a type this package maps'
-
-    def describe(self):
-        """Return one sentence naming it, its type, why, and its joints."""
-        return (f'transmission {self.name!r} of type {self.type!r} skipped ({self.reason}); '
-                f'its joints are not bridged: {", ".join(self.joints) or "none"}')
-
-
-class TransmissionSet:
+class TransmissionSet(ChangesMixin, StreamsMixin):
     """An immutable, validated collection of named transmissions (see module docstring)."""
 
     def __init__(self, specs, warnings=(), skipped=()):
@@ -64,15 +51,16 @@ class TransmissionSet:
         self._skipped = tuple(skipped)
         if not specs:
             raise ConfigError('transmissions: at least one transmission is required')
-        _unique(((s.name, None) for s in specs), 'transmission')
-        _unique(((a.name, s.name) for s in specs for a in s.actuators), 'actuator')
-        _unique(((j.name, s.name) for s in specs for j in s.joints), 'joint')
+        unique_names(((s.name, None) for s in specs), 'transmission')
+        unique_names(((a.name, s.name) for s in specs for a in s.actuators), 'actuator')
+        unique_names(((j.name, s.name) for s in specs for j in s.joints), 'joint')
         self._specs = specs
         self._transmissions = tuple(s.build() for s in specs)
         self._actuator_names = tuple(a.name for s in specs for a in s.actuators)
         self._joint_names = tuple(j.name for s in specs for j in s.joints)
         self._actuator_index = {n: i for i, n in enumerate(self._actuator_names)}
         self._joint_index = {n: i for i, n in enumerate(self._joint_names)}
+        self._membership = Membership(specs, self._joint_index, self._actuator_index)
         self._joint_specs = {j.name: j for s in specs for j in s.joints}
         self._actuator_specs = {a.name: a for s in specs for a in s.actuators}
         self._offsets = np.array([j.offset for s in specs for j in s.joints])
@@ -84,10 +72,9 @@ class TransmissionSet:
         with np.errstate(all='ignore'):       # extreme reductions overflow as the formulas do
             a2j = {kind: self._compiled('a2j', kind) for kind in _KINDS}
             j2a = {kind: self._compiled('j2a', kind) for kind in _KINDS}
-        actuators_of = [[self._actuator_index[a.name] for a in s.actuators]
-                        for s in specs for _ in s.joints]
-        joints_of = [[self._joint_index[j.name] for j in s.joints]
-                     for s in specs for _ in s.actuators]
+        members = self._membership
+        actuators_of = [members.joint_actuators[j] for j in range(self.num_joints)]
+        joints_of = [members.joints[t] for t in members.of_actuator]
         widest = max([2] + [len(s.actuators) for s in specs if s.is_linear])   # two at least
         self._a2j = {kind: LinearTerms(m, actuators_of, widest) for kind, m in a2j.items()}
         self._j2a = {kind: LinearTerms(m, joints_of, widest) for kind, m in j2a.items()}
@@ -359,62 +346,6 @@ class TransmissionSet:
                                                  *fields, has, *self._linkages, *out, status)
         return out
 
-    def state_map(self, damped=True):
-        """
-        Return a new :class:`~.compiled.JointStateMap`: a stream's actuator states to joints.
-
-        What the bridge keeps for its stream of actuator states (and the offline converter
-        for a bag's): it maps the three actuator rows flattened, then a 1.0, to joint
-        positions with their offsets, velocities, and efforts after the gear stages' losses
-        and the damping loss (``damped`` False: the ideal maps, before both), and keeps what
-        a linkage needs from one state to the next (its last solution).
-        """
-        damping = self._damping if damped else np.zeros(self.num_joints)
-        linkages = None
-        if self._linkages is not None:
-            layout, floats = self._linkages
-            if not damped:
-                floats = self._undamped_linkages()
-            linkages = (layout, floats, self._linkage_members)
-        losses = None if not damped or self.losses.lossless else self.losses
-        return JointStateMap(self._linear_state, damping, linkages, losses)
-
-    def _undamped_linkages(self):
-        layout, floats = self._linkages
-        floats = floats.copy()
-        for m in range(layout[0]):
-            h = linkage_loops.L_HEADER + linkage_loops.L_WIDTH * m
-            n, g_at = layout[h], layout[h + 2]
-            start = g_at + n * (linkage_loops.J_WIDTH + linkage_loops.A_WIDTH)
-            floats[start:start + n] = 0.0
-        return floats
-
-    def joint_state(self, values):
-        """
-        Map actuator states ``(..., 3, nA)`` (position, velocity, effort) to joint states.
-
-        Returns ``(..., 3, nJ)``: what the bridge publishes for that state, joint
-        positions with their offsets, velocities, and efforts after the damping loss
-        (:meth:`damped_joint_effort`). The states are taken in order, as one stream, by a
-        new :meth:`state_map` (a linkage's first from the zero pose): each element has the
-        bits of the separate maps, and the same bits for one state or a whole bag. The live
-        bridge and the offline converter call the same map. A linkage state refused is NaN
-        in its joints.
-        """
-        v = np.asarray(values, dtype=float)
-        lead = v.shape[:-2]
-        if v.shape[-2:] != (3, self.num_actuators):
-            raise ConfigError(f'actuator states must have shape (..., 3, {self.num_actuators}), '
-                              f'got {v.shape}')
-        rows = v.reshape(-1, 3 * self.num_actuators)
-        out = np.empty((len(rows), 3, self.num_joints))
-        stream = self.state_map()
-        for start in range(0, len(rows), _CHUNK):   # the terms take 9 doubles per joint
-            chunk = rows[start:start + _CHUNK]
-            flat = np.concatenate([chunk, np.ones((len(chunk), 1))], axis=1)
-            stream(flat, out[start:start + _CHUNK])
-        return out.reshape(lead + (3, self.num_joints))
-
     def _compiled(self, direction, kind):
         """
         Return the dense matrix of one map of the whole set (rows = outputs).
@@ -474,91 +405,19 @@ class TransmissionSet:
             return tau - loss
         return np.where(np.isfinite(v), tau - loss, tau)
 
+    @property
+    def membership(self):
+        """Return the :class:`~.membership.Membership`: which joints and motors go together."""
+        return self._membership
+
     def coverage(self, joint_names):
         """
         Return (joint indices, actuator indices) of the transmissions ``joint_names`` cover.
 
-        Every name must be a known joint, and every transmission touched must be
-        covered whole; otherwise ConfigError names the unknown joints or the
-        transmission and the joints missing from it. Actuator indices are in
-        set order.
+        :meth:`.membership.Membership.coverage`: ConfigError names an unknown joint, or a
+        transmission only partly covered and the joints missing from it.
         """
-        names = list(joint_names)
-        unknown = [n for n in names if n not in self._joint_index]
-        if unknown:
-            raise ConfigError(f'unknown joints {unknown}')
-        _unique(((n, None) for n in names), 'joint')
-        given = set(names)
-        touched = []
-        for spec in self._specs:
-            joints = [j.name for j in spec.joints]
-            present = [n for n in joints if n in given]
-            if present and len(present) != len(joints):
-                missing = [n for n in joints if n not in given]
-                raise ConfigError(
-                    f'transmission {spec.name!r} is only partly covered: missing joints {missing}')
-            if present:
-                touched.append(spec)
-        actuators = np.array([self._actuator_index[a.name] for s in touched for a in s.actuators],
-                             dtype=np.intp)
-        joints = np.array([self._joint_index[n] for n in names], dtype=np.intp)
-        return joints, actuators
-
-    # --- changes -----------------------------------------------------------------
-    def replace_joint(self, name, **changes):
-        """Return a new set with fields of joint ``name`` changed (validated)."""
-        return self.replace_fields(joints={name: changes})
-
-    def replace_fields(self, joints=None, actuators=None, matrices=None):
-        """
-        Return a new set with fields of several joints and actuators changed, built once.
-
-        ``joints`` and ``actuators`` map a name to ``{field: value}``, ``matrices`` a
-        coupling's name to its new matrix. Validated as one set: raises ConfigError naming
-        the item and the value if a change is invalid.
-        """
-        joints, actuators, matrices = joints or {}, actuators or {}, matrices or {}
-        for name in joints:
-            self.joint(name)
-        for name in actuators:
-            self.actuator(name)
-        couplings = {s.name for s in self._specs if s.matrix is not None}
-        for name in matrices:
-            if name not in couplings:
-                raise ConfigError(f'no coupling transmission called {name!r}')
-
-        def changed(items, new):
-            return tuple(dataclasses.replace(x, **new[x.name]) if x.name in new else x
-                         for x in items)
-        try:
-            return TransmissionSet((dataclasses.replace(
-                s, joints=changed(s.joints, joints), actuators=changed(s.actuators, actuators),
-                matrix=matrices.get(s.name, s.matrix))
-                for s in self._specs), self._warnings, self._skipped)
-        except TypeError as exc:
-            raise ConfigError(str(exc)) from None
-
-    def with_joint_offsets(self, offsets):
-        """Return a new set whose joint offsets are ``offsets`` (joint order)."""
-        values = last_dimension(offsets, self.num_joints, 'joint offset')
-        return self.replace_fields(joints={name: {'offset': float(v)}
-                                           for name, v in zip(self._joint_names, values)})
-
-    def calibrated_offsets(self, actuator_positions):
-        """
-        Offsets that make ``actuator_positions`` map exactly to the default positions.
-
-        The position map is ``x_j = f(x_a) + off``, so the new offset is
-        ``default - f(x_a)``, with ``f`` evaluated at zero offsets. Raises
-        ConfigError if a position is not finite.
-        """
-        x_a = last_dimension(actuator_positions, self.num_actuators, 'actuator position')
-        bad = [self._actuator_names[i] for i in np.flatnonzero(~np.isfinite(x_a))]
-        if bad:
-            raise ConfigError(f'no finite position for actuators {bad}')
-        zero = self.with_joint_offsets(np.zeros(self.num_joints))
-        f_a = zero.actuator_to_joint('position', x_a)
-        return self._defaults - f_a
+        return self._membership.coverage(joint_names, self._joint_index)
 
     def __eq__(self, other):
         return isinstance(other, TransmissionSet) and other._specs == self._specs
@@ -576,15 +435,3 @@ def _flat(states):
     flat = np.ones(lead + (states.shape[-2] * states.shape[-1] + 1,))
     flat[..., :-1] = states.reshape(lead + (-1,))
     return flat
-
-
-def _unique(named, kind):
-    """Refuse a name given twice; ``named``: (name, its transmission's name or None) pairs."""
-    seen = {}
-    for n, owner in named:
-        if n in seen:
-            where = ('' if owner is None else f' (in transmission {seen[n]!r} and in '
-                     f'transmission {owner!r})' if seen[n] != owner else
-                     f' (twice in transmission {owner!r})')
-            raise ConfigError(f'duplicate {kind} name {n!r}{where}')
-        seen[n] = owner

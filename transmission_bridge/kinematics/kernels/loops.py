@@ -1,7 +1,7 @@
 """
 The compiled loops of the numba backend: the chain algorithms walking the tree once per call.
 
-The same formulas as the numpy reference (:mod:`..tree`, :mod:`..algorithms`), written as
+The same formulas as the numpy reference (:mod:`..tree`, :mod:`..numpy_backend`), written as
 loops over the bodies so that one call has no per-body Python overhead: a humanoid's
 gravity costs a few microseconds instead of a numpy call per body. One difference of form:
 ``sin(a)`` and ``sin²(a/2)`` come from one ``sin``/``cos`` pair of ``a/2`` (``sin a = 2

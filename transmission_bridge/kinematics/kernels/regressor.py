@@ -21,7 +21,7 @@ def body_columns(S, XT, v, a, gravity, parent, coord, qidx, qmul, index, on_path
     Write each sample's columns into ``out`` (n, nc, 10 * len(index)).
 
     Sample-major inputs: ``S`` (n, nb, 6) each body's joint motion in the world (zero for a
-    fixed joint), ``XT`` (n, nb + 1, 4, 3) the poses (:meth:`..algorithms.NumpyBackend.
+    fixed joint), ``XT`` (n, nb + 1, 4, 3) the poses (:meth:`..numpy_backend.NumpyBackend.
     frames_batch`, moved), ``v``, ``a`` (n, nq). The tree: ``parent`` (nb, -1 the world),
     ``coord``, ``qidx``, ``qmul`` per body; ``index`` the chosen bodies; ``on_path``
     (nb, nc) the coordinates at or above each body; ``joint_body`` (nc).
