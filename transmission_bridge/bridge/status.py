@@ -85,6 +85,4 @@ def status(routes, deadline, active, dropped, overload, now_ns, stale_ns):
 
 def motors_of(tset, joints):
     """Return the names of the motors of the transmissions of ``joints`` (set indices)."""
-    names = {tset.joint_names[i] for i in joints}
-    return tuple(a.name for spec in tset.specs if names & {j.name for j in spec.joints}
-                 for a in spec.actuators)
+    return tuple(tset.actuator_names[a] for a in tset.membership.motors_of(list(joints)))

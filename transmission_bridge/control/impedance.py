@@ -92,14 +92,10 @@ class ImpedanceCore:
                 if j is not None:
                     kp[i], kd[i] = self.kp[j], self.kd[j]
         self._tset, self.kp, self.kd = tset, kp, kd
-        index = tset.actuator_index
+        members = tset.membership
         #: Per transmission: its joints and its motors (set indices).
-        self.groups = [(np.array([tset.joint_index[j.name] for j in spec.joints], np.intp),
-                        np.array([index[a.name] for a in spec.actuators], np.intp))
-                       for spec in tset.specs]
-        self._group_of = np.zeros(n, dtype=np.intp)
-        for g, (joints, _) in enumerate(self.groups):
-            self._group_of[joints] = g
+        self.groups = list(zip(members.joints, members.actuators))
+        self._group_of = members.of_joint
         #: Targets q*, q̇*, τ* of every joint (NaN: none), and their version; ``shape``
         #: changes only when which transmissions have targets may have (a new target's
         #: values do not change the block a state's command goes to).
@@ -180,11 +176,6 @@ class ImpedanceCore:
     def _refuse(self, joints, why):
         self.refused += 1
         return f'joints {[self._tset.joint_names[i] for i in joints]}: {why}'
-
-    def driven_columns(self, names):
-        """Return the columns of ``names`` that springs drive."""
-        owned = self.owned
-        return np.array([k for k, n in enumerate(names) if n in owned], dtype=np.intp)
 
     # --- at every state ----------------------------------------------------------------
     def block_at(self, kept, now_ns, state, timed_out=False):

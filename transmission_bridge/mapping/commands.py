@@ -98,11 +98,6 @@ class CommandMapper:
         # Per joint-name list: the joints and actuators a command covers, its limits.
         # Computed once per name list and configuration, not per message.
         self._coverage_cache = {}
-        index = tset.joint_index            # a copy per access: once
-        self._siblings = []                 # per joint: the joints of its transmission
-        for spec in tset.specs:
-            members = [index[j.name] for j in spec.joints]
-            self._siblings.extend([members] * len(spec.joints))
         values = np.full((3, tset.num_joints), np.nan)
         if old is not None:
             old_index = old.joint_index
@@ -321,10 +316,7 @@ class CommandMapper:
         key = ('command', cols.tobytes())
         found = self._coverage_cache.get(key)
         if found is None:
-            touched = np.zeros(self._tset.num_joints, dtype=bool)
-            for j in cols:
-                touched[self._siblings[j]] = True
-            needed = np.flatnonzero(touched)
+            needed = self._tset.membership.reach(cols)
             found = self._cached(key, (needed, tuple(self._tset.joint_names[i]
                                                      for i in needed)))
         return found

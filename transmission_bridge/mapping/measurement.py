@@ -92,9 +92,8 @@ def measure(states, now_ns=None, stamp_ns=None):
     q, qd = out.position.copy(), out.velocity.copy()
     theta, thetad = out.motor_position.copy(), out.motor_velocity.copy()
     theta[stale] = thetad[stale] = np.nan
-    for i in range(states.transmissions.num_joints):
-        if stale[states.joint_actuators[i]].any():
-            q[i] = qd[i] = np.nan
+    withheld = states.transmissions.membership.joints_of_motors(stale)
+    q[withheld] = qd[withheld] = np.nan
     return Measured(q, qd, theta, thetad)
 
 

@@ -65,11 +65,7 @@ class Ownership:
         self._index = tset.joint_index
         self._goal = [None] * tset.num_joints
         self._spring = [None] * tset.num_joints
-        self._siblings = [None] * tset.num_joints
-        for spec in tset.specs:
-            members = np.array([self._index[j.name] for j in spec.joints], dtype=np.intp)
-            for i in members:
-                self._siblings[i] = members
+        self._siblings = tset.membership.joint_siblings
         self._changed()
 
     def set_springs(self, joints, owner):
@@ -98,6 +94,13 @@ class Ownership:
         """Return the owner of ``joint`` (set index): None for the plain mapping."""
         goal = self._goal[joint]
         return goal if goal is not None else self._spring[joint]
+
+    def spring_columns(self, names):
+        """Return the columns of ``names`` whose joint a spring drives (a goal above or not)."""
+        index, spring = self._index, self._spring
+        return np.array([k for k, n in enumerate(names)
+                         if index.get(n) is not None and spring[index[n]] is not None],
+                        dtype=np.intp)
 
     def split(self, names):
         """Return the :class:`Split` of a command naming ``names`` (cached per name list)."""

@@ -34,7 +34,7 @@ what to publish, or None when it did not take the message and changed nothing.
 
 import numpy as np
 
-from .state import ACCEPTED
+from .state import ACCEPTED, stale_at
 from ..ros.named_input import squares_are_finite
 from ..ros.wire import JointStateLayout, STAMP
 
@@ -233,7 +233,8 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
         stale_ns = states.stale_ns          # live: ros2 param set changes it, not the layout
         if any_others and stale_ns is not None:
             states.settle_seen()
-            if not np.array_equal(now - states.last_seen_ns[others] > stale_ns, was_stale):
+            if not np.array_equal(stale_at(states.last_seen_ns[others], now, stale_ns),
+                                  was_stale):
                 return False
         values = block.take(gather)
         if not squares_are_finite(values.reshape(-1)):

@@ -295,7 +295,7 @@ class Routes:
         """
         springs = self.springs
         if springs is not None and springs.owned:
-            driven = springs.driven_columns(names)
+            driven = self.owners.spring_columns(names)
             if len(driven):
                 joints = np.array([springs.transmissions.joint_index[names[k]]
                                    for k in driven], dtype=np.intp)

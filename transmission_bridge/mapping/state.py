@@ -176,13 +176,8 @@ class ActuatorStates:
         self.refused = {}
         self._complete = None
         self._joint_index = tset.joint_index
-        # Transmission membership of each joint, as actuator index arrays.
-        index = tset.actuator_index
-        #: Per joint, the actuators of its transmission (index arrays).
-        self.joint_actuators = []
-        for spec in tset.specs:
-            members = [index[a.name] for a in spec.actuators]
-            self.joint_actuators.extend([members] * len(spec.joints))
+        #: Per joint, the actuators of its transmission (the set's membership table).
+        self.joint_actuators = tset.membership.joint_actuators
 
     # --- input -------------------------------------------------------------------
     def ingest(self, source, names, position, velocity, effort, stamp_ns, now_ns=None):
@@ -338,9 +333,8 @@ class ActuatorStates:
         Stale: not heard from within ``timeout_ns`` (default :attr:`stale_ns`).
         """
         self.settle_seen()
-        seen = self.last_seen_ns
-        timeout = self.stale_ns if timeout_ns is None else timeout_ns
-        return (seen < 0) | (now_ns - seen > timeout)
+        return stale_at(self.last_seen_ns, now_ns,
+                        self.stale_ns if timeout_ns is None else timeout_ns)
 
     def _without_stale(self, idx, names, now_ns):
         """Return the complete joints without those of transmissions with a stale actuator."""
@@ -348,11 +342,11 @@ class ActuatorStates:
         if not stale.any():
             self.stale_joints = ()
             return idx, names
-        keep, dropped = [], []
-        for i in range(self._tset.num_joints) if idx is None else idx:
-            (dropped if stale[self.joint_actuators[i]].any() else keep).append(i)
+        withheld = self._tset.membership.joints_of_motors(stale)
+        considered = np.arange(self._tset.num_joints) if idx is None else idx
+        keep, dropped = considered[~withheld[considered]], considered[withheld[considered]]
         self.stale_joints = tuple(self._tset.joint_names[i] for i in dropped)
-        return np.array(keep, dtype=np.intp), tuple(self._tset.joint_names[i] for i in keep)
+        return keep.astype(np.intp), tuple(self._tset.joint_names[i] for i in keep)
 
     def _without_refused(self, idx, joint_map):
         """Return ``complete_joints()`` without the joints of the linkages just refused."""
@@ -413,3 +407,8 @@ def _actuator_values(n):
     flat = np.full(3 * n + 1, np.nan)
     flat[-1] = 1.0
     return flat, flat[:-1].reshape(3, n)
+
+
+def stale_at(last_seen_ns, now_ns, timeout_ns):
+    """Return which actuators are stale at ``now_ns``: never heard from (-1), or too long ago."""
+    return (last_seen_ns < 0) | (now_ns - last_seen_ns > timeout_ns)
