@@ -47,6 +47,7 @@ import math
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
 from .demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
@@ -115,6 +116,7 @@ class ActuatorSimulator(Node):
                                        np.zeros(self._tset.num_actuators)])
             self.create_subscription(JointState, 'actuator_commands', self._follow, RELIABLE_10)
         self._period = 1.0 / rate
+        self._start, self._steps = None, 0      # the physics' clock (dynamics only)
         self.create_timer(1.0 / rate, self._tick)
         self.get_logger().info(
             f'publishing {self._pub.topic_name} at {rate:g} Hz: {self._tset.num_actuators} '
@@ -171,7 +173,14 @@ class ActuatorSimulator(Node):
         msg = self._msg
         msg.header.stamp = now.to_msg()
         if self._robot is not None:
+            # Stamped with the physics' own time (one period a tick from the first tick's
+            # clock), not the clock at a late tick: a recording's time base is its dynamics'.
+            if self._start is None:
+                self._start = now
             self._robot.advance(self._period)
+            self._steps += 1
+            msg.header.stamp = Time(nanoseconds=self._start.nanoseconds + round(
+                self._steps * self._period * 1e9), clock_type=now.clock_type).to_msg()
             state = self._robot.motors()
             msg.position, msg.velocity, msg.effort = (doubles(x) for x in state)
             self._pub.publish(msg)
