@@ -201,7 +201,7 @@ def test_huge_finite_values_are_taken_without_numpy_warnings():
         'from sensor_msgs.msg import JointState',
         'from transmission_bridge.mapping.relay import StateRelay',
         'from transmission_bridge.mapping.state import ActuatorStates',
-        'from transmission_bridge.ros.named_input import NamedInput',
+        'from transmission_bridge.messages.named_input import NamedInput',
         'from transmission_bridge.transmissions import load_transmissions',
         f'ts = load_transmissions({str(CONFIG / "example_robot_transmissions.yaml")!r})',
         'states, n, names = ActuatorStates(ts), ts.num_actuators, list(ts.actuator_names)',

@@ -12,7 +12,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
-from transmission_bridge.ros.wire import JointStateLayout
+from transmission_bridge.messages.wire import JointStateLayout
 
 STORE = io.typestore()
 SHAPES = [  # names, frame_id, sizes: odd string lengths put padding everywhere
@@ -193,7 +193,7 @@ def test_an_inbox_takes_a_matching_message_and_nothing_else():
 ])
 def test_transforms_template_is_what_rclpy_and_rosbags_read(pairs):
     tf2_msgs = pytest.importorskip('tf2_msgs.msg', reason='tf2_msgs is not installed')
-    from transmission_bridge.ros.wire import TransformsTemplate
+    from transmission_bridge.messages.wire import TransformsTemplate
     rng = np.random.default_rng(len(pairs))
     t = TransformsTemplate(pairs)
     for sec, nanosec in ((7, 123), (2**31 - 1, 999_999_999)):

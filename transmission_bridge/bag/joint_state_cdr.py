@@ -3,7 +3,7 @@ Decode and encode many sensor_msgs/JointState at once when they share one byte l
 
 A JointState's CDR bytes have a fixed layout once its names, frame_id and array
 lengths are fixed: only the stamp and the doubles change from message to message.
-The layout is the nodes' own (:class:`transmission_bridge.ros.wire.JointStateLayout`, from
+The layout is the nodes' own (:class:`transmission_bridge.messages.wire.JointStateLayout`, from
 the CDR rules), checked here against the rosbags serializer on a probe message with
 sentinel values; then a whole bag of same-layout messages becomes numpy slices of one
 ``(N, length)`` byte array. Padding bytes are not compared, so bags recorded from
@@ -12,7 +12,7 @@ Fast-CDR publishers (uninitialised padding) take the vectorised path too.
 
 import numpy as np
 
-from ..ros import wire
+from ..messages import wire
 
 MSGTYPE = 'sensor_msgs/msg/JointState'
 FIELDS = wire.FIELDS

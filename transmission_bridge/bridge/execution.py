@@ -21,8 +21,8 @@ from .settings import COMMAND_TIMEOUT, GOAL_SETTINGS, ON_COMMAND_TIMEOUT, SPRING
 from .springs import Springs
 from .status import motors_of
 from ..mapping.deadline import CommandDeadline
+from ..messages.named_input import seconds_to_ns
 from ..ros.conversions import doubles
-from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import StartupError
 from ..ros.settings import declare_settings, refusal
 from ..transmissions import ConfigError

@@ -21,10 +21,10 @@ from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, EncoderTurns, FOLLOW_JO
                        HELP, LIMIT_COMMANDS, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
                        TRANSMISSIONS_FILE)
 from ..mapping.routes import Routes
+from ..messages.named_input import seconds_to_ns
 from ..ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
 from ..ros.conversions import name_values, now_ns_function, TypedJointStates
 from ..ros.diagnostics import diagnostics
-from ..ros.named_input import seconds_to_ns
 from ..ros.node_main import exit_with, run_node, StartupError
 from ..ros.robot_parameters import RobotParameters
 from ..ros.settings import declare_settings, refusal

@@ -15,9 +15,9 @@ import struct
 
 from .settings import gain_name, GAINS, IMPEDANCE_OUTPUT
 from ..control.impedance import ImpedanceCore
+from ..messages.wire import JointStateLayout, STAMP, Template
 from ..ros.configurable import RELIABLE_10
 from ..ros.settings import per_joint_values, prefixed_refusal
-from ..ros.wire import JointStateLayout, STAMP, Template
 from ..transmissions import ConfigError
 
 _STAMP_AT = 4     # header.stamp, after CDR's 4-byte encapsulation

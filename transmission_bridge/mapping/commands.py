@@ -2,7 +2,7 @@
 The bridge's command side, without ROS: joint-space commands mapped to each motor's share.
 
 Streaming commands (:meth:`CommandMapper.map_command`, JointState with joint names) take the
-same checks as actuator states (:class:`~transmission_bridge.ros.named_input.NamedInput`),
+same checks as actuator states (:class:`~transmission_bridge.messages.named_input.NamedInput`),
 and a NaN is refused too (a motor must not be sent "unknown"). A command for one joint of a
 differential or four-bar needs the other joint: its last commanded value (per interface)
 is used, and with none yet the command is refused with a reason. Trajectories
@@ -39,8 +39,8 @@ import typing
 import numpy as np
 
 from .state import IngestResult
-from ..ros import named_input
-from ..ros.named_input import NamedInput
+from ..messages import named_input
+from ..messages.named_input import NamedInput
 from ..transmissions import ConfigError, effort_law
 
 

@@ -6,7 +6,7 @@ calls the core (:meth:`ActuatorStates.ingest <.state.ActuatorStates.ingest>`,
 :meth:`CommandMapper.map_command <.commands.CommandMapper.map_command>`) and publishes a
 message object: it is the reference, and it handles everything. Afterwards it lets the fast
 path *learn* the message. The **fast** route takes the next messages of the same byte
-layout (:class:`~transmission_bridge.ros.wire.JointStateLayout`: names, frame_id length,
+layout (:class:`~transmission_bridge.messages.wire.JointStateLayout`: names, frame_id length,
 array sizes; the frame_id's characters may change) without decoding them, and publishes
 bytes written into a template. Both routes give the same bytes for the same input
 (test_fast_path.py, message by message over a hostile stream), and a message the fast
@@ -35,8 +35,8 @@ what to publish, or None when it did not take the message and changed nothing.
 import numpy as np
 
 from .state import ACCEPTED, stale_at
-from ..ros.named_input import squares_are_finite
-from ..ros.wire import JointStateLayout, STAMP
+from ..messages.named_input import squares_are_finite
+from ..messages.wire import JointStateLayout, STAMP
 
 _NOT_TAKEN = None
 

@@ -25,8 +25,8 @@ from .measurement import motor_velocities
 from .ownership import Ownership
 from .relay import CommandCodec, StateRelay
 from .state import ActuatorStates
-from ..ros.named_input import report_input
-from ..ros.wire import JointStateLayout, STAMP
+from ..messages.named_input import report_input
+from ..messages.wire import JointStateLayout, STAMP
 from ..transmissions import ConfigError
 
 _NONE = np.zeros(0, dtype=np.intp)

@@ -44,8 +44,8 @@ import numpy as np
 
 from .encoders import EncoderTracks
 from .measurement import measure, VelocityHistory
-from ..ros import named_input
-from ..ros.named_input import NamedInput
+from ..messages import named_input
+from ..messages.named_input import NamedInput
 from ..transmissions.linkage import STATUS_TEXT
 
 

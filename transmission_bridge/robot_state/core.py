@@ -5,7 +5,7 @@ Joints a message does not carry keep their last reported value, or the default
 position (and zero velocity) until first reported. Mimic joints a message carries (as
 joint_state_publisher sends them) are ignored, not counted as unknown: the model derives
 their positions from their drivers'. Input checks are
-:class:`~transmission_bridge.ros.named_input.NamedInput`'s; in addition a NaN position
+:class:`~transmission_bridge.messages.named_input.NamedInput`'s; in addition a NaN position
 or velocity leaves that joint's previous value in place (counted as
 ``unknown_values``). A stamp older than the previous one (a looping bag) forgets
 every reported value. With :attr:`KinematicsCore.stale_ns` set, a joint reported once and
@@ -33,8 +33,8 @@ import numpy as np
 
 from ..kinematics import holding_torques, ModelError
 from ..kinematics.spatial import invert, pose_rows
-from ..ros import named_input
-from ..ros.named_input import NamedInput
+from ..messages import named_input
+from ..messages.named_input import NamedInput
 
 
 SOURCE = 'joint_states'          # the one input whose stamps are checked

@@ -4,7 +4,7 @@ The kinematics node's fast path: a steady joint_states stream answered from byte
 As in the bridge (``bridge/fast.py``), every message has two routes. The **typed** route,
 in the node, decodes it, calls :meth:`KinematicsCore.ingest <.core.KinematicsCore.ingest>`
 and publishes message objects (:mod:`.messages`); afterwards the fast path *learns* its
-byte layout (:class:`~transmission_bridge.ros.wire.JointStateLayout`; the input's frame_id
+byte layout (:class:`~transmission_bridge.messages.wire.JointStateLayout`; the input's frame_id
 is not read: the outputs are in the node's base frame). The **fast** route,
 :attr:`JointStatesRelay.take`, takes the next messages of that layout from their bytes
 while the invariants of the steady state hold: both arrays empty or one value per name,
@@ -19,8 +19,8 @@ message and changed nothing: the typed route's turn.
 
 from .core import SOURCE
 from ..kinematics import holding_torques
-from ..ros.named_input import squares_are_finite
-from ..ros.wire import DoublesTemplate, JointStateLayout, TransformsTemplate
+from ..messages.named_input import squares_are_finite
+from ..messages.wire import DoublesTemplate, JointStateLayout, TransformsTemplate
 
 
 def _never(data):

@@ -35,11 +35,11 @@ from .settings import (BASE_FRAME, FEED_FORWARD, FRAME_PREFIX, HELP, MODEL_FILE,
                        TRANSMISSIONS_FILE)
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
+from ..messages.named_input import report_input, seconds_to_ns
 from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
 from ..ros.conversions import (doubles, name_values, now_ns_function, stamp_to_ns,
                                transform_msgs)
 from ..ros.diagnostics import diagnostics
-from ..ros.named_input import report_input, seconds_to_ns
 from ..ros.node_main import exit_with, run_node
 from ..ros.robot_parameters import RobotParameters
 from ..ros.settings import declare_settings, refusal

@@ -1,6 +1,6 @@
 """
 What both nodes share: process entry, parameters, diagnostics and launch support.
 
-Also the rclpy-free pieces their cores and fast paths use: the input checks
-(:mod:`.named_input`) and the CDR byte layouts (:mod:`.wire`).
+The rclpy-free pieces their cores and fast paths use, the input checks and the CDR byte
+layouts, are :mod:`transmission_bridge.messages`.
 """
