@@ -211,11 +211,12 @@ class CommandMapper:
                 notes += said
         if eff is not None:
             # One motion for every velocity term (effort_law): the command's, else measured.
-            qd, speeds = self._motion(vel, out[1], joint_idx, act_idx, at, stamp_ns)
+            stages = self._stages(joint_names)
+            qd, speeds = self._motion(vel, out[1], joint_idx, act_idx, at, stamp_ns,
+                                      stages is not None)
             wanted = eff
             eff = effort_law.damped(tset, eff, qd[joint_idx], joint_idx)
             out[2] = mapped('effort', eff)
-            stages = self._stages(joint_names)
             if stages is None:                  # ideal gears: as before, to the bit
                 if limits is not None:
                     _, out[2], said = limits.scale('effort', eff, out[2])
@@ -242,18 +243,25 @@ class CommandMapper:
                 out[2] = gain * tau_o + offset
         return (out_names, *out, notes)
 
-    def _motion(self, vel, motor_vel, joint_idx, act_idx, at, stamp_ns):
-        """Return ``(q̇, θ̇)`` (all): the command's own motion, else its state's (effort_law)."""
+    def _motion(self, vel, motor_vel, joint_idx, act_idx, at, stamp_ns, lossy):
+        """
+        Return ``(q̇, θ̇)`` (all): the command's own motion, else its state's (effort_law).
+
+        Only what the law will read: no damping and ideal stages (``lossy`` False) read none.
+        """
         tset = self._tset
+        damped = tset.damping[joint_idx].any()
+        unknown = (np.full(tset.num_joints, np.nan), np.full(tset.num_actuators, np.nan))
+        if not (damped or lossy):
+            return unknown
         if vel is not None:
-            qd = np.full(tset.num_joints, np.nan)
+            qd, speeds = unknown
             qd[joint_idx] = vel
-            speeds = np.full(tset.num_actuators, np.nan)
             speeds[act_idx] = motor_vel
             return qd, speeds
         speeds = self._velocities(stamp_ns)
-        if not tset.damping[joint_idx].any():
-            return np.full(tset.num_joints, np.nan), speeds
+        if not damped:
+            return unknown[0], speeds
         positions = None if at is None else np.where(np.isnan(at), 0.0, at)
         return effort_law.command_motion(tset, None, speeds, positions)
 
