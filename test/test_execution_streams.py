@@ -23,6 +23,9 @@ not 0): every state is the same, and the law's value in each phase is computed h
 the set's position map, J by central differences (never the bridge's Jacobian).
 """
 
+import bisect
+import math
+
 import numpy as np
 import pytest
 from ros_harness import started_node
@@ -186,6 +189,12 @@ def _between(t, start, end):
     return start <= t <= end
 
 
+def _last_before(times, t):
+    """Return the last of the sorted ``times`` at or before ``t`` (-inf: none)."""
+    k = bisect.bisect_right(times, t)
+    return times[k - 1] if k else -math.inf
+
+
 def _run(tmp_path, first_output, second_output):
     """Run the scenario (module docstring); return the Run with everything recorded."""
     path = tmp_path / 'robot.yaml'
@@ -290,8 +299,12 @@ def _check(run, first_output, second_output):
         if _between(stamp, stale_from, stale_to):
             assert not set(motors) & set(ANKLE_MOTORS)
             checked['stale'] += 1
+        # Targets while the test's commands flow: the last one published before this state
+        # is younger than the deadline (a starved test process may pause its stream).
+        flowing = stamp - _last_before(run.sent, stamp) < timeout - slack
         phase = ('hold' if _between(stamp, hold_from, hold_to) else
-                 'targets' if stamp < last_sent + timeout - slack or stamp > targets_again
+                 'targets' if flowing and (stamp < last_sent + timeout - slack
+                                           or stamp > targets_again)
                  else None)
         if phase is None:
             continue

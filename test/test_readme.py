@@ -9,6 +9,7 @@ pages' shell blocks run in a scratch folder that has the checkout's config/, exa
 .venv, so their outputs land there, not in the checkout.
 """
 
+import math
 import pathlib
 import re
 import subprocess
@@ -140,10 +141,15 @@ def test_your_robot_in_three_steps_and_recorded_data(tmp_path):
     assert re.search(r'CHECK bag: .*metadata\.yaml', out), out
     assert re.search(r'\d+ messages read, \d+ actuator states -> \d+ joint_states', out), out
     # Each motor's holding torque; the SCARA's two arm joints turn about vertical axes (their
-    # motors hold nothing), the quill's motor holds its weight.
+    # motors hold no weight: only their joints' damping at the measured motion, NOTATION.md's
+    # one motion, at most b * the stand-in motion's top speed / n), the quill's holds its weight.
+    from transmission_bridge.tools.demo_motion import AMPLITUDE, FREQUENCY
     motors = yaml.safe_load(out[out.index('header:'):].split('---')[0])
     assert motors['name'] == ['j1_motor', 'j2_motor', 'quill_motor'], out
-    assert motors['effort'][:2] == [0.0, 0.0] and motors['effort'][2] != 0.0, motors
+    top_speed = 2 * math.pi * FREQUENCY * AMPLITUDE             # rad/s of each joint
+    for effort, (damping, reduction) in zip(motors['effort'][:2], ((0.2, 80.0), (0.1, -50.0))):
+        assert abs(effort) <= damping * top_speed / abs(reduction) * (1 + 1e-9), motors
+    assert abs(motors['effort'][2]) > 10 * max(abs(e) for e in motors['effort'][:2]), motors
 
 
 PYTHON_BLOCKS = [(path, k, text) for path in [README, *PAGES]
