@@ -65,9 +65,40 @@ def warm_up(tset, also=()):
             mapper.map_trajectory(tset.joint_names, *([zeros, zeros],) * 4)
         except ConfigError:
             pass                        # a pose the rods cannot reach: warm enough
+        if len(tset.linkage_joints):
+            _warm_springs(tset, joint_map, flat)
     for first_call in also:
         first_call(tset)
     return time.perf_counter() - start
+
+
+def _warm_springs(tset, joint_map, flat):
+    """
+    Compile the springs' linkage kernels (effort and MIT output) with the bridge's arrays.
+
+    Compiled at the first spring state instead, they stall the bridge for a second on a cold
+    cache: a state decided that late trips the deadline against commands still queued.
+    """
+    from ..control.impedance import ImpedanceCore
+    state = np.zeros((3, tset.num_joints + 1))[:, :-1]      # a view, as the fast route's
+    mapped = np.zeros((3, tset.num_joints))
+    joint_map(flat, mapped)
+    state[:] = mapped
+    joints = np.arange(tset.num_joints, dtype=np.intp)
+    zeros = np.zeros(tset.num_joints)
+    for output in ('effort', 'motor_gains'):
+        core = ImpedanceCore(tset, output)
+        for name in tset.joint_names:
+            core.set_gain(name, 'p', 1.0)
+            core.set_gain(name, 'd', 0.1)
+        core.take(joints, zeros, zeros, zeros, 0)
+        block = core.block_at(None, 0, state)
+        if block is not None:       # the wires' views: efforts (m,), MIT rows (m, 5) strided
+            m = len(block.names)
+            out = (JointStateLayout(block.names, '', (0, 0, m)).encoder().fields[2]
+                   if output == 'effort' else np.empty((m, 7))[:, :5])
+            for joint_state in (state, mapped):     # the fast route's view, the typed's array
+                core.fill(block, flat, joint_state, joint_map.jacobian, out)
 
 
 class Routes:
