@@ -17,9 +17,8 @@ mapped at the positions it carries, or, without them, at the positions measured 
 command is refused with the reason, and so is one the rods cannot reach. A trajectory's
 points must carry positions.
 
-Efforts take the one commanded law (:mod:`~transmission_bridge.transmissions.effort_law`)
-at the command's own motion, else the measured one of the state its stamp names; the motors'
-effort limits apply after the losses; ideal stages map as before, to the bit.
+Efforts take the one commanded law (:mod:`~transmission_bridge.transmissions.effort_law`);
+the motors' effort limits apply after the losses.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
@@ -98,6 +97,7 @@ class CommandMapper:
         # Per joint-name list: the joints and actuators a command covers, its limits.
         # Computed once per name list and configuration, not per message.
         self._coverage_cache = {}
+        self._unknown = (np.full(tset.num_joints, np.nan), np.full(tset.num_actuators, np.nan))
         values = np.full((3, tset.num_joints), np.nan)
         if old is not None:
             old_index = old.joint_index
@@ -244,18 +244,13 @@ class CommandMapper:
         return (out_names, *out, notes)
 
     def _motion(self, vel, motor_vel, joint_idx, act_idx, at, stamp_ns, lossy):
-        """
-        Return ``(q̇, θ̇)`` (all): the command's own motion, else its state's (effort_law).
-
-        Only what the law will read: no damping and ideal stages (``lossy`` False) read none.
-        """
-        tset = self._tset
+        """Return ``(q̇, θ̇)`` (all) the law reads: the command's own motion, else its state's."""
+        tset, unknown = self._tset, self._unknown
         damped = tset.damping[joint_idx].any()
-        unknown = (np.full(tset.num_joints, np.nan), np.full(tset.num_actuators, np.nan))
         if not (damped or lossy):
             return unknown
         if vel is not None:
-            qd, speeds = unknown
+            qd, speeds = np.full(tset.num_joints, np.nan), np.full(tset.num_actuators, np.nan)
             qd[joint_idx] = vel
             speeds[act_idx] = motor_vel
             return qd, speeds
