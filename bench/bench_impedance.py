@@ -72,7 +72,7 @@ def _floor(node, output, names):
         pub = node.create_publisher(DynamicJointState, 'actuator_impedance_commands', 10)
         data = wire.at(bytes(8))
     assert isinstance(data, bytes) and serialize_message is not None
-    node._routes.after_state.append(lambda out: pub.publish(data))
+    node._routes.after_state.append(lambda out: [(pub.publish, data)])
 
 
 def main(argv=None):

@@ -55,7 +55,7 @@ class ExecutionWiring:
         self._timer = DeadlineTimer(
             node, self.deadline, self._now_ns,
             lambda: routes.states.transmissions if self._active[0] and routes.states else None,
-            self.sprung, self.send_safe_commands)
+            self.sprung, self.send_safe_commands, lambda: routes.drain and routes.drain())
 
     @property
     def per_joint(self):
@@ -149,13 +149,15 @@ class DeadlineTimer:
 
     At each tick, while ``armed()`` (active and configured): each joint that timed out is
     said once (:func:`trip_lines`), and ``send(joints)`` gets the joints due a plain safe
-    command (the node sends their motors theirs, a joint spring's excepted).
+    command (the node sends their motors theirs, a joint spring's excepted). Before a
+    deadline is judged, ``drain()`` takes the commands already received.
     :meth:`rearm` follows a new timeout.
     """
 
-    def __init__(self, node, deadline, now_ns, armed, springs, send):
+    def __init__(self, node, deadline, now_ns, armed, springs, send, drain=lambda: None):
         self._node, self._deadline, self._now_ns = node, deadline, now_ns
         self._armed, self._springs, self._send = armed, springs, send
+        self._drain = drain
         self._timer = None
         self.rearm()
 
@@ -173,6 +175,8 @@ class DeadlineTimer:
         tset = self._armed()
         if tset is None:
             return
+        if self._deadline.may_have_passed(self._now_ns()):
+            self._drain()
         tripped, due = self._deadline.poll(self._now_ns())
         if not len(due):
             return

@@ -295,18 +295,29 @@ class GoalServers:
 
     def _send(self, names, positions, velocities, efforts, stamp_ns=None,
               accelerations=None):
-        """Command a goal's joints (mapped, or a spring's targets), stamped ``stamp_ns``."""
-        now = self._now_ns() if stamp_ns is None else stamp_ns
-        header = self._header           # one, reused: publishing copies it out
-        header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
-        msg = self._routes.goal_command(list(names), positions, velocities, efforts, header,
-                                        now, accelerations)
+        """Command a goal's joints now (a hold: mapped, or a spring's targets)."""
+        msg = self._command(names, positions, velocities, efforts, stamp_ns, accelerations)
         if msg is not None:
             self._publish_command(msg)
 
+    def _command(self, names, positions, velocities, efforts, stamp_ns=None,
+                 accelerations=None):
+        """Return the message commanding a goal's joints, stamped ``stamp_ns`` (None: none)."""
+        now = self._now_ns() if stamp_ns is None else stamp_ns
+        header = self._header           # one, reused: publishing copies it out
+        header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
+        return self._routes.goal_command(list(names), positions, velocities, efforts, header,
+                                         now, accelerations)
+
     # --- at every state ------------------------------------------------------------------
     def on_joint_state(self, out):
-        """Follow the running goals whose joints the state just published measured."""
+        """
+        Follow the running goals whose joints the state just published measured.
+
+        A generator of ``(send, message)``: each goal's command, published by the routes
+        (:meth:`~transmission_bridge.mapping.routes.Routes.follow_state`) before the next
+        goal's is made (the messages are reused).
+        """
         runs = self.runs
         if not runs:
             return
@@ -326,8 +337,10 @@ class GoalServers:
                 self._end(run, status, outcome, hold=status != GoalStatus.STATUS_SUCCEEDED)
                 if status != GoalStatus.STATUS_SUCCEEDED:
                     continue
-            self._send(joints, desired[0], desired[1], self._effort(run, idx, desired[3]), now,
-                       desired[2])
+            msg = self._command(joints, desired[0], desired[1],
+                                self._effort(run, idx, desired[3]), now, desired[2])
+            if msg is not None:
+                yield self._publish_command, msg
 
     @staticmethod
     def _effort(run, idx, planned):

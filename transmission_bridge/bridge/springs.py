@@ -8,7 +8,8 @@ give the springs their columns: :mod:`transmission_bridge.mapping.ownership`); a
 published joint_states (:meth:`Springs.on_joint_state`) the motors of the transmissions the
 state measured get the law's command: efforts on ``actuator_commands``, or MIT-mode commands
 on ``actuator_impedance_commands`` (control_msgs/DynamicJointState: motor names; interfaces
-position, velocity, effort, stiffness, damping). doc/impedance.md says it for users.
+position, velocity, effort, stiffness, damping), returned as data and published by the routes
+right after the state. doc/impedance.md says it for users.
 """
 
 import struct
@@ -109,15 +110,18 @@ class Springs:
     # --- at every state ---------------------------------------------------------------------
     def on_joint_state(self, out):
         """
-        At every published joint_states ``out``: the springs' motor command, sent.
+        Return the springs' motor command at the joint_states ``out`` just published (a list).
 
-        Stamped with the state's stamp (the command is the law at that state).
+        Stamped with the state's stamp (the command is the law at that state); the routes
+        publish it (:meth:`~transmission_bridge.mapping.routes.Routes.follow_state`).
         """
         states = self._routes.states
         block = self.core.block_at(states.joint_kept, self._now_ns(), states.joint_state)
-        if block is not None:
-            self._send(self.core, block, states, out[4:12] if type(out) is bytes
-                       else stamp_bytes(out))
+        if block is None:
+            return None
+        sent = self._command(self.core, block, states, out[4:12] if type(out) is bytes
+                             else stamp_bytes(out))
+        return None if sent is None else [sent]
 
     def stop(self):
         """Send the springs' ``on_command_timeout`` command once (the bridge stops)."""
@@ -128,22 +132,24 @@ class Springs:
         now = self._now_ns()
         block = core.block_at(states.joint_kept, now, states.joint_state, timed_out=True)
         if block is not None:
-            self._send(core, block, states, STAMP.pack(*divmod(now, 1_000_000_000)))
+            sent = self._command(core, block, states, STAMP.pack(*divmod(now, 1_000_000_000)))
+            if sent is not None:
+                send, data = sent
+                send(data)
 
-    def _send(self, core, block, states, stamp):
+    def _command(self, core, block, states, stamp):
+        """Return ``(send, bytes)``: the command of ``block`` at ``states``; None: nothing."""
         last = self._last
         wire = last[2] if last[0] is block and last[1] == core.output else self._wire(core, block)
         if wire is None:
-            return                  # motor_gains without control_msgs: said at start-up
+            return None             # motor_gains without control_msgs: said at start-up
         if not core.fill(block, states.flat, states.joint_state, states.joint_map.jacobian,
                          wire.out):
-            return
+            return None
         self._commands += 1
         data = wire.at(stamp)
-        if core.output == 'effort':
-            self._publish_command(data)
-        else:
-            self._pub.publish(data)     # made with the wire (_wire)
+        return (self._publish_command if core.output == 'effort'
+                else self._pub.publish, data)     # the MIT publisher: made with the wire
 
     def _wire(self, core, block):
         """Return the output template of ``block``'s motors and the output (kept)."""

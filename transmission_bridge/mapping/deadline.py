@@ -121,6 +121,10 @@ class CommandDeadline:
         self._settle()
 
     # --- time -------------------------------------------------------------------------
+    def may_have_passed(self, now_ns):
+        """Return whether a joint's deadline may have passed at ``now_ns`` (one comparison)."""
+        return now_ns >= self._earliest
+
     def expired(self, now_ns):
         """
         Return which joints have timed out at ``now_ns`` (bool per joint), or None if none.

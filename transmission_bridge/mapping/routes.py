@@ -120,9 +120,14 @@ class Routes:
         self._fast_path = fast_path
         #: Called with every joint_states published (bytes or a message), in order: the
         #: followers (:meth:`follow`), then anything else added; they read
-        #: :meth:`.state.ActuatorStates.measured`.
+        #: :meth:`.state.ActuatorStates.measured` and return what to publish
+        #: (:meth:`follow_state`).
         self.after_state = []
         self._followers = {}
+        #: Called before a deadline is judged: takes the joint_commands already received
+        #: and not yet handled (the node's; None: none). A state that would time a joint
+        #: out first sees every command that arrived before it was decided.
+        self.drain = None
 
     def configure(self, tset, stale_ns, limit_commands, warm=()):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -181,9 +186,9 @@ class Routes:
 
         States are taken whatever the lifecycle state (a linkage's and an encoder's stream
         stays continuous) and published only while ``active[0]``; then every
-        :attr:`after_state` follower sees them.
+        :attr:`after_state` follower sees them (:meth:`follow_state`).
         """
-        relay, typed = self.relays[source], self._typed_state
+        relay, typed, follow = self.relays[source], self._typed_state, self.follow_state
 
         def callback(data):
             out = relay.take(data)
@@ -193,9 +198,24 @@ class Routes:
                     return
             if active[0]:
                 publish(out)
-                for after in self.after_state:
-                    after(out)
+                if self.after_state:
+                    follow(out)
         return callback
+
+    def follow_state(self, out):
+        """
+        Let every follower decide on the state ``out`` just published; publish what it returns.
+
+        A follower returns its commands as data: ``(send, message)`` pairs (or None), sent
+        here, in the followers' order, right after the state. If a joint's deadline may have
+        passed, the commands received meanwhile are taken first (:attr:`drain`): no
+        timeout is decided against a command already in the queue.
+        """
+        if self.drain is not None and self.deadline.may_have_passed(self._now_ns()):
+            self.drain()
+        for after in self.after_state:
+            for send, message in after(out) or ():
+                send(message)
 
     def actuator_states(self, source, data):
         """Return the joint_states (bytes or a message) for one message of ``source``, or None."""

@@ -36,6 +36,25 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+def queued_taker(subscription, callback):
+    """
+    Return a function that hands ``callback`` the messages ``subscription`` holds, now.
+
+    For a decision that must not be taken against a message already received and still in
+    the queue (the executor's turn for it not yet come): the bridge's command deadline.
+    """
+    handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
+
+    def take_queued():
+        while True:
+            with handle:
+                taken = handle.take_message(msg_type, raw)
+            if taken is None:
+                return
+            callback(taken[0])
+    return take_queued
+
+
 def positive(name, value):
     """Return ``value`` if it is a finite float > 0; else raise StartupError naming ``name``."""
     why = finite_positive(name)(value)
