@@ -118,22 +118,31 @@ def test_inverse_dynamics_feed_forward_with_the_motors_and_at_runtime(tmp_path):
                                    atol=EFFORT_ATOL)
 
 
-def test_the_bridge_gives_each_motor_its_share_with_its_rotor(tmp_path):
-    motors = _motors_yaml(tmp_path)
-    ns = unique_namespace('idchain')
+def _pair(tmp_path, ns, kinematics_file, bridge_file):
+    """Start the kinematics node (inverse_dynamics) and the bridge in ``ns``; their processes."""
     procs = []
     for module, node, params in (
             ('transmission_bridge.robot_state.node', NODE,
              {'model_file': str(ROBOT), 'feed_forward': 'inverse_dynamics',
-              'transmissions_file': str(motors)}),
+              'transmissions_file': str(kinematics_file)}),
             ('transmission_bridge.bridge.node', 'transmission_bridge',
-             {'transmissions_file': str(motors)})):
+             {'transmissions_file': str(bridge_file)})):
         pfile = tmp_path / f'{node}.yaml'
         pfile.write_text(yaml.safe_dump({f'/**/{node}': {'ros__parameters': params}}))
         remaps = ['-r', f'joint_trajectory:={ns}/{NODE}/trajectory_out']
         procs.append(NodeProcess(module, ['--params-file', str(pfile), '-r', f'__ns:={ns}',
                                           '-r', f'/diagnostics:={ns}/diagnostics'] + remaps,
                                  tmp_path / f'{node}.log'))
+    return procs
+
+
+MISMATCH = 'assumes the transmissions of'
+
+
+def test_the_bridge_gives_each_motor_its_share_with_its_rotor(tmp_path):
+    motors = _motors_yaml(tmp_path)
+    ns = unique_namespace('idchain')
+    procs = _pair(tmp_path, ns, motors, motors)
     g = Graph(ns)
     try:
         out = g.collect(JointTrajectory, 'actuator_trajectory')
@@ -158,6 +167,30 @@ def test_the_bridge_gives_each_motor_its_share_with_its_rotor(tmp_path):
                 acceleration = POINTS[k][2][j]
                 assert effort[f'{name}_motor'] == pytest.approx(
                     joint[k][j] / r + inertia * r * acceleration, rel=1e-9, abs=1e-12)
+        g.spin_for(0.5)
+        assert not any(MISMATCH in p.output() for p in procs)   # one file: nothing said
+    finally:
+        g.close()
+        for p in procs:
+            assert p.stop() == 0, p.output()
+
+
+def test_two_nodes_on_different_transmissions_are_told_naming_both_files(tmp_path):
+    motors = _motors_yaml(tmp_path)
+    other = tmp_path / 'other_motors.yaml'
+    edited = yaml.safe_load(motors.read_text())
+    edited['transmissions'][0]['actuators'][0]['rotor_inertia'] *= 2    # a hand edit
+    other.write_text(yaml.safe_dump(edited))
+    ns = unique_namespace('idmismatch')
+    procs = _pair(tmp_path, ns, other, motors)
+    g = Graph(ns)
+    try:
+        assert g.spin_until(lambda: all(MISMATCH in p.output() for p in procs), timeout=20), \
+            ''.join(p.output() for p in procs)
+        for p in procs:
+            said = next(line for line in p.output().splitlines() if MISMATCH in line)
+            assert str(other) in said and str(motors) in said, said
+            assert p.output().count(MISMATCH) == 1      # once, not per message
     finally:
         g.close()
         for p in procs:

@@ -22,7 +22,8 @@ from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, EncoderTurns, FOLLOW_JO
                        TRANSMISSIONS_FILE)
 from ..mapping.routes import Routes
 from ..messages.named_input import seconds_to_ns
-from ..ros.configurable import ConfigurableNode, RELIABLE_10, STREAM_IN
+from ..ros.assumed_transmissions import AssumedTransmissions
+from ..ros.configurable import ConfigurableNode, queued_taker, RELIABLE_10, STREAM_IN
 from ..ros.conversions import name_values, now_ns_function, TypedJointStates
 from ..ros.diagnostics import diagnostics
 from ..ros.node_main import exit_with, run_node, StartupError
@@ -30,6 +31,7 @@ from ..ros.robot_parameters import RobotParameters
 from ..ros.settings import declare_settings, refusal
 from ..transmissions import ConfigError, load_transmissions
 from ..transmissions import parameters as tparams
+from ..transmissions.effort_law import joint_side_terms
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
 
@@ -66,6 +68,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                        execution.deadline, TypedJointStates(), self._fast_path)
         execution.wire(routes)
         self._robot = RobotParameters(self, tparams, ConfigError)
+        self._assumed = AssumedTransmissions(self, 'bridge')
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -80,8 +83,9 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                      raw=True)
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._trajectory,
                                  RELIABLE_10)
-        self.create_subscription(JointState, 'joint_commands', routes.command_callback(
-            self._command_pub.publish, self._active), STREAM_IN, raw=True)
+        on_command = routes.command_callback(self._command_pub.publish, self._active)
+        routes.drain = queued_taker(self.create_subscription(
+            JointState, 'joint_commands', on_command, STREAM_IN, raw=True), on_command)
         self._create_trigger('~/calibrate_to_default_pose', self._calibrate)
         self._create_trigger('~/reset_calibration', self._reset_calibration)
         self._create_trigger('~/reload', self._reload)
@@ -198,6 +202,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._routes.configure(tset, self._stale_ns, self._limit_commands,
                                self._execution.warm())
         self._execution.configure(tset)
+        self._assumed.state(self._source, joint_side_terms(tset))
         self._syncing = True
         try:
             self._encoders.declare(self, tset)

@@ -18,8 +18,21 @@ import numpy as np
 from .settings import TRANSMISSIONS_FILE
 from ..kinematics import ModelError
 from ..transmissions import ConfigError, load_transmissions
-from ..transmissions.effort_law import joint_side
+from ..transmissions.effort_law import joint_side, joint_side_terms
 from ..transmissions.urdf import transmissions_from_urdf
+
+
+def assumed(mode, path, tset):
+    """
+    Return ``(source, terms)`` the node states it assumes (``terms`` None: nothing to state).
+
+    Only the ``inverse_dynamics`` feed-forward carries the rotors of ideal stages; gravity
+    carries no motor term, so it agrees with any bridge.
+    """
+    if mode != 'inverse_dynamics':
+        return '', None
+    source = path or ("the robot description's <transmission>s" if tset else '')
+    return source, joint_side_terms(tset)
 
 
 def motor_transmissions(model, source, path, warn):

@@ -27,7 +27,7 @@ from std_msgs.msg import Float64, Header, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .core import KinematicsCore
-from .dynamics import motor_transmissions, warm_up_dynamics
+from .dynamics import assumed, motor_transmissions, warm_up_dynamics
 from .fast import JointStatesRelay
 from .messages import TFMessage, TypedOutputs
 from .settings import (BASE_FRAME, FEED_FORWARD, FRAME_PREFIX, HELP, MODEL_FILE, OUTPUTS,
@@ -36,6 +36,7 @@ from .settings import (BASE_FRAME, FEED_FORWARD, FRAME_PREFIX, HELP, MODEL_FILE,
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
 from ..messages.named_input import report_input, seconds_to_ns
+from ..ros.assumed_transmissions import AssumedTransmissions
 from ..ros.configurable import ConfigurableNode, LATCHED, RELIABLE_10, STREAM_IN
 from ..ros.conversions import (doubles, name_values, now_ns_function, stamp_to_ns,
                                transform_msgs)
@@ -83,6 +84,7 @@ class KinematicsNode(ConfigurableNode):
         self._tip_names = tips
         self._core = None
         self._robot = RobotParameters(self, kparams, ModelError)
+        self._assumed = AssumedTransmissions(self, 'kinematics node')
         self._outputs_to = None                 # made below, before any output is
         if sources.given:
             model = self._start_with(sources.given)
@@ -175,6 +177,8 @@ class KinematicsNode(ConfigurableNode):
             self._next_transmissions = None
         if self._mode == 'inverse_dynamics':
             warm_up_dynamics(model)
+        self._assumed.state(*assumed(self._mode, self._transmissions_file,
+                                     self._core.transmissions))
         if self._outputs_to is not None:        # (at start-up: once they exist)
             self._outputs_changed()
 
@@ -219,6 +223,8 @@ class KinematicsNode(ConfigurableNode):
                     self._core.feed_forward_mode = p.value
                     if p.value == 'inverse_dynamics':
                         warm_up_dynamics(self._core.model)
+                    self._assumed.state(*assumed(p.value, self._transmissions_file,
+                                                 self._core.transmissions))
             elif p.name == STALE_TIMEOUT:
                 self._stale_ns = seconds_to_ns(p.value)
                 if self._core is not None:

@@ -33,6 +33,8 @@ mean gain, no friction.
 1.126
 """
 
+import hashlib
+
 import numpy as np
 
 
@@ -63,6 +65,24 @@ def _joint_side(tset):
         if fields:
             changes[name] = fields
     return tset.replace_fields(actuators=changes) if changes else tset
+
+
+def joint_side_terms(tset):
+    """
+    Return a short text naming what a joint-space feed-forward must include of ``tset``.
+
+    ``'none'`` when the joint side holds no rotor (no transmissions, or only frictional
+    motors and lossy stages: the bridge adds all of it); else ``'rotors '`` and a digest of
+    the joint side's transmissions. Two nodes that state the same text count each term
+    once between them (the kinematics node's feed-forward, the bridge's law).
+    """
+    if not tset:
+        return 'none'
+    side = joint_side(tset)
+    if not any(side.actuator(name).rotor_inertia for name in side.actuator_names):
+        return 'none'
+    text = repr(tuple(side.specs)).encode()
+    return 'rotors ' + hashlib.sha256(text).hexdigest()[:12]
 
 
 def motor_side_inertia(tset):
