@@ -52,6 +52,20 @@ def test_segments_are_the_polynomials_meeting_both_ends(degree):
         assert np.all(got[degree + 1:, 0] == 0)
 
 
+def test_one_sample_at_a_time_is_the_batch_sample():
+    # ``at`` (a goal's per-state sample: powers of s times the coefficients) against
+    # ``sample`` (Horner, batch), inside segments, at knots, before and after.
+    rng = np.random.default_rng(RNG_SEED)
+    times = np.cumsum(np.r_[0.0, rng.uniform(0.2, 1.5, 4)])
+    s = spline.Spline(times, rng.normal(size=(5, 3)), rng.normal(size=(5, 3)),
+                      rng.normal(size=(5, 3)))
+    for t in np.r_[rng.uniform(-0.5, times[-1] + 0.5, 200), times]:
+        one = s.at(float(t))
+        batch = s.sample([t])
+        for k in range(3):
+            np.testing.assert_allclose(one[k], batch[k][0], rtol=EXACT, atol=EXACT)
+
+
 def _points(times, positions, velocities=(), accelerations=(), efforts=()):
     n = len(times)
     pick = (lambda rows, k: list(rows[k]) if len(rows) else [])

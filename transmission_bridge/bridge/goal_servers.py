@@ -61,7 +61,7 @@ class RunningGoal:
         #: (status, Outcome) once the goal has ended; None while it runs.
         self.ended = None
         self.feed_forward = {}          # joint index -> effort streamed on joint_commands
-        self._counters = {} if counters is None else counters
+        self._counters, self._columns = {} if counters is None else counters, None
 
     def take(self, joints, position, velocity, effort, now_ns):
         """Take a streamed command's part for the goal's joints: efforts as feed-forward."""
@@ -71,6 +71,12 @@ class RunningGoal:
         for j, e in zip(joints, effort):
             self.feed_forward[int(j)] = float(e)
         return ''
+
+    def columns(self, joint_index):
+        """Return the set indices of the goal's joints (made once: a goal keeps its set)."""
+        if self._columns is None:
+            self._columns = np.array([joint_index[j] for j in self.group.joints], np.intp)
+        return self._columns
 
 
 class TrajectoryController:
@@ -304,10 +310,14 @@ class GoalServers:
                  accelerations=None):
         """Return the message commanding a goal's joints, stamped ``stamp_ns`` (None: none)."""
         now = self._now_ns() if stamp_ns is None else stamp_ns
-        header = self._header           # one, reused: publishing copies it out
-        header.stamp.sec, header.stamp.nanosec = divmod(now, 10**9)
-        return self._routes.goal_command(list(names), positions, velocities, efforts, header,
-                                         now, accelerations)
+        return self._routes.goal_command(names, positions, velocities, efforts,
+                                         self._header_at, now, accelerations)
+
+    def _header_at(self, now_ns):
+        """Return the header stamped ``now_ns`` (one, reused: publishing copies it out)."""
+        header = self._header
+        header.stamp.sec, header.stamp.nanosec = divmod(now_ns, 10**9)
+        return header
 
     # --- at every state ------------------------------------------------------------------
     def on_joint_state(self, out):
@@ -315,8 +325,7 @@ class GoalServers:
         Follow the running goals whose joints the state just published measured.
 
         A generator of ``(send, message)``: each goal's command, published by the routes
-        (:meth:`~transmission_bridge.mapping.routes.Routes.follow_state`) before the next
-        goal's is made (the messages are reused).
+        (:meth:`~transmission_bridge.mapping.routes.Routes.follow_state`) before the next's.
         """
         runs = self.runs
         if not runs:
@@ -325,7 +334,7 @@ class GoalServers:
         now = self._now_ns()
         for run in runs:
             joints = run.group.joints
-            idx = [self._joint_index[j] for j in joints]
+            idx = run.columns(self._joint_index)
             p, v = measured.position[idx], measured.velocity[idx]
             if np.isnan(p).all():
                 continue

@@ -27,6 +27,10 @@ class Execution:
         self.plan = plan
         self.last = None
         self.outcome = None
+        path = plan.tolerances.path
+        # |error| past these (inf: no tolerance) is a violation; Python floats: a goal has a
+        # few joints, and a test per joint in Python beats three array calls per state.
+        self._path = np.where(path > 0, path, np.inf).tolist()
 
     def step(self, now_ns, positions, velocities):
         """
@@ -48,8 +52,8 @@ class Execution:
         tol = plan.tolerances
         end = plan.spline.duration
         if t <= end:
-            why = beyond(plan.joint_names, error, tol.path, 'path')
-            if why:
+            if _past(error[0], self._path[0]) or _past(error[1], self._path[1]):
+                why = beyond(plan.joint_names, error, tol.path, 'path')
                 self.outcome = Outcome(PATH_TOLERANCE_VIOLATED, f'{why} at t = {t:.3f} s')
             return desired
         why = beyond(plan.joint_names, error, tol.goal, 'goal', actual_velocity=qd)
@@ -59,3 +63,8 @@ class Execution:
             self.outcome = Outcome(GOAL_TOLERANCE_VIOLATED, f'{why} {t - end:.3f} s after the '
                                    f'last point (goal_time {tol.goal_time:g} s)')
         return desired
+
+
+def _past(error, bounds):
+    """Return whether an ``|error|`` exceeds its bound (NaN: not measured, not judged)."""
+    return any(abs(e) > b for e, b in zip(error.tolist(), bounds))

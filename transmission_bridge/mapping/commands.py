@@ -12,13 +12,10 @@ joint and actuator limits and trajectories past one are refused whole
 (:mod:`~transmission_bridge.transmissions.limits`). A refused command changes nothing.
 
 A linkage's maps depend on its joints' positions: a command's velocities and efforts are
-mapped at the positions it carries, or, without them, at the positions measured now
-(``measured``, the state side's :meth:`~.state.ActuatorStates.measured`); with neither the
-command is refused with the reason, and so is one the rods cannot reach. A trajectory's
-points must carry positions.
-
-Efforts take the one commanded law (:mod:`~transmission_bridge.transmissions.effort_law`);
-the motors' effort limits apply after the losses.
+mapped at the positions it carries, else at those measured now (``measured``); with neither,
+or out of the rods' reach, it is refused with the reason. Trajectory points carry positions.
+Efforts take the one commanded law (:mod:`~transmission_bridge.transmissions.effort_law`),
+the motors' effort limits after the losses. A goal's layout: :mod:`.prepared`.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
@@ -82,7 +79,7 @@ class CommandMapper:
         self.last_joints = np.zeros(0, dtype=np.intp)
         self._input = NamedInput(())
         self._tset = None
-        self._last_command = None
+        self._last_values, self._remembered = None, None
         self.set_transmissions(tset)
 
     @property
@@ -94,18 +91,30 @@ class CommandMapper:
         """Switch to ``tset``; the last commanded value of each joint keeps its name."""
         old, self._tset = self._tset, tset
         self._input = self._input.renamed(tset.joint_names)
-        # Per joint-name list: the joints and actuators a command covers, its limits.
-        # Computed once per name list and configuration, not per message.
-        self._coverage_cache = {}
+        self._coverage_cache = {}       # per joint-name list: what a command covers, limits
+        self._measured_motion = (None, None)
         self._unknown = (np.full(tset.num_joints, np.nan), np.full(tset.num_actuators, np.nan))
-        values = np.full((3, tset.num_joints), np.nan)
-        if old is not None:
-            old_index = old.joint_index
-            for new_i, name in enumerate(tset.joint_names):
-                old_i = old_index.get(name)
-                if old_i is not None:
-                    values[:, new_i] = self._last_command[:, old_i]
-        self._last_command = values
+        values, last = np.full((3, tset.num_joints), np.nan), self._last_command
+        for new_i, old_i in enumerate(old.joint_index.get(n) for n in tset.joint_names) \
+                if old is not None else ():
+            if old_i is not None:
+                values[:, new_i] = last[:, old_i]
+        self._last_values = values
+
+    def remember(self, cols, position, velocity, effort=None):
+        """Note a command mapped elsewhere (:mod:`.prepared`): counted; kept when next read."""
+        self._remembered = (cols, position, velocity, effort)
+        self.last_joints = cols
+        self.counters.published += 1
+
+    @property
+    def _last_command(self):
+        """Each joint's last commanded (position, velocity, effort): (3, nJ), NaN: none."""
+        if self._remembered is not None:
+            (cols, *given), self._remembered = self._remembered, None
+            for k in [k for k in range(3) if given[k] is not None]:
+                self._last_values[k, cols] = given[k]
+        return self._last_values
 
     # --- streaming commands ------------------------------------------------------
     def map_command(self, names, position, velocity, effort, accelerations=None,
@@ -161,7 +170,7 @@ class CommandMapper:
         except ConfigError as exc:
             c.rejected_incomplete += 1
             return self._refuse(str(exc))
-        self._last_command = full
+        self._last_values = full
         self.last_joints = needed
         c.published += 1
         if notes:
@@ -179,8 +188,8 @@ class CommandMapper:
         (:class:`~transmission_bridge.transmissions.limits.CommandLimits`).
         """
         tset = self._tset
-        joint_idx, act_idx, out_names = self._coverage(joint_names)
-        limits = self._command_limits(joint_names) if self.limit_commands else None
+        joint_idx, act_idx, out_names = self.coverage(joint_names)
+        limits = self.command_limits(joint_names) if self.limit_commands else None
         pos, vel, eff = (row if len(row) else None for row in rows)
         notes = []
         at = None                       # a linkage's configuration: where to map
@@ -211,7 +220,7 @@ class CommandMapper:
                 notes += said
         if eff is not None:
             # One motion for every velocity term (effort_law): the command's, else measured.
-            stages = self._stages(joint_names)
+            stages = self.stages(joint_names)
             qd, speeds = self._motion(vel, out[1], joint_idx, act_idx, at, stamp_ns,
                                       stages is not None)
             wanted = eff
@@ -257,22 +266,26 @@ class CommandMapper:
         speeds = self._velocities(stamp_ns)
         if not damped:
             return unknown[0], speeds
-        positions = None if at is None else np.where(np.isnan(at), 0.0, at)
-        return effort_law.command_motion(tset, None, speeds, positions)
+        if at is not None:          # a linkage: J at the pose
+            return effort_law.command_motion(tset, None, speeds, np.where(np.isnan(at), 0, at))
+        key = speeds.tobytes()      # the same state's motion for every command until the next
+        if self._measured_motion[0] != key:
+            self._measured_motion = (key, effort_law.command_motion(tset, None, speeds))
+        return self._measured_motion[1]
 
-    def _stages(self, joint_names):
+    def stages(self, joint_names):
         """Return ``(stage table, loops, 1 / each effort limit or 0)``; None: ideal stages."""
         key = ('stages', tuple(joint_names), self.limit_commands)
         found = self._coverage_cache.get(key)
         if found is None:
             from ..transmissions import loss_loops
             losses = self._tset.losses
-            _, act_idx, _ = self._coverage(joint_names)
+            _, act_idx, _ = self.coverage(joint_names)
             stages = None
             if losses.lossy[act_idx].any():
                 inverse = np.zeros(len(act_idx))
                 if self.limit_commands:
-                    inverse = 1.0 / self._command_limits(joint_names).magnitude_limits(
+                    inverse = 1.0 / self.command_limits(joint_names).magnitude_limits(
                         'effort')[1]
                 stages = (loss_loops.stage_table(losses, False), loss_loops.kernels(), inverse)
             found = self._cached(key, (stages,))
@@ -282,15 +295,13 @@ class CommandMapper:
         """Return every motor's velocity a command's losses take (NaN: unknown, at rest)."""
         if self.motor_velocities is not None:
             return self.motor_velocities(stamp_ns)
-        if self.measured is None:
-            return np.full(self._tset.num_actuators, np.nan)
-        return self.measured(stamp_ns).motor_velocity
+        return (self._unknown[1] if self.measured is None
+                else self.measured(stamp_ns).motor_velocity)
 
     def _positions(self, joint_idx, commanded):
         """Return the joint positions to map a linkage's command at: commanded, else measured."""
-        tset = self._tset
+        tset, full = self._tset, np.full(self._tset.num_joints, np.nan)
         if commanded is not None:
-            full = np.full(tset.num_joints, np.nan)
             full[joint_idx] = commanded
             return full
         full = self.measured(None).position if self.measured is not None else None
@@ -305,10 +316,9 @@ class CommandMapper:
 
     def _unreachable(self, joint_names):
         """Say why a linkage's command did not map: its rods cannot reach, or it is singular."""
-        names = [n for n in joint_names if self._tset.joint_index[n] in set(
-            self._tset.linkage_joints.tolist())]
-        return (f"joints {names}: the linkage's rods cannot reach this configuration, or it "
-                'is singular there (a dead point)')
+        rods = set(self._tset.linkage_joints.tolist())
+        return (f'joints {[n for n in joint_names if self._tset.joint_index[n] in rods]}: the '
+                "linkage's rods cannot reach this configuration, or it is singular there")
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
@@ -324,7 +334,7 @@ class CommandMapper:
                                                      for i in needed)))
         return found
 
-    def _coverage(self, joint_names):
+    def coverage(self, joint_names):
         """``TransmissionSet.coverage`` of ``joint_names`` and the actuator names, cached."""
         key = ('coverage', tuple(joint_names))
         found = self._coverage_cache.get(key)
@@ -334,12 +344,12 @@ class CommandMapper:
             found = self._cached(key, (joint_idx, act_idx, names))
         return found
 
-    def _command_limits(self, joint_names):
+    def command_limits(self, joint_names):
         """Return the :class:`CommandLimits` of a command naming ``joint_names`` (cached)."""
         key = ('limits', tuple(joint_names))
         found = self._coverage_cache.get(key)
         if found is None:
-            joint_idx, act_idx, _ = self._coverage(joint_names)
+            joint_idx, act_idx, _ = self.coverage(joint_names)
             found = self._cached(key, self._tset.command_limits(joint_idx, act_idx))
         return found
 
@@ -352,17 +362,12 @@ class CommandMapper:
     # --- trajectories ------------------------------------------------------------
     def map_trajectory(self, joint_names, positions, velocities, accelerations, efforts):
         """
-        Map joint-space trajectory points to actuator space.
+        Map joint-space trajectory points to actuator space; raise ConfigError saying why not.
 
-        Each of ``positions``, ``velocities``, ``accelerations`` and ``efforts`` is a
-        list with one sequence per point (each empty, or one value per joint).
-        Returns ``(actuator_names, [positions, velocities, accelerations, efforts])``
-        with ``None`` for fields that were empty. Accelerations use the velocity
-        map; efforts add the damping loss back (``tau + b * v`` when velocities
-        are given) before the effort map, so the map inverts the state map.
-        Raises ConfigError with the reason when the trajectory cannot be mapped, or,
-        while :attr:`limit_commands`, when a point is beyond a joint's or an actuator's
-        limit (accelerations are not limited).
+        Each argument holds one sequence per point (empty, or one value per joint). Returns
+        ``(actuator_names, [positions, velocities, accelerations, efforts])``, None for a
+        field empty throughout. Accelerations take the velocity map, efforts the commanded
+        law; while :attr:`limit_commands` a point beyond a limit refuses it whole.
         """
         try:
             out = self._map_trajectory(joint_names, positions, velocities, accelerations,
@@ -376,7 +381,7 @@ class CommandMapper:
     def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts,
                         check_limits):
         tset = self._tset
-        joint_idx, act_idx, names = self._coverage(joint_names)
+        joint_idx, act_idx, names = self.coverage(joint_names)
         n_points = len(positions)
         fields = []
         for label, rows in (('positions', positions), ('velocities', velocities),
@@ -423,7 +428,7 @@ class CommandMapper:
                 if len(bad):
                     raise ConfigError(f'point {int(bad[0][0])}: '
                                       + self._unreachable(joint_names))
-        stages = self._stages(joint_names)
+        stages = self.stages(joint_names)
         if stages is not None and mapped[3] is not None:    # the motors' torques, planned
             qd = np.full_like(eff, np.nan) if vel is None else vel
             speeds = (np.full((n_points, tset.num_actuators), np.nan) if vel is None else
@@ -431,7 +436,7 @@ class CommandMapper:
             motors = effort_law.commanded_efforts(tset, raw_eff, qd, speeds, pos, acc)
             mapped[3] = motors[:, act_idx]
         if check_limits:
-            limits = self._command_limits(joint_names)
+            limits = self.command_limits(joint_names)
             for kind, joints, actuators in (('position', pos, mapped[0]),
                                             ('velocity', vel, mapped[1]),
                                             ('effort', eff, mapped[3])):

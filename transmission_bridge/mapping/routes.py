@@ -23,6 +23,7 @@ import numpy as np
 from .commands import CommandMapper
 from .measurement import motor_velocities
 from .ownership import Ownership
+from .prepared import PreparedCommand
 from .relay import CommandCodec, StateRelay
 from .state import ActuatorStates
 from ..messages.named_input import report_input
@@ -128,6 +129,7 @@ class Routes:
         #: and not yet handled (the node's; None: none). A state that would time a joint
         #: out first sees every command that arrived before it was decided.
         self.drain = None
+        self._prepared = {}
 
     def configure(self, tset, stale_ns, limit_commands, warm=()):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -336,15 +338,23 @@ class Routes:
         self._resumed(self._report_command(out, stream))
         return None if out is None else self._typed.commands(out, header)
 
-    def goal_command(self, names, position, velocity, effort, header, now_ns,
+    def goal_command(self, names, position, velocity, effort, header_at, now_ns,
                      accelerations=None):
         """
         Command a goal's joints ``names`` (its desired state); return the message to publish.
 
         The joints a spring drives take it as their targets (:attr:`springs`); the others
-        are mapped (not a stream: the deadline is not fed). ``effort`` None: none.
+        are mapped (not a stream: the deadline is not fed): by the layout's prepared map
+        (:mod:`.prepared`, serialized bytes) where it applies, else by the reference (a
+        message, its header ``header_at(now_ns)``). ``effort`` None: none.
         """
         springs = self.springs
+        if springs is None or not springs.owned or not len(self.owners.spring_columns(names)):
+            prepared = self._prepared_command(names, effort is not None)
+            if prepared.usable:
+                data = prepared.command(position, velocity, effort, now_ns)
+                if data is not None:
+                    return data
         if springs is not None and springs.owned:
             driven = self.owners.spring_columns(names)
             if len(driven):
@@ -362,8 +372,20 @@ class Routes:
                 effort = None if effort is None else np.asarray(effort)[rest]
                 accelerations = (None if accelerations is None
                                  else np.asarray(accelerations)[rest])
-        return self.command(names, position, velocity, () if effort is None else effort,
-                            header, stream=False, accelerations=accelerations)
+        return self.command(list(names), position, velocity,
+                            () if effort is None else effort, header_at(now_ns), stream=False,
+                            accelerations=accelerations)
+
+    def _prepared_command(self, names, with_effort):
+        """Return the :class:`.prepared.PreparedCommand` of a goal's layout (kept)."""
+        key = (tuple(names), with_effort, self.commands.limit_commands)
+        found = self._prepared.get(key)
+        if found is None or found[0] is not self.commands.transmissions:
+            if len(self._prepared) > 16:
+                self._prepared.clear()
+            found = self._prepared[key] = (self.commands.transmissions, PreparedCommand(
+                self.commands, names, with_effort))
+        return found[1]
 
     def trajectory(self, msg, active):
         """Return the actuator_trajectory message of one joint_trajectory ``msg``, or None."""

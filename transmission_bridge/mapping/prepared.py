@@ -1,0 +1,111 @@
+"""
+A command layout mapped the same way every state: a running goal's joints, prepared once.
+
+A FollowJointTrajectory goal commands the same joints at every state. The reference,
+:meth:`.commands.CommandMapper.map_command`, checks the names, completes a differential from
+the last command and maps, limits and builds a message anew each time (some 100 µs on the
+example arm's wrist: a goal then cost the bridge twice its idle CPU). :class:`PreparedCommand`
+does the same arithmetic with what a layout fixes computed once, and writes the doubles into
+a serialized JointState whose names and layout never change (:mod:`..messages.wire`):
+
+* positions ``θ = P q + p0``, velocities ``θ̇ = P q̇``, efforts ``τ_a = E (τ + b q̇)`` (the
+  commanded law's ideal-stage form, :mod:`..transmissions.effort_law`: damping at the
+  command's own motion, the map, no stage loss), ``P``, ``p0`` and ``E`` read off the set's
+  own maps at the unit vectors (exact for a linear set up to rounding);
+* one test that every joint and motor is within its limits (position range, velocity and
+  effort magnitudes): the reference's clamps and scalings would then change nothing.
+
+Whatever it does not cover takes the reference, whole: a set with a linkage, a motor whose
+stage has losses or friction, a layout that does not name every joint its motors reach, a
+value beyond a limit or not finite (:meth:`PreparedCommand.command` returns None). Tests pin
+the two to the same motor values (test_prepared_command.py).
+"""
+
+import math
+
+import numpy as np
+
+from ..messages.wire import JointStateLayout, STAMP
+from ..transmissions import ConfigError
+
+
+class PreparedCommand:
+    """One layout's map (module docstring); :attr:`usable` False: always the reference."""
+
+    def __init__(self, mapper, names, with_effort):
+        tset = mapper.transmissions
+        self.names = tuple(names)
+        self.usable = False
+        try:            # every joint known, once; every transmission touched named whole
+            joint_idx, act_idx, out_names = mapper.coverage(self.names)
+        except ConfigError:
+            return
+        cols = [tset.joint_index[n] for n in self.names]
+        self.usable = bool(tset.linear and sorted(cols) == sorted(np.asarray(joint_idx).tolist())
+                           and mapper.stages(self.names) is None)
+        if not self.usable:
+            return
+        self._mapper, self._cols = mapper, np.asarray(cols, dtype=np.intp)
+        n, k, m = tset.num_joints, len(cols), len(out_names)
+        P, p0 = _affine(tset, 'position', self._cols, act_idx, n)
+        V, _ = _affine(tset, 'velocity', self._cols, act_idx, n)
+        E, _ = _affine(tset, 'effort', self._cols, act_idx, n)
+        B, one, zero = np.diag(tset.damping[self._cols]), np.eye(k), np.zeros((k, k))
+        # z = (q, q̇[, τ]) -> y = (q, θ, q̇, θ̇[, τ + b q̇, E (τ + b q̇)]): one product.
+        rows = [[one, zero], [P, np.zeros((m, k))], [zero, one], [np.zeros((m, k)), V]]
+        if with_effort:
+            rows = [r + [np.zeros((len(r[0]), k))] for r in rows]
+            rows += [[zero, B, one], [np.zeros((m, k)), E @ B, E]]
+        self._M = np.block(rows)
+        self._y0 = np.zeros(len(self._M))
+        self._y0[k:k + m] = p0
+        self._k, self._m, self._with_effort = k, m, with_effort
+        self._at = (slice(k, k + m), slice(2 * k + m, 2 * k + 2 * m), slice(3 * k + 2 * m, None))
+        # Every y within [lower, upper]: the positions' ranges, ± the magnitudes' limits.
+        limits = mapper.command_limits(self.names) if mapper.limit_commands else None
+        self._limited = limits is not None
+        if self._limited:
+            kinds = ('velocity', 'effort') if with_effort else ('velocity',)
+            magnitudes = np.concatenate([x for kind in kinds
+                                         for x in limits.magnitude_limits(kind)])
+            self._lower = np.concatenate([limits.lower, limits.actuator_lower, -magnitudes])
+            self._upper = np.concatenate([limits.upper, limits.actuator_upper, magnitudes])
+        self._template = JointStateLayout(out_names, '', (m, m, m if with_effort else 0)
+                                          ).encoder()
+        self._fields = self._template.fields
+
+    def command(self, position, velocity, effort, stamp_ns):
+        """
+        Return the serialized actuator command of one goal sample, or None (the reference's).
+
+        ``position``, ``velocity`` (one per name); ``effort`` one per name, or None for a
+        layout made without efforts.
+        """
+        z = np.concatenate((position, velocity) if effort is None
+                           else (position, velocity, effort))
+        if not math.isfinite(z @ z):       # NaN or inf anywhere (or a square overflowing)
+            return None
+        y = self._M @ z
+        y += self._y0
+        if self._limited and not ((y >= self._lower) & (y <= self._upper)).all():
+            return None
+        fields = self._fields
+        fields[0][:] = y[self._at[0]]
+        fields[1][:] = y[self._at[1]]
+        if effort is not None:
+            fields[2][:] = y[self._at[2]]
+        self._mapper.remember(self._cols, position, velocity, effort)
+        self._template.set_stamp(STAMP.pack(*divmod(stamp_ns, 1_000_000_000)))
+        return self._template.to_bytes()
+
+
+def _affine(tset, kind, cols, act_idx, n):
+    """Return ``(A, b)`` with ``map(x) = A x + b`` for the joints ``cols``, read off the map."""
+    zero = np.zeros(n)
+    base = tset.joint_to_actuator(kind, zero)[act_idx]
+    columns = []
+    for c in cols:
+        unit = zero.copy()
+        unit[c] = 1.0
+        columns.append(tset.joint_to_actuator(kind, unit)[act_idx] - base)
+    return np.array(columns).T.reshape(len(act_idx), len(cols)), base
