@@ -62,7 +62,7 @@ def _targets(tset, count, rng):
 def _floor(node, output, names):
     """Make the plain ``node`` publish one more message per state, of the output's size."""
     from rclpy.serialization import serialize_message
-    from transmission_bridge.bridge.springs import EffortWire, MitWire
+    from transmission_bridge.bridge.impedance_wiring import EffortWire, MitWire
     if output == 'effort':
         wire, pub = EffortWire(names), node._command_pub
         data = wire.at(bytes(8))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
-from transmission_bridge.mapping.relay import StateRelay
+from transmission_bridge.mapping.fast_route import FastStateRoute
 from transmission_bridge.mapping.state import ActuatorStates
 from transmission_bridge.transmissions import load_transmissions
 
@@ -44,7 +44,7 @@ class _Node:
         """Return (names, position, velocity, effort) of the output, or None."""
         msg = _message(names, arrays, stamp_ns, frame_id)
         data = serialize_message(msg)
-        relay = self.relays.setdefault(source, StateRelay(source, self.clock))
+        relay = self.relays.setdefault(source, FastStateRoute(source, self.clock))
         out = relay.take(data)
         if out is not None:
             self.taken += 1
@@ -199,7 +199,7 @@ def test_huge_finite_values_are_taken_without_numpy_warnings():
         'import numpy as np',
         'from rclpy.serialization import serialize_message',
         'from sensor_msgs.msg import JointState',
-        'from transmission_bridge.mapping.relay import StateRelay',
+        'from transmission_bridge.mapping.fast_route import FastStateRoute',
         'from transmission_bridge.mapping.state import ActuatorStates',
         'from transmission_bridge.messages.named_input import NamedInput',
         'from transmission_bridge.transmissions import load_transmissions',
@@ -207,7 +207,7 @@ def test_huge_finite_values_are_taken_without_numpy_warnings():
         'states, n, names = ActuatorStates(ts), ts.num_actuators, list(ts.actuator_names)',
         'msg = JointState(name=names, position=[0.0] * n, velocity=[0.0] * n, effort=[0.0] * n)',
         'states.ingest("a", names, [0.0] * n, [0.0] * n, [0.0] * n, 0, now_ns=1)',
-        'relay = StateRelay("a", lambda: 2)',
+        'relay = FastStateRoute("a", lambda: 2)',
         'relay.learn(states, serialize_message(msg), msg)',
         'msg.position[0] = 1e200',
         'msg.header.stamp.nanosec = 2',

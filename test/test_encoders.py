@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from transmission_bridge.bag import io
 from transmission_bridge.bag.example import one_message
-from transmission_bridge.mapping.relay import StateRelay
+from transmission_bridge.mapping.fast_route import FastStateRoute
 from transmission_bridge.mapping.state import ActuatorStates
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 from transmission_bridge.transmissions.encoders import unwrap
@@ -120,7 +120,7 @@ def test_the_fast_route_unwraps_as_ingest_does():
     node, plain = ActuatorStates(ts), ActuatorStates(ts)
     for states in (node, plain):
         states.set_encoder_turns('motor', 2)
-    relay = StateRelay('a', lambda: 0)
+    relay = FastStateRoute('a', lambda: 0)
     taken = 0
     for k, m in enumerate(np.arange(300) * 1.2 + 2 * TWO_PI):     # twice 1.2 < pi
         reading = m % TWO_PI if k != 150 else math.nan

@@ -4,7 +4,7 @@ The ``transmission_bridge`` node: actuator states in, joint states out, commands
 ROS wiring only: parameters, publishers, subscriptions, services, timers. A message's routes
 are :mod:`transmission_bridge.mapping`'s (:mod:`~transmission_bridge.mapping.routes`); goals
 and joint springs are :mod:`transmission_bridge.control`'s, wired by :mod:`.goal_servers`
-(imported only with ``follow_joint_trajectory``) and :mod:`.springs`; the node's own
+(imported only with ``follow_joint_trajectory``) and :mod:`.impedance_wiring`; the node's own
 parameters are :mod:`.settings`', its /diagnostics status :mod:`.status`'.
 Topics, parameters, services in doc/nodes.md (tables generated from here).
 """
@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from . import status
-from .execution import ExecutionWiring
+from .command_sources import CommandSources
 from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, EncoderTurns, FOLLOW_JOINT_TRAJECTORY,
                        HELP, LIMIT_COMMANDS, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
                        TRANSMISSIONS_FILE)
@@ -61,7 +61,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         budget = self._declare_input_budget()
         self._fast_path = self._declare_fast_path()
         self._now_ns = now_ns_function(self.get_clock())
-        self._execution = execution = ExecutionWiring(
+        self._execution = execution = CommandSources(
             self, own, own[FOLLOW_JOINT_TRAJECTORY], self._now_ns, self._active,
             lambda m: self._command_pub.publish(m))
         self._routes = routes = Routes(topics, self._now_ns, self.get_logger(),

@@ -128,7 +128,7 @@ def constraint_name(joint, which):
     return f'constraints.{joint}.{which}'
 
 
-# --- joint springs (bridge/springs.py) ------------------------------------------------------
+# --- joint springs (bridge/impedance_wiring.py) --------------------------------------------------
 IMPEDANCE_OUTPUT = 'impedance_output'
 SPRING_SETTINGS = settings_by_name([
     Setting(IMPEDANCE_OUTPUT, 'effort', str,

@@ -2,8 +2,8 @@
 Every input message's two routes through the bridge, fast and typed, without ROS.
 
 :class:`Routes` holds the state side (:class:`.state.ActuatorStates`), the command side
-(:class:`.commands.CommandMapper`), one :class:`.relay.StateRelay` per actuator-state topic,
-the joint commands' :class:`.relay.CommandCodec`, the command deadline
+(:class:`.commands.CommandMapper`), one :class:`.fast_route.FastStateRoute` per actuator-state
+topic, the joint commands' :class:`.fast_route.CommandCodec`, the command deadline
 (:class:`.deadline.CommandDeadline`) and the owners of the joints' commands
 (:class:`.ownership.Ownership`). For one message (its serialized bytes) it returns what to
 publish: the fast route's bytes when a relay or the codec takes it, else the typed route's
@@ -21,10 +21,10 @@ import time
 import numpy as np
 
 from .commands import CommandMapper
+from .fast_route import CommandCodec, FastStateRoute
 from .measurement import motor_velocities
 from .ownership import Ownership
 from .prepared import PreparedCommand
-from .relay import CommandCodec, StateRelay
 from .state import ActuatorStates
 from ..messages.named_input import report_input
 from ..messages.wire import JointStateLayout, STAMP
@@ -107,7 +107,7 @@ class Routes:
 
     def __init__(self, topics, now_ns, logger, deadline, typed, fast_path=True):
         self.states = self.commands = None
-        self.relays = {topic: StateRelay(topic, now_ns) for topic in topics}
+        self.relays = {topic: FastStateRoute(topic, now_ns) for topic in topics}
         self.codec = CommandCodec()
         #: Messages each input took by the typed route (all others: the fast route).
         self.typed_count = {'actuator_states': 0, 'joint_commands': 0}

@@ -4,7 +4,7 @@ The bridge's state side, without ROS: the latest value of every actuator, and jo
 The node decodes an actuator-state message into names and arrays, calls
 :meth:`ActuatorStates.ingest` and publishes what comes back; the offline bag converter calls
 the very same method, so both produce bit-identical joint states for the same input. The
-node's fast path (:mod:`.relay`) takes a steady stream's messages from their bytes and
+node's fast path (:mod:`.fast_route`) takes a steady stream's messages from their bytes and
 changes this object exactly as ``ingest`` would (its tests compare the two message by
 message).
 
@@ -86,7 +86,7 @@ class ActuatorStates:
     The actuator values live in :attr:`flat`: the position, velocity and effort rows of
     every actuator (transmission-set order), then a 1.0, the form the set's joint-state map
     reads (:meth:`TransmissionSet.state_map`); :attr:`values` is the same memory as (3, nA).
-    The fast path (:mod:`.relay`) reads and writes this object's public attributes as
+    The fast path (:mod:`.fast_route`) reads and writes this object's public attributes as
     :meth:`ingest` does, and holds to them only while :attr:`generation` is unchanged:
     ingest, reset and a new configuration bump it whenever what a steady stream relies on
     (the reported actuators, the sources, the transmissions) may have changed.
@@ -120,7 +120,7 @@ class ActuatorStates:
         #: The joints the last output left out because an actuator of theirs was stale.
         self.stale_joints = ()
         #: The joints the last message published: their indices (None: every joint), or
-        #: False when it published nothing. The fast path keeps to them (:mod:`.relay`).
+        #: False when it published nothing. The fast path keeps to them (:mod:`.fast_route`).
         self.last_kept = False
         #: The (3, nJ) joint state of the last message that published, and its joints
         #: (``last_kept`` then): what :meth:`measured` reads. Both routes set them.

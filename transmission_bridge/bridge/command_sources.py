@@ -1,9 +1,9 @@
 """
 What the bridge commands on its own, wired: goals, joint springs, the command deadline.
 
-:class:`ExecutionWiring` holds the command deadline
+:class:`CommandSources` holds the command deadline
 (:class:`~transmission_bridge.mapping.deadline.CommandDeadline`), the joint springs
-(:mod:`.springs`), the FollowJointTrajectory servers (:mod:`.goal_servers`, imported only
+(:mod:`.impedance_wiring`), the FollowJointTrajectory servers (:mod:`.goal_servers`, imported only
 with ``follow_joint_trajectory``: a robot that takes no goals pays nothing for rclpy.action
 and control_msgs), the deadline's timer (:class:`DeadlineTimer`: it polls the deadline a few
 times per timeout, says each timeout once, :func:`trip_lines`) and the plain motors' safe
@@ -17,8 +17,8 @@ The node creates it and calls it; every law it applies is
 import numpy as np
 from sensor_msgs.msg import JointState
 
+from .impedance_wiring import Springs
 from .settings import COMMAND_TIMEOUT, GOAL_SETTINGS, ON_COMMAND_TIMEOUT, SPRING_SETTINGS
-from .springs import Springs
 from .status import motors_of
 from ..mapping.deadline import CommandDeadline
 from ..messages.named_input import seconds_to_ns
@@ -28,7 +28,7 @@ from ..ros.settings import declare_settings, refusal
 from ..transmissions import ConfigError
 
 
-class ExecutionWiring:
+class CommandSources:
     """A bridge node's goals, springs and command deadline (module docstring)."""
 
     def __init__(self, node, own, follow_goals, now_ns, active, publish_command):

@@ -12,7 +12,7 @@ bytes written into a template. Both routes give the same bytes for the same inpu
 (test_fast_path.py, message by message over a hostile stream), and a message the fast
 route does not take leaves everything as it was, for the typed route.
 
-Actuator states (:class:`StateRelay`, one per topic) take the fast route while what ingest
+Actuator states (:class:`FastStateRoute`, one per topic) take the fast route while what ingest
 would do is short: every value finite, the stamp not going back, no other topic having
 written these actuators last, the configuration and the set of reported actuators
 unchanged since the relay learned (:attr:`ActuatorStates.generation`), and the same joints
@@ -46,7 +46,7 @@ def _never(data):
     return _NOT_TAKEN
 
 
-class StateRelay:
+class FastStateRoute:
     """
     One actuator-state topic's steady stream, bytes in and joint_states bytes out.
 
