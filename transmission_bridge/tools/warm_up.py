@@ -11,7 +11,10 @@ set with linkages (default: the package's legged robot) and the kinematics kerne
 dynamics and the identification's regressor through a model (default: the example arm).
 Without numba there is nothing to
 compile: it says so and exits 0. A kernel is compiled for the kinds of arrays it is called
-with, not per robot: any robot with a linkage warms them for every other.
+with, not per robot: any robot with a linkage warms them for every other. The gear stages'
+loss loops are compiled ahead of time into a module that imports no numba
+(:mod:`transmission_bridge.transmissions.ahead`): a lossy bridge without linkages then
+loads neither numba nor LLVM.
 """
 
 import argparse
@@ -38,8 +41,13 @@ def warm(transmissions, model_file):
     from ..mapping.routes import warm_up
     from ..kinematics import load_model
     from ..robot_state.dynamics import warm_up_dynamics
-    from ..transmissions import load_transmissions
-    done = [('linkage kernels', warm_up(load_transmissions(transmissions)))]
+    from ..transmissions import ahead, load_transmissions
+    start = time.perf_counter()
+    done = []
+    if ahead.load() is None:
+        ahead.build()
+    done.append(('gear-loss loops, ahead of time', time.perf_counter() - start))
+    done.append(('linkage kernels', warm_up(load_transmissions(transmissions))))
     start = time.perf_counter()
     model = load_model(model_file).with_kernels('numba')
     model.warm_up()

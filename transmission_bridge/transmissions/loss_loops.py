@@ -21,7 +21,16 @@ _compiled = None
 
 
 def kernels():
-    """Return the loops to call: compiled by numba where it can, else this module."""
+    """
+    Return the loops to call: compiled ahead of time where they can be, else by numba.
+
+    Ahead of time (:mod:`.ahead`): a module that imports no numba, built once; else numba's
+    just-in-time loops; else (no numba, or ``TRANSMISSION_BRIDGE_KERNELS=numpy``) this module.
+    """
+    global _compiled
+    if _compiled is None and COMPILED:
+        from . import ahead
+        _compiled = ahead.ensure()
     return _loops.kernels_of(__name__, _NOT_COMPILED)
 
 

@@ -1,0 +1,108 @@
+"""
+The loss loops compiled ahead of time: the reference's bits, and a bridge that loads no numba.
+
+Built into a folder of this test's own (``TRANSMISSION_BRIDGE_AOT_DIR``), in a subprocess as a
+bridge would build it; each exported loop against :mod:`loss_loops` run as plain Python (the
+reference the just-in-time loops are also pinned to, test_losses.py) on random stages and
+states, moving both ways and at rest; then a process that maps the example arm's lossy states
+and commands through the routes must not have imported numba or llvmlite.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from transmission_bridge.transmissions import load_transmissions, loss_loops
+
+pytest.importorskip('numba', reason='numba is not installed: nothing is compiled ahead of time')
+
+CONFIG = 'config/example_robot_transmissions.yaml'
+
+
+@pytest.fixture(scope='module')
+def built(tmp_path_factory):
+    where = tmp_path_factory.mktemp('aot')
+    env = dict(os.environ, TRANSMISSION_BRIDGE_AOT_DIR=str(where))
+    done = subprocess.run([sys.executable, '-m', 'transmission_bridge.transmissions.ahead'],
+                          env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode:
+        pytest.skip(f'no ahead-of-time build here: {done.stderr.strip()}')
+    old = os.environ.get('TRANSMISSION_BRIDGE_AOT_DIR')
+    os.environ['TRANSMISSION_BRIDGE_AOT_DIR'] = str(where)
+    from transmission_bridge.transmissions import ahead
+    module = ahead.load()
+    assert module is not None, 'built, but not found by its name'
+    yield module, env
+    if old is None:
+        del os.environ['TRANSMISSION_BRIDGE_AOT_DIR']
+    else:
+        os.environ['TRANSMISSION_BRIDGE_AOT_DIR'] = old
+
+
+def _stages(rng, n):
+    losses = load_transmissions({'transmissions': [
+        {'name': f't{i}', 'type': 'simple',
+         'actuators': [{'name': f'm{i}', 'mechanical_reduction': float(rng.uniform(5, 100)),
+                        'efficiency': {'driving': float(rng.uniform(0.5, 1.0)),
+                                       'driven': float(rng.uniform(0.3, 1.0))},
+                        'friction': {'viscous': float(rng.uniform(0, 1e-3)),
+                                     'coulomb': float(rng.uniform(0, 0.05))}}],
+         'joints': [{'name': f'j{i}'}]} for i in range(n)]}).losses
+    return loss_loops.stage_table(losses, True), loss_loops.stage_table(losses, False)
+
+
+def test_every_exported_loop_gives_the_reference_bits(built):
+    module, _ = built
+    rng = np.random.default_rng(64)
+    n = 6
+    measured, commanded = _stages(rng, n)
+    for _ in range(40):
+        flat = np.r_[rng.normal(size=n), rng.choice([-3.0, -0.01, 0.0, 0.02, 4.0], n),
+                     rng.normal(size=n), 1.0]
+        want, got = np.empty(3 * n + 1), np.empty(3 * n + 1)
+        loss_loops.measured_state(flat, n, measured, want)
+        module.measured_state(flat, n, measured, got)
+        assert want.tobytes() == got.tobytes()
+        motors = rng.permutation(n)[:4].astype(np.intp)
+        values = rng.normal(size=4)
+        inverse = rng.uniform(0, 1, 4)
+        a, b = values.copy(), values.copy()
+        worst = (loss_loops.commanded_in_place(a, flat, n, motors, commanded, inverse),
+                 module.commanded_in_place(b, flat, n, motors, commanded, inverse))
+        assert a.tobytes() == b.tobytes() and worst[0] == worst[1]
+        want, got = np.empty(4), np.empty(4)
+        loss_loops.commanded(values, flat[n:2 * n], motors, commanded, want)
+        module.commanded(values, flat[n:2 * n], motors, commanded, got)
+        assert want.tobytes() == got.tobytes()
+        mit = rng.normal(size=(4, 7))[:, :5]            # strided rows, as the wire's view
+        a, b = mit.copy(), mit.copy()
+        loss_loops.mit_feed_forward(a, flat, n, motors, commanded)
+        module.mit_feed_forward(b, flat, n, motors, commanded)
+        assert a.tobytes() == b.tobytes()
+
+
+def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
+    _, env = built
+    script = (
+        'import sys\n'
+        'import numpy as np\n'
+        'from transmission_bridge.mapping.routes import warm_up\n'
+        'from transmission_bridge.mapping.commands import CommandMapper\n'
+        'from transmission_bridge.transmissions import load_transmissions, loss_loops\n'
+        f'ts = load_transmissions({CONFIG!r})\n'
+        'assert not ts.losses.lossless\n'
+        'warm_up(ts)\n'
+        'flat = np.r_[np.zeros(ts.num_actuators), np.ones(2 * ts.num_actuators), 1.0]\n'
+        'ts.state_map()(flat)\n'
+        'CommandMapper(ts).map_command(list(ts.joint_names), [], [], [0.1] * ts.num_joints)\n'
+        "print(type(loss_loops.kernels()).__name__, loss_loops.kernels().__name__,\n"
+        "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
+    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    kind, name, numba_loaded, llvm_loaded = out.stdout.split()
+    assert name.startswith('_loss_loops_'), out.stdout        # the compiled module
+    assert (numba_loaded, llvm_loaded) == ('False', 'False'), out.stdout
