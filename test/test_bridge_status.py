@@ -11,7 +11,7 @@ import types
 from conftest import CONFIG
 import numpy as np
 import pytest
-from transmission_bridge.bridge import execution, status
+from transmission_bridge.bridge import command_sources, status
 from transmission_bridge.bridge.settings import EncoderTurns, SETTINGS
 from transmission_bridge.mapping.commands import CommandMapper
 from transmission_bridge.mapping.deadline import CommandDeadline
@@ -135,10 +135,10 @@ def test_a_timed_out_joint_is_an_error_and_holds_the_measured_positions():
     assert report.error.startswith('command timeout: no joint_commands for shoulder_pan, '
                                    'shoulder_lift since 0.000 s; hold for '
                                    f'{ARM.actuator_names[0]}, {ARM.actuator_names[1]}')
-    lines = execution.trip_lines(deadline, ARM, tripped)
+    lines = command_sources.trip_lines(deadline, ARM, tripped)
     assert len(lines) == 1 and lines[0].startswith('no joint_commands for 0.1 s: sending hold '
                                                    'to shoulder_pan_motor, shoulder_lift_motor')
-    messages = execution.safe_command_messages(deadline, states, due, SECOND // 10, None)
+    messages = command_sources.safe_command_messages(deadline, states, due, SECOND // 10, None)
     assert [list(m.name) for m in messages] == [list(ARM.actuator_names[:2])]
     assert list(messages[0].position) == list(measured[:2])
     assert list(messages[0].velocity) == [0.0, 0.0] and list(messages[0].effort) == [0.0, 0.0]
@@ -148,7 +148,7 @@ def test_a_joint_spring_s_timeout_is_said_as_its_own_hold_not_a_plain_command():
     deadline = _deadline(SECOND // 10)
     deadline.commanded(np.array([2, 3, 4]), now_ns=0)     # elbow, the wrist's two joints
     tripped, _ = deadline.poll(SECOND // 10)
-    [line] = execution.trip_lines(deadline, ARM, tripped, sprung={3, 4})
+    [line] = command_sources.trip_lines(deadline, ARM, tripped, sprung={3, 4})
     assert line == ('no joint_commands for 0.1 s: sending hold to elbow_motor every 0.1 s; the '
                     'joint springs of wrist_pitch, wrist_roll hold at the positions measured '
                     'now (hold), until they resume')
