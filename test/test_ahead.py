@@ -98,7 +98,7 @@ def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
         'flat = np.r_[np.zeros(ts.num_actuators), np.ones(2 * ts.num_actuators), 1.0]\n'
         'ts.state_map()(flat)\n'
         'CommandMapper(ts).map_command(list(ts.joint_names), [], [], [0.1] * ts.num_joints)\n'
-        "print(type(loss_loops.kernels()).__name__, loss_loops.kernels().__name__,\n"
+        'print(type(loss_loops.kernels()).__name__, loss_loops.kernels().__name__,\n'
         "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
     out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
                          text=True, timeout=300)

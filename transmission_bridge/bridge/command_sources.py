@@ -175,7 +175,7 @@ class DeadlineTimer:
         tset = self._armed()
         if tset is None:
             return
-        if self._deadline.may_have_passed(self._now_ns()):
+        if self._deadline.passing(self._now_ns()):
             self._drain()
         tripped, due = self._deadline.poll(self._now_ns())
         if not len(due):

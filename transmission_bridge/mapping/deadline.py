@@ -121,9 +121,17 @@ class CommandDeadline:
         self._settle()
 
     # --- time -------------------------------------------------------------------------
-    def may_have_passed(self, now_ns):
-        """Return whether a joint's deadline may have passed at ``now_ns`` (one comparison)."""
-        return now_ns >= self._earliest
+    def passing(self, now_ns):
+        """
+        Return whether a joint would newly time out at ``now_ns`` (one comparison while none can).
+
+        What decides whether to take the commands already received first: only then, as
+        taking them out of their turn lets a command pass the state it was computed from.
+        """
+        if now_ns < self._earliest:
+            return False
+        expired = self.expired(now_ns)
+        return expired is not None and bool((expired & ~self.tripped).any())
 
     def expired(self, now_ns):
         """

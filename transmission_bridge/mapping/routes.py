@@ -213,7 +213,7 @@ class Routes:
         passed, the commands received meanwhile are taken first (:attr:`drain`): no
         timeout is decided against a command already in the queue.
         """
-        if self.drain is not None and self.deadline.may_have_passed(self._now_ns()):
+        if self.drain is not None and self.deadline.passing(self._now_ns()):
             self.drain()
         for after in self.after_state:
             for send, message in after(out) or ():

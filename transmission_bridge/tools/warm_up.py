@@ -44,9 +44,13 @@ def warm(transmissions, model_file):
     from ..transmissions import ahead, load_transmissions
     start = time.perf_counter()
     done = []
-    if ahead.load() is None:
-        ahead.build()
-    done.append(('gear-loss loops, ahead of time', time.perf_counter() - start))
+    try:            # optional: without a C linker the just-in-time loops serve, as before
+        if ahead.load() is None:
+            ahead.build()
+        done.append(('gear-loss loops, ahead of time', time.perf_counter() - start))
+    except Exception as exc:  # noqa: B902 (said, and the warm-up goes on)
+        print(f'gear-loss loops not compiled ahead of time ({type(exc).__name__}: {exc}): '
+              "numba's just-in-time loops serve instead", file=sys.stderr)
     done.append(('linkage kernels', warm_up(load_transmissions(transmissions))))
     start = time.perf_counter()
     model = load_model(model_file).with_kernels('numba')

@@ -8,6 +8,7 @@ call, cached on disk beside the source) or the module itself, where numba does n
 numba: only a set that needs its loops does, on their first use.
 """
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -52,3 +53,25 @@ def kernels_of(name, skip):
         module._compiled = compiled_copy(name, skip) if module.COMPILED else module
         module.COMPILED = module._compiled is not module
     return module._compiled
+
+
+def compile_ahead(name, exports, module_name, where):
+    """
+    Compile loop module ``name``'s ``exports`` ({function: signature}) ahead of time.
+
+    numba's ``pycc`` writes extension module ``module_name`` into folder ``where``: the
+    exported loops, and the loops they call compiled in, importing no numba when loaded.
+    """
+    import warnings
+
+    import numba
+    from numba.pycc import CC
+    jitted = compiled_copy(importlib.import_module(name).__name__, ())
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', numba.NumbaPendingDeprecationWarning)
+        cc = CC(module_name)
+        cc.output_dir = str(where)
+        cc.verbose = False
+        for function, signature in exports.items():
+            cc.export(function, signature)(getattr(jitted, function).py_func)
+        cc.compile()

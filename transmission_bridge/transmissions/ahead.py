@@ -104,25 +104,13 @@ def ensure():
 
 def build(where=None):
     """Compile the loops into ``where`` (default :func:`folder`); return the module's path."""
-    import warnings
-
-    import numba
-    from numba.pycc import CC
-    from . import _loops, loss_loops
+    from . import _loops
     where = pathlib.Path(where or folder())
     where.mkdir(parents=True, exist_ok=True)
-    jitted = _loops.compiled_copy(loss_loops.__name__, ())     # the helpers they call
-    with tempfile.TemporaryDirectory(dir=where) as tmp, warnings.catch_warnings():
-        warnings.simplefilter('ignore', numba.NumbaPendingDeprecationWarning)
-        cc = CC(module_name())
-        cc.output_dir = tmp
-        cc.verbose = False
-        for name, signature in EXPORTS.items():
-            cc.export(name, signature)(getattr(jitted, name).py_func)
-        cc.compile()
-        made = _path(tmp)
+    with tempfile.TemporaryDirectory(dir=where) as tmp:
+        _loops.compile_ahead(__package__ + '.loss_loops', EXPORTS, module_name(), tmp)
         final = _path(where)
-        os.replace(made, final)         # whole, or not at all: a reader never sees half
+        os.replace(_path(tmp), final)   # whole, or not at all: a reader never sees half
     return final
 
 
