@@ -156,6 +156,11 @@ def test_excite_send_record_identify_end_to_end(tmp_path):
                           ['--params-file', str(sim_params), '-r', f'__ns:={graph.namespace}'],
                           tmp_path / 'sim.log')
         try:
+            # The goal goes out once the bridge measures the robot, as an operator's would: on
+            # a loaded machine the simulator's first states can take seconds to come through.
+            from sensor_msgs.msg import JointState
+            measured = graph.collect(JointState, 'joint_states')
+            assert graph.spin_until(lambda: len(measured) > 10, timeout=60), sim.output()
             env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID),
                        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
             code, out, err = _tool('--model', URDF, '--transmissions', TRANSMISSIONS,
