@@ -349,29 +349,29 @@ class Routes:
         message, its header ``header_at(now_ns)``). ``effort`` None: none.
         """
         springs = self.springs
-        if springs is None or not springs.owned or not len(self.owners.spring_columns(names)):
+        driven = (self.owners.spring_columns(names) if springs is not None and springs.owned
+                  else ())
+        if not len(driven):
             prepared = self._prepared_command(names, effort is not None)
             if prepared.usable:
                 data = prepared.command(position, velocity, effort, now_ns)
                 if data is not None:
                     return data
-        if springs is not None and springs.owned:
-            driven = self.owners.spring_columns(names)
-            if len(driven):
-                joints = np.array([springs.transmissions.joint_index[names[k]]
-                                   for k in driven], dtype=np.intp)
-                springs.take(joints, np.asarray(position)[driven],
-                             np.asarray(velocity)[driven],
-                             np.zeros(len(driven)) if effort is None
-                             else np.asarray(effort)[driven], now_ns)
-                rest = np.setdiff1d(np.arange(len(names)), driven)
-                if not len(rest):
-                    return None
-                names = [names[k] for k in rest]
-                position, velocity = np.asarray(position)[rest], np.asarray(velocity)[rest]
-                effort = None if effort is None else np.asarray(effort)[rest]
-                accelerations = (None if accelerations is None
-                                 else np.asarray(accelerations)[rest])
+        else:
+            joints = np.array([springs.transmissions.joint_index[names[k]]
+                               for k in driven], dtype=np.intp)
+            springs.take(joints, np.asarray(position)[driven],
+                         np.asarray(velocity)[driven],
+                         np.zeros(len(driven)) if effort is None
+                         else np.asarray(effort)[driven], now_ns)
+            rest = np.setdiff1d(np.arange(len(names)), driven)
+            if not len(rest):
+                return None
+            names = [names[k] for k in rest]
+            position, velocity = np.asarray(position)[rest], np.asarray(velocity)[rest]
+            effort = None if effort is None else np.asarray(effort)[rest]
+            accelerations = (None if accelerations is None
+                             else np.asarray(accelerations)[rest])
         return self.command(list(names), position, velocity,
                             () if effort is None else effort, header_at(now_ns), stream=False,
                             accelerations=accelerations)
