@@ -44,9 +44,10 @@ def queued_taker(subscription, callback):
     the queue (the executor's turn for it not yet come): the bridge's command deadline.
     """
     handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
+    most = max(subscription.qos_profile.depth, 1)   # what the queue holds: a flood ends too
 
     def take_queued():
-        while True:
+        for _ in range(most):
             with handle:
                 taken = handle.take_message(msg_type, raw)
             if taken is None:
