@@ -161,6 +161,31 @@ class Graph:
         return {n: parameter_value_to_python(v) for n, v in zip(names, res.values)}
 
 
+class InProcessBridge:
+    """A bridge node in this process, spun only when the test says."""
+
+    def __init__(self, namespace, params):
+        from transmission_bridge.bridge.node import TransmissionBridge
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=DOMAIN_ID,
+                   args=['--ros-args', '--log-level', 'error'])
+        self.node = TransmissionBridge(
+            namespace=namespace, context=self.context,
+            parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin_for(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.005)
+
+    def close(self):
+        self.node.destroy_node()        # first: a goal it ends is ended on a live executor
+        self.executor.shutdown()
+        rclpy.shutdown(context=self.context)
+
+
 def latest_status(diagnostics, node):
     """
     Return the newest DiagnosticStatus ``node`` published (its name is ``'<node>: ...'``).

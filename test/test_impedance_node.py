@@ -55,7 +55,12 @@ class Still:
 
 
 def _commands(graph):
-    """Return a joint_commands publisher matched with the bridge (a first message not lost)."""
+    """
+    Return a joint_commands publisher matched with the bridge.
+
+    Matched here is not matched there: the bridge's best-effort reader may not yet know this
+    writer and drop its first message (seen in CI). A command the test waits on is resent.
+    """
     pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
     assert graph.spin_until(lambda: pub.get_subscription_count() > 0, timeout=10)
     return pub
@@ -68,9 +73,9 @@ def _last_effort(motors, names, since):
     return None
 
 
-def _wait_effort(graph, motors, names, since, timeout=5.0):
+def _wait_effort(graph, motors, names, since, timeout=5.0, resend=None):
     assert graph.spin_until(lambda: _last_effort(motors, names, since) is not None,
-                            timeout=timeout)
+                            timeout=timeout, action=resend, period=0.1)
     return _last_effort(motors, names, since)
 
 
@@ -106,9 +111,9 @@ def _wrist_law(graph, tset, motors, target, target_v, tau_ff):
     idx = [tset.joint_index[j] for j in WRIST]
     target = q[idx] if target is None else np.asarray(target)
     since = time.monotonic()
-    pub.publish(JointState(name=WRIST, position=target.tolist(), velocity=list(target_v),
-                           effort=list(tau_ff)))
-    got = _wait_effort(graph, motors, WRIST_MOTORS, since)
+    command = JointState(name=WRIST, position=target.tolist(), velocity=list(target_v),
+                         effort=list(tau_ff))
+    got = _wait_effort(graph, motors, WRIST_MOTORS, since, resend=lambda: pub.publish(command))
     b = np.array([tset.joint(j).damping for j in WRIST])
     tau_j = np.zeros(tset.num_joints)
     tau_j[idx] = (WRIST_KP * (target - q[idx]) + WRIST_KD * (np.asarray(target_v) - qd[idx])
@@ -153,8 +158,8 @@ def test_bad_gains_are_refused_and_change_nothing(wrist):
 def test_a_silent_motor_stops_its_transmission_s_commands(wrist):
     graph, tset, motors = wrist
     pub = _commands(graph)
-    pub.publish(JointState(name=WRIST, position=[0.5, 0.0]))
-    graph.spin_for(0.3)
+    _wait_effort(graph, motors, ['wrist_left_motor'], time.monotonic(),
+                 resend=lambda: pub.publish(JointState(name=WRIST, position=[0.5, 0.0])))
     motors.silent.add('wrist_right_motor')
     graph.spin_for(0.8)                     # stale_timeout 0.5 s
     since = time.monotonic()
@@ -165,8 +170,8 @@ def test_a_silent_motor_stops_its_transmission_s_commands(wrist):
 def test_deactivated_bridge_sends_no_impedance(wrist):
     graph, tset, motors = wrist
     pub = _commands(graph)
-    pub.publish(JointState(name=WRIST, position=[0.5, 0.0]))
-    graph.spin_for(0.3)
+    _wait_effort(graph, motors, ['wrist_left_motor'], time.monotonic(),
+                 resend=lambda: pub.publish(JointState(name=WRIST, position=[0.5, 0.0])))
     change = ChangeState.Request()
     change.transition.label = 'deactivate'
     assert graph.call(ChangeState, f'{NODE}/change_state', change).success
@@ -183,9 +188,9 @@ def test_stopped_targets_take_the_watchdog_s_hold_and_zero_effort(wrist):
     motors.thetad[:] = 0.0
     pub = _commands(graph)
     assert graph.set_parameters(NODE, {'command_timeout': 0.3})[0].successful
-    pub.publish(JointState(name=WRIST, position=[0.5, -0.2]))
     names = ['wrist_left_motor', 'wrist_right_motor']
-    pushing = _wait_effort(graph, motors, names, time.monotonic())
+    pushing = _wait_effort(graph, motors, names, time.monotonic(), resend=lambda: pub.publish(
+        JointState(name=WRIST, position=[0.5, -0.2])))
     assert abs(pushing['wrist_left_motor']) > 1e-3
     graph.spin_for(0.6)                     # past the timeout: targets at the measured pose
     held = _wait_effort(graph, motors, names, time.monotonic())
@@ -226,10 +231,11 @@ def test_motor_gains_through_the_legged_robot_s_linkages(tmp_path):
         graph.spin_for(0.2)
         target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
         tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
-        pub.publish(JointState(name=joints,
-                               position=[q0[tset.joint_index[j]] + target[j] for j in joints],
-                               effort=[tau_ff[j] for j in joints]))
-        assert graph.spin_until(lambda: len(got) > 5)
+        command = JointState(name=joints,
+                             position=[q0[tset.joint_index[j]] + target[j] for j in joints],
+                             effort=[tau_ff[j] for j in joints])
+        assert graph.spin_until(lambda: len(got) > 5, action=lambda: pub.publish(command),
+                                period=0.1)
         msg = got[-1]
         theta = motors.theta
         q = tset.actuator_to_joint('position', theta)
@@ -267,12 +273,12 @@ def test_effort_output_through_the_legged_robot_s_linkages(tmp_path):
         q0 = tset.default_positions.copy()
         target = {'left_knee': 0.05, 'left_ankle_pitch': -0.03, 'left_ankle_roll': 0.02}
         tau_ff = {'left_knee': 2.0, 'left_ankle_pitch': 0.0, 'left_ankle_roll': -1.0}
-        since = time.monotonic()
-        pub.publish(JointState(name=joints,
-                               position=[q0[tset.joint_index[j]] + target[j] for j in joints],
-                               effort=[tau_ff[j] for j in joints]))
+        command = JointState(name=joints,
+                             position=[q0[tset.joint_index[j]] + target[j] for j in joints],
+                             effort=[tau_ff[j] for j in joints])
         names = ['left_knee_motor', 'left_ankle_upper_motor', 'left_ankle_lower_motor']
-        got = _wait_effort(graph, motors, names, since)
+        got = _wait_effort(graph, motors, names, time.monotonic(),
+                           resend=lambda: pub.publish(command))
         q = tset.actuator_to_joint('position', motors.theta)
         J = fd_jacobian(tset, motors.theta)
         tau_j = np.zeros(tset.num_joints)

@@ -14,10 +14,7 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.parameter import Parameter
-from ros_harness import DOMAIN_ID, Graph, unique_namespace
+from ros_harness import Graph, InProcessBridge, unique_namespace
 from sensor_msgs.msg import JointState
 
 from transmission_bridge.transmissions import load_transmissions
@@ -28,31 +25,6 @@ KP = 40.0
 TIMEOUT = 0.2               # s: command_timeout
 TARGET_STEP = 0.1           # rad: each new target this far from the measured pose
 HOLD_BOUND = 1e-6           # N·m at the motor: a hold at the measured pose, at rest, sends ~0
-
-
-class InProcessBridge:
-    """A bridge node in this process, spun only when the test says."""
-
-    def __init__(self, namespace, params):
-        from transmission_bridge.bridge.node import TransmissionBridge
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=DOMAIN_ID,
-                   args=['--ros-args', '--log-level', 'error'])
-        self.node = TransmissionBridge(
-            namespace=namespace, context=self.context,
-            parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin_for(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.005)
-
-    def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
 
 
 def _run(drain):

@@ -7,15 +7,14 @@ group ``N`` of ``trajectory_controllers`` (``~/N/follow_joint_trajectory``), eac
 (:func:`~transmission_bridge.control.goal.plan_goal`); an accepted one owns its joints
 (:mod:`transmission_bridge.mapping.ownership`: streamed ``joint_commands`` efforts for them
 are its feed-forward, their positions and velocities are ignored) and is followed at every
-actuator state message that measures its joints (:meth:`GoalServers.on_joint_state`, called
-by the subscription after joint_states is published): the desired state goes to the motors
-through the routes (:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped,
-or a spring's targets). A goal is not a stream: its joints leave the command deadline while
-it runs and after it ends. A goal that ends other than by success leaves its joints holding
-where they are measured. doc/moveit.md says it for users.
+actuator state that measures its joints (:meth:`GoalServers.on_joint_state`, after
+joint_states is published): the desired state goes to the motors through the routes
+(:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped, or a spring's
+targets). A goal is not a stream: its joints leave the command deadline while it runs and
+after it ends. A goal that ends other than by success leaves its joints holding where they
+are measured; stale actuators abort it (judged after the queued states). doc/moveit.md.
 
-Imported only by a bridge with ``follow_joint_trajectory`` true: rclpy.action and
-control_msgs load with it.
+Imported only by a bridge with ``follow_joint_trajectory`` true: rclpy.action loads with it.
 """
 
 from action_msgs.msg import GoalStatus
@@ -366,7 +365,6 @@ class GoalServers:
     def _monitor(self):
         """At action_monitor_rate: stale actuators abort; feedback and controller_state."""
         states = self._routes.states
-        now = self._now_ns()
         for group in self.groups:
             run = group.run
             if run is None:
@@ -374,7 +372,9 @@ class GoalServers:
             if states is not None and states.stale_ns is not None:
                 tset = states.transmissions
                 _, act_idx = tset.coverage(group.joints)
-                stale = states.stale_mask(now)[act_idx]
+                stale = self._routes.stale(act_idx)     # may take queued states: and end it
+                if group.run is not run:
+                    continue
                 if stale.any():
                     mine = [tset.actuator_names[i] for i in np.asarray(act_idx)[stale]]
                     self._end(run, GoalStatus.STATUS_ABORTED, Outcome(

@@ -77,10 +77,13 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                                RELIABLE_10)
         self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
+        takers = []
         for topic in topics:        # raw: a message the budget drops is never decoded
-            callback = routes.state_callback(topic, self._joint_pub.publish, self._active)
-            self.create_subscription(JointState, topic, budget.wrap(callback), STREAM_IN,
-                                     raw=True)
+            callback = budget.wrap(routes.state_callback(topic, self._joint_pub.publish,
+                                                         self._active))
+            takers.append(queued_taker(self.create_subscription(
+                JointState, topic, callback, STREAM_IN, raw=True), callback))
+        routes.take_states = lambda: [take() for take in takers]
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._trajectory,
                                  RELIABLE_10)
         on_command = routes.command_callback(self._command_pub.publish, self._active)

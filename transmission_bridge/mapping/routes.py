@@ -129,6 +129,9 @@ class Routes:
         #: and not yet handled (the node's; None: none). A state that would time a joint
         #: out first sees every command that arrived before it was decided.
         self.drain = None
+        #: Takes the actuator states already received and not yet handled (the node's;
+        #: None: none): :meth:`stale` judges after them.
+        self.take_states = None
         self._prepared = {}
 
     def configure(self, tset, stale_ns, limit_commands, warm=()):
@@ -218,6 +221,20 @@ class Routes:
         for after in self.after_state:
             for send, message in after(out) or ():
                 send(message)
+
+    def stale(self, act_idx):
+        """
+        Return which actuators ``act_idx`` are stale now (a mask), judged after the queue.
+
+        Where one seems stale, the states received and not yet handled are taken first
+        (:attr:`take_states`): a timer that runs late, after a stall, does not find the
+        robot stale while its states wait behind it.
+        """
+        stale = self.states.stale_mask(self._now_ns())[act_idx]
+        if stale.any() and self.take_states is not None:
+            self.take_states()
+            stale = self.states.stale_mask(self._now_ns())[act_idx]
+        return stale
 
     def actuator_states(self, source, data):
         """Return the joint_states (bytes or a message) for one message of ``source``, or None."""

@@ -75,6 +75,8 @@ def warm_up_dynamics(model):
     q = model.default_positions
     model.inverse_dynamics(q, np.zeros_like(q), np.zeros_like(q))
     model.inverse_dynamics(q[None], np.zeros((1, len(q))), np.zeros((1, len(q))))
+    model.mass_matrix(q)                # forward dynamics: a simulator's first step
+    model.mass_matrix(q[None])
 
 
 def _check(model, tset):

@@ -39,6 +39,11 @@ class MotorDynamics:
         self.mode = 'effort'
         self.braked = True
         self._applied = None            # the mean torques of the last step
+        # Compiled now (numba, on an empty cache: seconds), not at the first command: a
+        # simulator that stops for it reads to the bridge as a robot gone stale.
+        rest = np.zeros(len(model.default_positions))
+        model.forward_dynamics(np.asarray(model.default_positions, dtype=float), rest, rest,
+                               tset)
 
     def set_efforts(self, index, values):
         """Command torque-controlled motors ``index`` (actuator indices)."""
