@@ -1,11 +1,13 @@
 """
-The loss loops compiled ahead of time: the reference's bits, and a bridge that loads no numba.
+The loss and linkage loops compiled ahead of time: the reference's bits, a bridge without numba.
 
 Built into a folder of this test's own (``TRANSMISSION_BRIDGE_AOT_DIR``), in a subprocess as a
-bridge would build it; each exported loop against :mod:`loss_loops` run as plain Python (the
-reference the just-in-time loops are also pinned to, test_losses.py) on random stages and
-states, moving both ways and at rest; then a process that maps the example arm's lossy states
-and commands through the routes must not have imported numba or llvmlite.
+bridge would build them. Each exported loss loop against :mod:`loss_loops` run as plain Python
+(the reference the just-in-time loops are also pinned to, test_losses.py) on random stages and
+states, moving both ways and at rest; the legged robot's linkages mapped both ways, at random
+states, by the compiled module and by numba's just-in-time loops (the same LLVM code: the same
+bits); then processes that map the example arm's lossy states and commands, and the legged
+robot's linkages and springs, through the routes must not have imported numba or llvmlite.
 """
 
 import os
@@ -20,6 +22,7 @@ from transmission_bridge.transmissions import load_transmissions, loss_loops
 pytest.importorskip('numba', reason='numba is not installed: nothing is compiled ahead of time')
 
 CONFIG = 'config/example_robot_transmissions.yaml'
+LEGGED = 'config/legged_robot.urdf'
 
 
 @pytest.fixture(scope='module')
@@ -33,8 +36,8 @@ def built(tmp_path_factory):
     old = os.environ.get('TRANSMISSION_BRIDGE_AOT_DIR')
     os.environ['TRANSMISSION_BRIDGE_AOT_DIR'] = str(where)
     from transmission_bridge.transmissions import ahead
-    module = ahead.load()
-    assert module is not None, 'built, but not found by its name'
+    module = ahead.LOSS.load()
+    assert module is not None and ahead.LINKAGE.load() is not None, 'built, but not found'
     yield module, env
     if old is None:
         del os.environ['TRANSMISSION_BRIDGE_AOT_DIR']
@@ -105,4 +108,73 @@ def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
     assert out.returncode == 0, out.stderr
     kind, name, numba_loaded, llvm_loaded = out.stdout.split()
     assert name.startswith('_loss_loops_'), out.stdout        # the compiled module
+    assert (numba_loaded, llvm_loaded) == ('False', 'False'), out.stdout
+
+
+def _legged_maps(loops, rng_seed):
+    """Map the legged robot's random states and commands with ``loops``; return the bytes."""
+    from transmission_bridge.transmissions import linkage_loops
+    saved = linkage_loops._compiled
+    linkage_loops._compiled = loops
+    try:
+        tset = load_transmissions(LEGGED)       # a new set: it takes the loops now given
+        rng = np.random.default_rng(rng_seed)
+        n_act, n = tset.num_actuators, tset.num_joints
+        theta0 = tset.joint_to_actuator('position', tset.default_positions)
+        out = []
+        joint_map = tset.state_map()
+        for _ in range(20):
+            flat = np.r_[theta0 + rng.normal(0, 0.01, n_act), rng.normal(size=2 * n_act), 1.0]
+            out.append(joint_map(flat).tobytes())
+            q = tset.default_positions + rng.normal(0, 0.02, n)
+            out.append(tset.joint_to_actuator('position', q).tobytes())
+            out.append(tset.joint_to_actuator('velocity', rng.normal(size=n), positions=q)
+                       .tobytes())
+            out.append(tset.joint_to_actuator('effort', rng.normal(size=n), positions=q)
+                       .tobytes())
+        return out
+    finally:
+        linkage_loops._compiled = saved
+
+
+def test_the_linkage_loops_give_the_just_in_time_bits(built):
+    from transmission_bridge.transmissions import _loops, ahead, linkage_loops
+    compiled = ahead.LINKAGE.load()
+    jit = _loops.compiled_copy(linkage_loops.__name__, linkage_loops._NOT_COMPILED)
+    assert _legged_maps(compiled, 62) == _legged_maps(jit, 62)
+
+
+def test_a_legged_bridge_with_springs_loads_no_numba(built):
+    _, env = built
+    script = (
+        'import sys\n'
+        'import numpy as np\n'
+        'from transmission_bridge.control.impedance import ImpedanceCore\n'
+        'from transmission_bridge.mapping.routes import warm_up\n'
+        'from transmission_bridge.transmissions import linkage_loops, load_transmissions\n'
+        f'ts = load_transmissions({LEGGED!r})\n'
+        'assert len(ts.linkage_joints)\n'
+        'warm_up(ts)\n'
+        'state_map = ts.state_map()\n'
+        'write = state_map.writer(np.empty((3, ts.num_joints)))\n'
+        'theta = ts.joint_to_actuator("position", ts.default_positions)\n'
+        'flat = np.r_[theta, np.zeros(2 * ts.num_actuators), 1.0]\n'
+        'assert write(flat)\n'
+        'q = ts.default_positions\n'
+        'for output, width in (("motor_gains", (ts.num_actuators, 5)),\n'
+        '                      ("effort", (ts.num_actuators,))):\n'
+        '    core = ImpedanceCore(ts, output)\n'
+        '    for j in ts.joint_names:\n'
+        '        core.set_gain(j, "p", 30.0)\n'
+        '    joints = core.joints\n'
+        '    assert core.take(joints, q[joints] + 0.01, q[joints] * 0, q[joints] * 0, 0) == ""\n'
+        '    block = core.block_at(None, 0, state_map.latest)\n'
+        '    core.fill(block, flat, state_map.latest, state_map.jacobian, np.empty(width))\n'
+        'print(linkage_loops.kernels().__name__, ImpedanceCore.__name__,\n'
+        "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
+    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    name, _, numba_loaded, llvm_loaded = out.stdout.split()
+    assert name.startswith('_linkage_loops_'), out.stdout       # the compiled module
     assert (numba_loaded, llvm_loaded) == ('False', 'False'), out.stdout

@@ -20,6 +20,8 @@ def make_backend(tree, kind=None, fallback=False):
     else 'numpy'. 'numba' where numba does not import raises :class:`ModelError` saying why,
     unless ``fallback`` (a model unpickled where numba is missing): then 'numpy'.
     """
+    if kind == 'numpy':         # numba not imported for it
+        return NumpyBackend(tree)
     from . import kernels
     if kind is None:
         wanted = os.environ.get(KERNELS_ENV, '').strip().lower()

@@ -44,7 +44,7 @@ class Model(EvaluationMixin, DynamicsMixin, EditingMixin, PayloadMixin):
     """A validated tree of :class:`Body`; see the module docstring."""
 
     def __init__(self, bodies=(), name='robot', gravity=DEFAULT_GRAVITY, root_frame=WORLD,
-                 warnings=()):
+                 warnings=(), kernels=None):
         self._name = _checks.name(name, 'model name')
         self._gravity = _checks.vector(gravity, 3, 'gravity')
         self._root_frame = _checks.name(root_frame, 'root_frame')
@@ -60,7 +60,7 @@ class Model(EvaluationMixin, DynamicsMixin, EditingMixin, PayloadMixin):
         self._movable = tuple(b for b in self._coordinates if b.joint.mimic is None)
         self._rules = _mimic_rules(self._coordinates, self._movable, bodies)
         self._tree = TreeArrays(bodies, self._gravity, self._rules)
-        self._backend = make_backend(self._tree)
+        self._backend = make_backend(self._tree, kernels)
         self._payload = None        # (body, mass, com, the body's inertial without it)
 
     # --- description -------------------------------------------------------------

@@ -59,8 +59,12 @@ _JOINT_ATTRIBUTES = {'name', 'type'}
 _LINK_ATTRIBUTES = {'name'}
 
 
-def model_from_urdf(text):
-    """Return the :class:`Model` of URDF ``text``; what was assumed is in its ``warnings``."""
+def model_from_urdf(text, kernels=None):
+    """
+    Return the :class:`Model` of URDF ``text``; what was assumed is in its ``warnings``.
+
+    ``kernels``: its backend, as :meth:`Model.with_kernels` takes it (None: the default).
+    """
     notes = _xml.Notes()
     root = _xml.parse(text, ModelError, notes)
     if root.tag != 'robot':
@@ -117,7 +121,7 @@ def model_from_urdf(text):
         bodies.append(Body(child, _joint(jname, element, notes),
                            _inertial(links[child], child, notes),
                            WORLD if parent == base else parent))
-    return Model(bodies, name, root_frame=base, warnings=notes.lines())
+    return Model(bodies, name, root_frame=base, warnings=notes.lines(), kernels=kernels)
 
 
 def _link_of(joint, tag, jname):

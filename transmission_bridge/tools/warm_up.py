@@ -12,9 +12,9 @@ dynamics and the identification's regressor through a model (default: the exampl
 Without numba there is nothing to
 compile: it says so and exits 0. A kernel is compiled for the kinds of arrays it is called
 with, not per robot: any robot with a linkage warms them for every other. The gear stages'
-loss loops are compiled ahead of time into a module that imports no numba
-(:mod:`transmission_bridge.transmissions.ahead`): a lossy bridge without linkages then
-loads neither numba nor LLVM.
+loss loops and the linkage loops are compiled ahead of time into modules that import no
+numba (:mod:`transmission_bridge.transmissions.ahead`): a bridge then loads neither numba
+nor LLVM.
 """
 
 import argparse
@@ -45,11 +45,10 @@ def warm(transmissions, model_file):
     start = time.perf_counter()
     done = []
     try:            # optional: without a C linker the just-in-time loops serve, as before
-        if ahead.load() is None:
-            ahead.build()
-        done.append(('gear-loss loops, ahead of time', time.perf_counter() - start))
+        ahead.build_all([name for name, each in ahead.SETS.items() if each.load() is None])
+        done.append(('gear-loss and linkage loops, ahead of time', time.perf_counter() - start))
     except Exception as exc:  # noqa: B902 (said, and the warm-up goes on)
-        print(f'gear-loss loops not compiled ahead of time ({type(exc).__name__}: {exc}): '
+        print(f'loops not compiled ahead of time ({type(exc).__name__}: {exc}): '
               "numba's just-in-time loops serve instead", file=sys.stderr)
     done.append(('linkage kernels', warm_up(load_transmissions(transmissions))))
     start = time.perf_counter()

@@ -1,23 +1,25 @@
 """
-The gear stages' loss loops compiled ahead of time: a lossy bridge that loads no numba.
+The loss and linkage loops compiled ahead of time: a bridge that loads no numba.
 
-numba compiles :mod:`.loss_loops` on a bridge's first lossy state (or loads it from its disk
-cache): either way the process then holds numba and LLVM, some 130 MB resident, for five
-loops of a few lines. Here the same loops are compiled once, by numba's ahead-of-time
-compiler (``numba.pycc``) in a separate process, into an ordinary extension module that
-imports no numba: :func:`load` finds it, and :func:`.loss_loops.kernels` returns it where it
-is there. The module lives in a cache folder (:func:`folder`, ``TRANSMISSION_BRIDGE_AOT_DIR``
-to choose it) under a name that holds a digest of :mod:`.loss_loops`' source, numba's version
-and Python's (:func:`module_name`): a changed loop is never loaded stale.
+numba compiles :mod:`.loss_loops` and :mod:`.linkage_loops` on a bridge's first lossy state or
+first linkage (or loads them from its disk cache): either way the process then holds numba and
+LLVM, some 130 MB resident. Here the same loops are compiled once, by numba's ahead-of-time
+compiler (``numba.pycc``) in a separate process, into ordinary extension modules that import
+no numba: :meth:`Ahead.load` finds one, and the loop module's ``kernels()`` returns it where it
+is there (:func:`kernels`). The modules live in a cache folder (:func:`folder`,
+``TRANSMISSION_BRIDGE_AOT_DIR`` to choose it) under names that hold a digest of the loops'
+source, numba's version and Python's (:meth:`Ahead.module_name`): a changed loop is never
+loaded stale.
 
-Built by :func:`build` (``python -m transmission_bridge.transmissions.ahead``), which the
-warm-up runs (``make test``, an install: :mod:`transmission_bridge.tools.warm_up`), and by
-the first :func:`.loss_loops.kernels` call that finds none (:func:`ensure`: a subprocess,
-once; the bridge itself never imports numba for it). Where it cannot be built (no numba, no
-C linker) the loops are numba's just-in-time ones, as before, or the numpy reference.
+Built by :func:`build_all` (``python -m transmission_bridge.transmissions.ahead``), which the
+warm-up runs (``make test``, an install: :mod:`transmission_bridge.tools.warm_up`), and by the
+first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, once; the bridge
+itself never imports numba for it). Where they cannot be built (no numba, no C linker) the
+loops are numba's just-in-time ones, as before, or the numpy reference.
 
-Each loop is exported for arrays of any layout (the bridge passes message views): the same
-LLVM code as the just-in-time loops, the same bits (test_ahead.py).
+The loss loops are exported for arrays of any layout (the bridge passes message views); the
+linkage loops, which reshape their scratch buffer, for C-contiguous arrays (what every caller
+passes). The same LLVM code as the just-in-time loops, the same bits (test_ahead.py).
 """
 
 import hashlib
@@ -30,22 +32,14 @@ import subprocess
 import sys
 import tempfile
 
+from . import _loops
+
 FOLDER_ENV = 'TRANSMISSION_BRIDGE_AOT_DIR'
-#: The loops a bridge calls, and their signatures (``A`` layout arrays: views welcome).
-EXPORTS = {
-    'measured_state': 'void(f8[:], i8, f8[:, :], f8[:])',
-    'measured_linear': 'void(f8[:], i8, f8[:, :], i8[:, :, :], f8[:, :, :], f8[:], f8[:], '
-                       'f8[:, :])',
-    'commanded_in_place': 'f8(f8[:], f8[:], i8, i8[:], f8[:, :], f8[:])',
-    'commanded': 'void(f8[:], f8[:], i8[:], f8[:, :], f8[:])',
-    'mit_feed_forward': 'void(f8[:, :], f8[:], i8, i8[:], f8[:, :])',
-}
-_SOURCE = pathlib.Path(__file__).resolve().parent / 'loss_loops.py'
-_tried = False
+_HERE = pathlib.Path(__file__).resolve().parent
 
 
 def folder():
-    """Return the folder the compiled module is kept in."""
+    """Return the folder the compiled modules are kept in."""
     given = os.environ.get(FOLDER_ENV)
     if given:
         return pathlib.Path(given)
@@ -53,76 +47,128 @@ def folder():
     return pathlib.Path(base) / 'transmission_bridge' / 'aot'
 
 
-def module_name():
-    """Return the module's name: a digest of the loops' source, numba's and Python's version."""
+class Ahead:
+    """One loop module's ahead-of-time build: ``loops`` (its name here) and its exports."""
+
+    def __init__(self, loops, exports):
+        self.loops, self.exports = loops, exports
+        self._tried = False
+
+    def module_name(self):
+        """Return the module's name: a digest of the loops' source, numba's, Python's version."""
+        try:
+            numba = importlib.metadata.version('numba')
+        except importlib.metadata.PackageNotFoundError:
+            numba = 'none'
+        text = (_HERE / f'{self.loops}.py').read_bytes() + repr(
+            (numba, sys.version_info[:2], self.exports)).encode()
+        return f'_{self.loops}_' + hashlib.sha256(text).hexdigest()[:16]
+
+    def _path(self, where):
+        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+        return pathlib.Path(where) / (self.module_name() + suffix)
+
+    def load(self):
+        """Return the compiled module, or None where it has not been built."""
+        path = self._path(folder())
+        if not path.exists():
+            return None
+        name = self.module_name()
+        found = sys.modules.get(name)
+        if found is not None:
+            return found
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except ImportError:
+            return None
+        sys.modules[name] = module
+        return module
+
+    def ensure(self):
+        """Return the compiled module, building it first (a subprocess, once) where it is not."""
+        found = self.load()
+        if found is not None or self._tried:
+            return found
+        self._tried = True
+        try:
+            subprocess.run([sys.executable, '-m', __name__, self.loops], check=True,
+                           timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return self.load()
+
+    def build(self, where=None):
+        """Compile the loops into ``where`` (default :func:`folder`); return the module's path."""
+        where = pathlib.Path(where or folder())
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=where) as tmp:
+            _loops.compile_ahead(f'{__package__}.{self.loops}', self.exports,
+                                 self.module_name(), tmp)
+            final = self._path(where)
+            os.replace(self._path(tmp), final)  # whole, or not at all: a reader never sees half
+        return final
+
+
+#: The loops a bridge calls, and their signatures (``A`` layout arrays: views welcome).
+LOSS = Ahead('loss_loops', {
+    'measured_state': 'void(f8[:], i8, f8[:, :], f8[:])',
+    'measured_linear': 'void(f8[:], i8, f8[:, :], i8[:, :, :], f8[:, :, :], f8[:], f8[:], '
+                       'f8[:, :])',
+    'commanded_in_place': 'f8(f8[:], f8[:], i8, i8[:], f8[:, :], f8[:])',
+    'commanded': 'void(f8[:], f8[:], i8[:], f8[:, :], f8[:])',
+    'mit_feed_forward': 'void(f8[:, :], f8[:], i8, i8[:], f8[:, :])',
+})
+#: The linkage loops the transmissions and the springs call (C-contiguous arrays).
+LINKAGE = Ahead('linkage_loops', {
+    'scratch_size': 'i8(i8)',
+    'actuator_coordinate': 'f8(i8, i8, i8[::1], f8[::1], f8, f8, f8)',
+    'solve': 'i8(i8, i8[::1], f8[::1], f8[::1], f8[::1], f8[::1])',
+    'set_state': 'i8(f8[::1], i8, f8[:, ::1], i8[::1], f8[::1], f8[::1], i8[::1], f8[:, ::1])',
+    'set_state_rows': 'i8(f8[:, ::1], i8, f8[:, :, ::1], i8[::1], f8[::1], f8[::1], '
+                      'i8[:, ::1])',
+    'set_command_rows': 'void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], b1[::1], '
+                        'i8[::1], f8[::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], '
+                        'i8[:, ::1])',
+    'mit_state': 'b1(f8[:, ::1], i8[::1], i8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1], '
+                 'f8[::1], i8, f8[:, ::1])',
+    'effort_state': 'f8(f8[:, ::1], i8[::1], i8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1], '
+                    'f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])',
+})
+SETS = {ahead.loops: ahead for ahead in (LOSS, LINKAGE)}
+
+
+def kernels(name, skip):
+    """
+    Return loop module ``name``'s loops: compiled ahead of time where they can be, else numba's.
+
+    Ahead of time: a module that imports no numba, built once (:meth:`Ahead.ensure`); else
+    numba's just-in-time loops; else (no numba, or ``TRANSMISSION_BRIDGE_KERNELS=numpy``) the
+    module itself (:func:`._loops.kernels_of`, ``skip`` as there).
+    """
+    module = sys.modules[name]
+    if module._compiled is None and module.COMPILED:
+        module._compiled = SETS[name.rpartition('.')[2]].ensure()
+    return _loops.kernels_of(name, skip)
+
+
+def build_all(names=None):
+    """Build the named loop modules' (default: every one); return their paths."""
+    return [SETS[n].build() for n in (SETS if names is None else names)]
+
+
+def main(argv=None):
+    """Build the modules; say where (exit 1 and why where one cannot be built)."""
+    names = sys.argv[1:] if argv is None else argv
     try:
-        numba = importlib.metadata.version('numba')
-    except importlib.metadata.PackageNotFoundError:
-        numba = 'none'
-    text = _SOURCE.read_bytes() + repr((numba, sys.version_info[:2], EXPORTS)).encode()
-    return '_loss_loops_' + hashlib.sha256(text).hexdigest()[:16]
-
-
-def _path(where):
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return pathlib.Path(where) / (module_name() + suffix)
-
-
-def load():
-    """Return the compiled module, or None where it has not been built."""
-    path = _path(folder())
-    if not path.exists():
-        return None
-    name = module_name()
-    found = sys.modules.get(name)
-    if found is not None:
-        return found
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError:
-        return None
-    sys.modules[name] = module
-    return module
-
-
-def ensure():
-    """Return the compiled module, building it first (a subprocess, once) where it is not."""
-    global _tried
-    found = load()
-    if found is not None or _tried:
-        return found
-    _tried = True
-    try:
-        subprocess.run([sys.executable, '-m', __name__], check=True, timeout=600,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return load()
-
-
-def build(where=None):
-    """Compile the loops into ``where`` (default :func:`folder`); return the module's path."""
-    from . import _loops
-    where = pathlib.Path(where or folder())
-    where.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=where) as tmp:
-        _loops.compile_ahead(__package__ + '.loss_loops', EXPORTS, module_name(), tmp)
-        final = _path(where)
-        os.replace(_path(tmp), final)   # whole, or not at all: a reader never sees half
-    return final
-
-
-def main():
-    """Build the module; say where (exit 1 and why where it cannot be built)."""
-    try:
-        path = build()
+        paths = build_all(names or None)
     except Exception as exc:  # noqa: B902 (a build step: say what failed, in one line)
-        print(f'the loss loops were not compiled ahead of time: {type(exc).__name__}: {exc}',
+        print(f'the loops were not compiled ahead of time: {type(exc).__name__}: {exc}',
               file=sys.stderr)
         return 1
-    print(f'loss loops compiled ahead of time: {path}')
+    for path in paths:
+        print(f'loops compiled ahead of time: {path}')
     return 0
 
 

@@ -47,22 +47,23 @@ _NOT_COMPILED = ('kernels',)
 # Status of a solve or a map (0: fine; -1: an input unknown).
 OK, NOT_CONVERGED, SINGULAR, OUT_OF_LIMITS, UNREACHABLE = 0, 1, 2, 3, 4
 
-# numba is imported, and the loops compiled, by the first :func:`kernels` call: only a set
-# that holds a linkage pays for it (about 70 MB and half a second), never an import.
+# The loops are found or compiled by the first :func:`kernels` call: only a set that holds a
+# linkage pays for them, never an import.
 COMPILED = _loops.wanted()
 _compiled = None
 
 
 def kernels():
     """
-    Return the loops to call: this module compiled by numba, or this module where it cannot be.
+    Return the loops to call: compiled ahead of time where they can be, else by numba.
 
-    The first call imports numba and makes a copy of this module whose every function is
-    ``numba.njit`` (compiled on its first call, cached on disk beside this file). Where numba
-    does not import or :data:`KERNELS_ENV` says ``numpy``, the plain module: the reference,
-    with the same results.
+    Ahead of time (:mod:`.ahead`): a module that imports no numba, built once; else a copy of
+    this module whose every function is ``numba.njit`` (compiled on its first call, cached on
+    disk beside this file); where numba does not import or :data:`KERNELS_ENV` says ``numpy``,
+    the plain module: the reference, with the same results.
     """
-    return _loops.kernels_of(__name__, _NOT_COMPILED)
+    from . import ahead
+    return ahead.kernels(__name__, _NOT_COMPILED)
 
 
 def scratch_size(n):

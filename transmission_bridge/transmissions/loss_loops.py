@@ -27,11 +27,8 @@ def kernels():
     Ahead of time (:mod:`.ahead`): a module that imports no numba, built once; else numba's
     just-in-time loops; else (no numba, or ``TRANSMISSION_BRIDGE_KERNELS=numpy``) this module.
     """
-    global _compiled
-    if _compiled is None and COMPILED:
-        from . import ahead
-        _compiled = ahead.ensure()
-    return _loops.kernels_of(__name__, _NOT_COMPILED)
+    from . import ahead
+    return ahead.kernels(__name__, _NOT_COMPILED)
 
 
 def stage_table(losses, measured):

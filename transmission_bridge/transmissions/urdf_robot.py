@@ -31,7 +31,8 @@ class UrdfRobot:
             from ..kinematics import ModelError
             from ..kinematics.urdf import model_from_urdf
             try:
-                self._model = model_from_urdf(self._text)
+                # numpy: a few poses for the linkages' geometry, numba not loaded for them
+                self._model = model_from_urdf(self._text, kernels='numpy')
             except ModelError as exc:
                 self._error = str(exc)
         if self._error is not None:
