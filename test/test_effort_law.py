@@ -10,6 +10,11 @@ of the position map, ``τ_o = Jᵀ (τ + b q̇)``, each motor's branch (``τ_o /
 ``η_b τ_o`` driven) plus its friction, plus ``I θ̈`` for a stage below efficiency 1. The paths:
 the law itself, a streamed command or a goal's sample with velocities (the command's own
 motion), a trajectory point, and an effort alone (the measured motion, damping included).
+Then the feed-forward paths, for a random 8-link chain of these joints: ``excite``'s goal
+(its YAML, as the bridge would receive it) mapped by the bridge's commands, and
+``Model.motor_torques``, against the same oracle with the links' torques from Pinocchio's
+``rnea`` (its own URDF parser) and the ideal pan's rotor ``J⁻ᵀ I θ̈`` added on the joint side.
+(The springs' two outputs are held to the same oracle in test_impedance.py.)
 """
 
 import numpy as np
@@ -142,3 +147,81 @@ def test_the_damping_and_the_friction_move_with_the_motion(tset):
     own = effort_law.commanded_efforts(tset, tau, qd, thetad, q, qdd)
     other = effort_law.commanded_efforts(tset, tau, -qd, -thetad, q, qdd)
     assert np.abs(own - other).min() > 1e-4
+
+
+CHAIN = [('pan', 'z'), ('elbow', 'y'), ('wrist_pitch', 'y'), ('wrist_roll', 'x'),
+         ('finger', 'y'), ('thumb', 'z'), ('ankle_pitch', 'y'), ('ankle_roll', 'x')]
+MOVING = 0.2                # rad/s: every motor this fast at a compared point (the oracle's branches)
+
+
+def _chain_urdf(rng):
+    """Return the URDF text of a serial chain of CHAIN's joints with random inertials."""
+    axes = {'x': '1 0 0', 'y': '0 1 0', 'z': '0 0 1'}
+    links, joints = ['<link name="base"/>'], []
+    parent = 'base'
+    for name, axis in CHAIN:
+        rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        inertia = rotation @ np.diag(rng.uniform(0.01, 0.05, 3)) @ rotation.T
+        com = ' '.join(repr(float(x)) for x in rng.uniform(-0.1, 0.1, 3))
+        (ixx, ixy, ixz), (_, iyy, iyz), (_, _, izz) = inertia.tolist()
+        links.append(
+            f'<link name="{name}_link"><inertial><origin xyz="{com}"/>'
+            f'<mass value="{float(rng.uniform(0.5, 3.0))!r}"/><inertia ixx="{ixx!r}" ixy="{ixy!r}" '
+            f'ixz="{ixz!r}" iyy="{iyy!r}" iyz="{iyz!r}" izz="{izz!r}"/></inertial></link>')
+        offset = ' '.join(repr(float(x)) for x in rng.uniform(-0.2, 0.2, 3))
+        joints.append(
+            f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="{name}_link"/><origin xyz="{offset}"/><axis xyz="{axes[axis]}"/>'
+            '<limit lower="-3" upper="3" effort="1000" velocity="100"/></joint>')
+        parent = f'{name}_link'
+    return '<robot name="chain">' + ''.join(links + joints) + '</robot>'
+
+
+def test_excite_s_goal_and_the_model_s_motor_torques_give_the_oracle_s(tset):
+    pin = pytest.importorskip('pinocchio', reason='Pinocchio is the links\' oracle')
+    import yaml
+    from transmission_bridge.identification.excitation import Excitation, Limits
+    from transmission_bridge.kinematics import load_model
+    from transmission_bridge.tools.excite import goal_yaml
+    rng = np.random.default_rng(RNG_SEED + 2)
+    text = _chain_urdf(rng)
+    model = load_model(text)
+    names = [name for name, _ in CHAIN]
+    excitation = Excitation(names, np.zeros(len(names)), 2.0,
+                            rng.normal(scale=0.3, size=(len(names), 3)),
+                            rng.normal(scale=0.3, size=(len(names), 3)))
+    goal = yaml.safe_load(goal_yaml(excitation, Limits(model, tset, names), names, 1, 0.5,
+                                    0.1))['trajectory']
+    pm = pin.buildModelFromXML(text)
+    data = pm.createData()
+    to_pin = [names.index(pm.names[i]) for i in range(1, pm.njoints)]
+    to_set = [names.index(j) for j in tset.joint_names]
+    ideal = effort_law.joint_side(tset).rotors.inertia
+    mapper = CommandMapper(tset, limit_commands=False)
+    compared = 0
+    for point in goal['points']:
+        q, qd, qdd, effort = (np.array(point[k])[to_set] for k in (
+            'positions', 'velocities', 'accelerations', 'effort'))
+        J = fd_jacobian(tset, tset.joint_to_actuator('position', q))
+        thetad = np.linalg.solve(J, qd)
+        if np.abs(thetad).min() < MOVING:
+            continue
+        theta_dd = np.linalg.solve(J, qdd)      # J̇ θ̇ left out: the linkage's motors have no rotor
+        links = pin.rnea(pm, data, *(np.array(point[k])[to_pin] for k in (
+            'positions', 'velocities', 'accelerations')))
+        joint_side = np.empty(len(names))
+        joint_side[to_pin] = links
+        tau = joint_side[to_set] + np.linalg.solve(J.T, ideal * theta_dd)
+        want = _oracle(tset, J, tau, qd, thetad, theta_dd)
+        scale = np.abs(want).max()
+        np.testing.assert_allclose(effort, tau, rtol=FD_TOL, atol=FD_TOL * np.abs(tau).max())
+        _, (_, _, _, mapped) = mapper.map_trajectory(list(tset.joint_names), [q], [qd], [qdd],
+                                                     [effort])
+        np.testing.assert_allclose(mapped[0], want, rtol=FD_TOL, atol=FD_TOL * scale)
+        model_q = np.array(point['positions'])[[names.index(j) for j in model.joint_names]]
+        model_v = np.array(point['velocities'])[[names.index(j) for j in model.joint_names]]
+        model_a = np.array(point['accelerations'])[[names.index(j) for j in model.joint_names]]
+        np.testing.assert_allclose(model.motor_torques(model_q, model_v, model_a, tset), want,
+                                   rtol=FD_TOL, atol=FD_TOL * scale)
+        compared += 1
+    assert compared >= len(goal['points']) // 2, (compared, len(goal['points']))

@@ -240,7 +240,8 @@ def goal_yaml(excitation, limits, names, periods, lead_in, step):
 
 
 def _numbers(values):
-    return ', '.join(f'{float(x):.6g}' for x in values)
+    """Return the values as YAML flow items, each the shortest text that reads back exactly."""
+    return ', '.join(repr(float(x)) for x in values)
 
 
 def console():
