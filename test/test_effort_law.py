@@ -151,7 +151,7 @@ def test_the_damping_and_the_friction_move_with_the_motion(tset):
 
 CHAIN = [('pan', 'z'), ('elbow', 'y'), ('wrist_pitch', 'y'), ('wrist_roll', 'x'),
          ('finger', 'y'), ('thumb', 'z'), ('ankle_pitch', 'y'), ('ankle_roll', 'x')]
-MOVING = 0.2                # rad/s: every motor this fast at a compared point (the oracle's branches)
+MOVING = 0.2                # rad/s: every motor this fast at a compared point (no rest band)
 
 
 def _chain_urdf(rng):
@@ -166,7 +166,8 @@ def _chain_urdf(rng):
         (ixx, ixy, ixz), (_, iyy, iyz), (_, _, izz) = inertia.tolist()
         links.append(
             f'<link name="{name}_link"><inertial><origin xyz="{com}"/>'
-            f'<mass value="{float(rng.uniform(0.5, 3.0))!r}"/><inertia ixx="{ixx!r}" ixy="{ixy!r}" '
+            f'<mass value="{float(rng.uniform(0.5, 3.0))!r}"/>'
+            f'<inertia ixx="{ixx!r}" ixy="{ixy!r}" '
             f'ixz="{ixz!r}" iyy="{iyy!r}" iyz="{iyz!r}" izz="{izz!r}"/></inertial></link>')
         offset = ' '.join(repr(float(x)) for x in rng.uniform(-0.2, 0.2, 3))
         joints.append(
@@ -178,7 +179,7 @@ def _chain_urdf(rng):
 
 
 def test_excite_s_goal_and_the_model_s_motor_torques_give_the_oracle_s(tset):
-    pin = pytest.importorskip('pinocchio', reason='Pinocchio is the links\' oracle')
+    pin = pytest.importorskip('pinocchio', reason="Pinocchio is the links' oracle")
     import yaml
     from transmission_bridge.identification.excitation import Excitation, Limits
     from transmission_bridge.kinematics import load_model
@@ -206,7 +207,7 @@ def test_excite_s_goal_and_the_model_s_motor_torques_give_the_oracle_s(tset):
         thetad = np.linalg.solve(J, qd)
         if np.abs(thetad).min() < MOVING:
             continue
-        theta_dd = np.linalg.solve(J, qdd)      # J̇ θ̇ left out: the linkage's motors have no rotor
+        theta_dd = np.linalg.solve(J, qdd)      # no J̇ θ̇: the linkage's motors have no rotor
         links = pin.rnea(pm, data, *(np.array(point[k])[to_pin] for k in (
             'positions', 'velocities', 'accelerations')))
         joint_side = np.empty(len(names))
