@@ -6,16 +6,17 @@ What a bridge costs before its first message: import time and resident memory at
 Import: the wall time of ``import transmission_bridge.bridge.node`` in a fresh interpreter (the
 median of ``--rounds``), this checkout and, with ``--before``, an older one (``git worktree add
 /tmp/v030 4acc6b2`` is 0.3.0), alternating. Resident: the bridge on the example arm
-(``config/example_robot_transmissions.yaml``, whose motors have friction: numba loads for the
-gear-loss kernels; also with ``follow_joint_trajectory:=false``, the same with every motor's
-friction set to 0 (ideal gears: no numba), and the ``--before`` checkout's) and on the legged
-robot (four linkages: numba loads for them), started as ``ros2 run`` starts it, against the
-typed rclpy relay of bench/relay_node.py, each measured once its node answers on the graph and
-then idles for a second: the median of ``--rounds`` starts, alternating. First joint_states:
-from starting the legged robot's bridge (a driver streaming its motors at 500 Hz meanwhile) to
-its first joint_states, with numba's cache as ``make test`` and an install leave it (warm) and
-empty (``NUMBA_CACHE_DIR`` a new folder: every linkage kernel compiled while the bridge
-configures), and the example arm's with a warm cache. The ratios are of one run, side by side.
+(``config/example_robot_transmissions.yaml``, whose motors have friction: the gear-loss loops;
+also with ``follow_joint_trajectory:=false``, the same with every motor's friction set to 0
+(ideal gears), and the ``--before`` checkout's) and on the legged robot (four linkages: the
+linkage loops; also without the action servers), started as ``ros2 run`` starts it, against
+the typed rclpy relay of bench/relay_node.py, each measured once its node answers on the graph
+and then idles for a second: the median of ``--rounds`` starts, alternating. First
+joint_states: from starting the legged robot's bridge (a driver streaming its motors at 500 Hz
+meanwhile) to its first joint_states, with the caches as ``make test`` and an install leave
+them (warm) and empty (``NUMBA_CACHE_DIR`` and ``TRANSMISSION_BRIDGE_AOT_DIR`` a new folder:
+the loops compiled ahead of time, in a subprocess, while the bridge configures), and the
+example arm's with warm caches. The ratios are of one run, side by side.
 """
 
 import argparse
@@ -156,7 +157,10 @@ def main(argv=None):
                             'follow_joint_trajectory:=false'] + _ideal_gears(arm), ROOT,
                   'active:'),
               'bridge on the legged robot (linkages)': (
-                  bridge + [f'transmissions_file:={legged}'], ROOT, 'active:')}
+                  bridge + [f'transmissions_file:={legged}'], ROOT, 'active:'),
+              'bridge on the legged robot (linkages), follow_joint_trajectory false': (
+                  bridge + [f'transmissions_file:={legged}', '-p',
+                            'follow_joint_trajectory:=false'], ROOT, 'active:')}
     if args.before:
         starts['bridge on the example arm (before)'] = (
             bridge + [f'transmissions_file:={arm}'], args.before.resolve(), 'active:')
@@ -171,9 +175,10 @@ def main(argv=None):
                      'unit': 'MB', 'ratio': statistics.median(values) / relay,
                      'spread': max(values) / min(values)})
     warm = first_joint_states_s(ROBOTS['legged robot (linkages)'], {})
-    with tempfile.TemporaryDirectory() as empty:
+    with tempfile.TemporaryDirectory() as empty:     # nothing compiled: built on this start
         cold = first_joint_states_s(ROBOTS['legged robot (linkages)'],
-                                    {'NUMBA_CACHE_DIR': empty})
+                                    {'NUMBA_CACHE_DIR': empty,
+                                     'TRANSMISSION_BRIDGE_AOT_DIR': empty})
     rows.append({'what': 'legged robot: first joint_states after start, warm cache',
                  'value': warm, 'unit': 's', 'ratio': 1.0, 'spread': 1.0})
     rows.append({'what': 'legged robot: first joint_states after start, empty cache',
