@@ -21,6 +21,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomic
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
+from sensor_msgs.msg import JointState
 
 
 DOMAIN_ID = int(os.environ['ROS_DOMAIN_ID'])
@@ -184,6 +185,14 @@ class InProcessBridge:
         self.node.destroy_node()        # first: a goal it ends is ended on a live executor
         self.executor.shutdown()
         rclpy.shutdown(context=self.context)
+
+
+def publish_still(node, publisher, tset, theta):
+    """Publish one actuator state of ``tset``'s motors at ``theta``, at rest, stamped now."""
+    msg = JointState(name=list(tset.actuator_names), position=list(map(float, theta)),
+                     velocity=[0.0] * tset.num_actuators, effort=[0.0] * tset.num_actuators)
+    msg.header.stamp = node.get_clock().now().to_msg()
+    publisher.publish(msg)
 
 
 def latest_status(diagnostics, node):

@@ -45,6 +45,16 @@ def built(tmp_path_factory):
         os.environ['TRANSMISSION_BRIDGE_AOT_DIR'] = old
 
 
+def _loads_no_numba(script, env, compiled):
+    """Run ``script`` (it prints its loops' module name, then whether numba, llvmlite loaded)."""
+    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    name, numba_loaded, llvm_loaded = out.stdout.split()
+    assert name.startswith(compiled), out.stdout            # the compiled module
+    assert (numba_loaded, llvm_loaded) == ('False', 'False'), out.stdout
+
+
 def _stages(rng, n):
     losses = load_transmissions({'transmissions': [
         {'name': f't{i}', 'type': 'simple',
@@ -101,14 +111,9 @@ def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
         'flat = np.r_[np.zeros(ts.num_actuators), np.ones(2 * ts.num_actuators), 1.0]\n'
         'ts.state_map()(flat)\n'
         'CommandMapper(ts).map_command(list(ts.joint_names), [], [], [0.1] * ts.num_joints)\n'
-        'print(type(loss_loops.kernels()).__name__, loss_loops.kernels().__name__,\n'
+        'print(loss_loops.kernels().__name__,\n'
         "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
-    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    kind, name, numba_loaded, llvm_loaded = out.stdout.split()
-    assert name.startswith('_loss_loops_'), out.stdout        # the compiled module
-    assert (numba_loaded, llvm_loaded) == ('False', 'False'), out.stdout
+    _loads_no_numba(script, env, '_loss_loops_')
 
 
 def _legged_maps(loops, rng_seed):
@@ -170,11 +175,6 @@ def test_a_legged_bridge_with_springs_loads_no_numba(built):
         '    assert core.take(joints, q[joints] + 0.01, q[joints] * 0, q[joints] * 0, 0) == ""\n'
         '    block = core.block_at(None, 0, state_map.latest)\n'
         '    core.fill(block, flat, state_map.latest, state_map.jacobian, np.empty(width))\n'
-        'print(linkage_loops.kernels().__name__, ImpedanceCore.__name__,\n'
+        'print(linkage_loops.kernels().__name__,\n'
         "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
-    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    name, _, numba_loaded, llvm_loaded = out.stdout.split()
-    assert name.startswith('_linkage_loops_'), out.stdout       # the compiled module
-    assert (numba_loaded, llvm_loaded) == ('False', 'False'), out.stdout
+    _loads_no_numba(script, env, '_linkage_loops_')

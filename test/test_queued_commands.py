@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import Graph, InProcessBridge, unique_namespace
+from ros_harness import Graph, InProcessBridge, publish_still, unique_namespace
 from sensor_msgs.msg import JointState
 
 from transmission_bridge.transmissions import load_transmissions
@@ -54,11 +54,7 @@ def _run(drain):
         assert graph.spin_until(matched, timeout=15)
 
         def state():
-            msg = JointState(name=list(tset.actuator_names), position=theta.tolist(),
-                             velocity=[0.0] * tset.num_actuators,
-                             effort=[0.0] * tset.num_actuators)
-            msg.header.stamp = graph.node.get_clock().now().to_msg()
-            states.publish(msg)
+            publish_still(graph.node, states, tset, theta)
 
         def target(value):
             commands.publish(JointState(name=[JOINT], position=[value]))

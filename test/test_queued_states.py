@@ -15,7 +15,7 @@ import time
 
 from action_msgs.msg import GoalStatus
 import pytest
-from ros_harness import Graph, InProcessBridge, unique_namespace
+from ros_harness import Graph, InProcessBridge, publish_still, unique_namespace
 from sensor_msgs.msg import JointState
 
 from transmission_bridge.transmissions import load_transmissions
@@ -47,11 +47,7 @@ def _run(take_states):
                               'transmission_bridge/follow_joint_trajectory')
 
         def state():
-            msg = JointState(name=list(tset.actuator_names), position=theta.tolist(),
-                             velocity=[0.0] * tset.num_actuators,
-                             effort=[0.0] * tset.num_actuators)
-            msg.header.stamp = graph.node.get_clock().now().to_msg()
-            states.publish(msg)
+            publish_still(graph.node, states, tset, theta)
 
         def run_both(seconds):
             end = time.monotonic() + seconds
