@@ -118,6 +118,7 @@ def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
 
 def _legged_maps(loops, rng_seed):
     """Map the legged robot's random states and commands with ``loops``; return the bytes."""
+    from transmission_bridge.messages.wire import JointStateLayout
     from transmission_bridge.transmissions import linkage_loops
     saved = linkage_loops._compiled
     linkage_loops._compiled = loops
@@ -128,9 +129,14 @@ def _legged_maps(loops, rng_seed):
         theta0 = tset.joint_to_actuator('position', tset.default_positions)
         out = []
         joint_map = tset.state_map()
+        # The fast route's way: straight into a message's bytes (a strided view).
+        message = JointStateLayout(tset.joint_names, '', (n, n, n)).encoder()
+        into_message = joint_map.writer(message.state)
         for _ in range(20):
             flat = np.r_[theta0 + rng.normal(0, 0.01, n_act), rng.normal(size=2 * n_act), 1.0]
             out.append(joint_map(flat).tobytes())
+            into_message(flat)
+            out.append(message.to_bytes())
             q = tset.default_positions + rng.normal(0, 0.02, n)
             out.append(tset.joint_to_actuator('position', q).tobytes())
             out.append(tset.joint_to_actuator('velocity', rng.normal(size=n), positions=q)

@@ -17,9 +17,10 @@ first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, on
 itself never imports numba for it). Where they cannot be built (no numba, no C linker) the
 loops are numba's just-in-time ones, as before, or the numpy reference.
 
-The loss loops are exported for arrays of any layout (the bridge passes message views); the
-linkage loops, which reshape their scratch buffer, for C-contiguous arrays (what every caller
-passes). The same LLVM code as the just-in-time loops, the same bits (test_ahead.py).
+The loops are exported for arrays of any layout (the bridge writes into message views; a
+C-contiguous signature would read such a view as if it were contiguous, without a word), but
+for the scratch buffer the linkage loops reshape. The same LLVM code as the just-in-time
+loops, the same bits (test_ahead.py).
 """
 
 import hashlib
@@ -120,21 +121,20 @@ LOSS = Ahead('loss_loops', {
     'commanded': 'void(f8[:], f8[:], i8[:], f8[:, :], f8[:])',
     'mit_feed_forward': 'void(f8[:, :], f8[:], i8, i8[:], f8[:, :])',
 })
-#: The linkage loops the transmissions and the springs call (C-contiguous arrays).
+#: The linkage loops the transmissions and the springs call (``A`` layout arrays: the fast
+#: route writes into a message's view; ``solve``'s scratch, which the loops reshape, C).
 LINKAGE = Ahead('linkage_loops', {
     'scratch_size': 'i8(i8)',
-    'actuator_coordinate': 'f8(i8, i8, i8[::1], f8[::1], f8, f8, f8)',
-    'solve': 'i8(i8, i8[::1], f8[::1], f8[::1], f8[::1], f8[::1])',
-    'set_state': 'i8(f8[::1], i8, f8[:, ::1], i8[::1], f8[::1], f8[::1], i8[::1], f8[:, ::1])',
-    'set_state_rows': 'i8(f8[:, ::1], i8, f8[:, :, ::1], i8[::1], f8[::1], f8[::1], '
-                      'i8[:, ::1])',
-    'set_command_rows': 'void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], b1[::1], '
-                        'i8[::1], f8[::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1], '
-                        'i8[:, ::1])',
-    'mit_state': 'b1(f8[:, ::1], i8[::1], i8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1], '
-                 'f8[::1], i8, f8[:, ::1])',
-    'effort_state': 'f8(f8[:, ::1], i8[::1], i8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1], '
-                    'f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])',
+    'actuator_coordinate': 'f8(i8, i8, i8[:], f8[:], f8, f8, f8)',
+    'solve': 'i8(i8, i8[:], f8[:], f8[:], f8[:], f8[::1])',
+    'set_state': 'i8(f8[:], i8, f8[:, :], i8[:], f8[:], f8[:], i8[:], f8[:, :])',
+    'set_state_rows': 'i8(f8[:, :], i8, f8[:, :, :], i8[:], f8[:], f8[:], i8[:, :])',
+    'set_command_rows': 'void(f8[:, :], f8[:, :], f8[:, :], f8[:, :], b1[:], i8[:], f8[:], '
+                        'f8[:, :], f8[:, :], f8[:, :], f8[:, :], i8[:, :])',
+    'mit_state': 'b1(f8[:, :], i8[:], i8[:], f8[:], f8[:], f8[:, :], f8[:], f8[:], i8, '
+                 'f8[:, :])',
+    'effort_state': 'f8(f8[:, :], i8[:], i8[:], f8[:], f8[:], f8[:, :], f8[:], f8[:, :], '
+                    'f8[:], f8[:], f8[:], f8[:])',
 })
 SETS = {ahead.loops: ahead for ahead in (LOSS, LINKAGE)}
 
