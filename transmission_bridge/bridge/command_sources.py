@@ -72,7 +72,7 @@ class CommandSources:
         """Return the first calls a configuration makes ahead of the stream (the goal check)."""
         if self.goals is None:
             return ()
-        from .goal_servers import warm_check
+        from ..control.goal import warm_check
         return (warm_check,)
 
     def configure(self, tset):

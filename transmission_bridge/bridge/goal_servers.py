@@ -12,7 +12,9 @@ joint_states is published): the desired state goes to the motors through the rou
 (:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped, or a spring's
 targets). A goal is not a stream: its joints leave the command deadline while it runs and
 after it ends. A goal that ends other than by success leaves its joints holding where they
-are measured; stale actuators abort it (judged after the queued states). doc/moveit.md.
+are measured; stale actuators abort it (judged after the queued states). A goal that comes
+before its joints are measured (motors just started, not discovered yet) waits up to
+:data:`START_WAIT` for their states before it is refused. doc/moveit.md.
 
 Imported only by a bridge with ``follow_joint_trajectory`` true: rclpy.action loads with it.
 """
@@ -21,7 +23,6 @@ from action_msgs.msg import GoalStatus
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from std_msgs.msg import Header
-from trajectory_msgs.msg import JointTrajectoryPoint
 
 from .settings import (ALLOW_NONZERO_END, ALLOW_PARTIAL, constraint_name, CONTROLLERS,
                        GOAL_SETTINGS as SETTINGS, GOAL_TIME, MONITOR_RATE, PER_JOINT_TOLERANCES,
@@ -29,7 +30,7 @@ from .settings import (ALLOW_NONZERO_END, ALLOW_PARTIAL, constraint_name, CONTRO
 from ..control import results
 from ..control.following import Execution
 from ..control.goal import plan_goal
-from ..control.results import Outcome, Refused
+from ..control.results import Outcome, Refused, Unmeasured
 from ..control.tolerances import tolerances
 from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import stamp_to_ns
@@ -41,8 +42,13 @@ try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/
     from control_msgs.action import FollowJointTrajectory
     from control_msgs.msg import JointTrajectoryControllerState
     from control_msgs.srv import QueryTrajectoryState
+    from .goal_feedback import feedback_messages, seconds
 except ImportError:
     FollowJointTrajectory = None
+
+#: How long an accepted goal waits for its joints' first measured state, s (DDS discovery
+#: of motors just started takes up to about 2 s here), before it is refused.
+START_WAIT = 5.0
 
 
 class RunningGoal:
@@ -105,6 +111,7 @@ class GoalServers:
         self._joint_index = {}
         self._header = Header()
         self._ended = {}            # id(goal handle) -> (status, Outcome): for _finish
+        self._waiting = {}          # id(goal handle) -> (group, handle, deadline ns)
         self.groups = [TrajectoryController('', ())]
         for name in self._values[CONTROLLERS]:
             joints = declare(node, f'{name}.joints', [], 'string_array',
@@ -186,17 +193,30 @@ class GoalServers:
                 self._values[p.name] = p.value
 
     # --- goals ---------------------------------------------------------------------------
-    def _accepted(self, group, handle):
-        """Check and start an accepted goal; a refused one ends at once."""
+    def _accepted(self, group, handle, deadline_ns=None):
+        """Check and start an accepted goal; a refused one ends, an unmeasured one waits."""
+        self._waiting.pop(id(handle), None)
         try:
             self._start(group, handle)
+        except Unmeasured as exc:
+            if deadline_ns is None:
+                deadline_ns = self._now_ns() + int(START_WAIT * 1e9)
+                self._node.get_logger().info(f'{group.prefix}follow_joint_trajectory waits up '
+                                             f'to {START_WAIT:g} s: {exc}')
+            if self._now_ns() < deadline_ns and self._active[0]:
+                self._waiting[id(handle)] = (group, handle, deadline_ns)    # _monitor retries
+                return
+            self._refuse(group, handle, Refused(exc.code, f'{exc} (waited {START_WAIT:g} s)'))
         except Refused as exc:
-            self.counters['goals_refused'] += 1
-            text = f'{results.CODE_NAMES[exc.code]}: {exc}'
-            self._node.get_logger().error(f'{group.prefix}follow_joint_trajectory refused '
-                                          f'before any command: {text}')
-            self._ended[id(handle)] = (GoalStatus.STATUS_ABORTED, Outcome(exc.code, text))
-            handle.execute()
+            self._refuse(group, handle, exc)
+
+    def _refuse(self, group, handle, exc):
+        self.counters['goals_refused'] += 1
+        text = f'{results.CODE_NAMES[exc.code]}: {exc}'
+        self._node.get_logger().error(f'{group.prefix}follow_joint_trajectory refused '
+                                      f'before any command: {text}')
+        self._ended[id(handle)] = (GoalStatus.STATUS_ABORTED, Outcome(exc.code, text))
+        handle.execute()
 
     def _finish(self, handle):
         """Execute callback of an ended goal: its terminal state, and its result."""
@@ -226,17 +246,27 @@ class GoalServers:
             values[STOPPED_VELOCITY], values[GOAL_TIME],
             [(t.name, t.position, t.velocity, t.acceleration) for t in goal.path_tolerance],
             [(t.name, t.position, t.velocity, t.acceleration) for t in goal.goal_tolerance],
-            _seconds(goal.goal_time_tolerance))
-        points = [(_seconds(p.time_from_start), p.positions, p.velocities, p.accelerations,
+            seconds(goal.goal_time_tolerance))
+        points = [(seconds(p.time_from_start), p.positions, p.velocities, p.accelerations,
                    p.effort) for p in traj.points]
         now = self._now_ns()
         measured = routes.states.measured(now)
+        if not np.isfinite(measured.position[idx]).all() and routes.take_states is not None:
+            routes.take_states()        # the states queued behind the goal, taken first
+            now = self._now_ns()
+            measured = routes.states.measured(now)
         plan = plan_goal(
             tset, group.joints, list(traj.joint_names), points,
             (measured.position[idx], measured.velocity[idx]), now,
             stamp_to_ns(traj.header.stamp), tol, values[ALLOW_PARTIAL],
             values[ALLOW_NONZERO_END], routes.commands.limit_commands)
         run = RunningGoal(handle, Execution(plan), group, self.counters)
+        for key, (other, older, _) in list(self._waiting.items()):     # waiting ones too
+            if set(other.joints) & set(group.joints):
+                del self._waiting[key]
+                self._refuse(other, older, Refused(results.INVALID_GOAL, 'replaced by a '
+                                                   f'new goal on {group.prefix}follow_joint_'
+                                                   'trajectory'))
         for other in self.runs:         # a new goal replaces those it shares joints with
             if set(other.group.joints) & set(group.joints):
                 self._end(other, GoalStatus.STATUS_ABORTED, Outcome(
@@ -253,6 +283,11 @@ class GoalServers:
         return run
 
     def _cancel(self, group, handle):
+        if self._waiting.pop(id(handle), None) is not None:
+            self._ended[id(handle)] = (GoalStatus.STATUS_CANCELED,
+                                       Outcome(results.SUCCESSFUL, 'canceled before it started'))
+            handle.execute()
+            return CancelResponse.ACCEPT
         run = group.run
         if run is not None and run.handle is handle:
             self._end(run, GoalStatus.STATUS_CANCELED,
@@ -282,7 +317,10 @@ class GoalServers:
         run.handle.execute()
 
     def abort_all(self, reason, hold=True):
-        """Abort every running goal (INVALID_GOAL, ``reason``); joints held where measured."""
+        """Abort every goal, running or waiting (INVALID_GOAL, ``reason``); joints held."""
+        for group, handle, _ in list(self._waiting.values()):
+            del self._waiting[id(handle)]
+            self._refuse(group, handle, Refused(results.INVALID_GOAL, reason))
         for run in self.runs:
             self._end(run, GoalStatus.STATUS_ABORTED, Outcome(results.INVALID_GOAL, reason),
                       hold=hold)
@@ -363,7 +401,9 @@ class GoalServers:
 
     # --- monitoring ----------------------------------------------------------------------
     def _monitor(self):
-        """At action_monitor_rate: stale actuators abort; feedback and controller_state."""
+        """At action_monitor_rate: waiting goals retried, stale actuators abort; feedback."""
+        for group, handle, deadline_ns in list(self._waiting.values()):
+            self._accepted(group, handle, deadline_ns)
         states = self._routes.states
         for group in self.groups:
             run = group.run
@@ -385,21 +425,9 @@ class GoalServers:
             last = run.execution.last
             if last is None:
                 continue
-            t, desired, actual, error = last
-            stamp = self._node.get_clock().now().to_msg()
-            feedback = FollowJointTrajectory.Feedback()
-            feedback.header.stamp = stamp
-            feedback.joint_names = list(group.joints)
-            feedback.desired = _point(desired[0], desired[1], desired[2], t)
-            feedback.actual = _point(actual[0], actual[1], None, t)
-            feedback.error = _point(error[0], error[1], None, t)
+            feedback, state = feedback_messages(group.joints, last,
+                                                self._node.get_clock().now().to_msg())
             run.handle.publish_feedback(feedback)
-            state = JointTrajectoryControllerState()
-            state.header.stamp = stamp
-            state.joint_names = feedback.joint_names
-            state.reference = feedback.desired
-            state.feedback, state.error = feedback.actual, feedback.error
-            state.speed_scaling_factor = 1.0
             group.state_pub.publish(state)
 
     def _query(self, group, request, response):
@@ -417,34 +445,3 @@ class GoalServers:
 
     def _param(self, name):
         return self._node.get_parameter(name).value
-
-
-def warm_check(tset):
-    """
-    Check one small goal now: the first goal's check is not paid while states stream in.
-
-    (Its first call loads and compiles what numpy's polynomials and the maps use: some 25 ms,
-    during which a 1 kHz stream would wait, and the input budget drop some.)
-    """
-    joints = tuple(tset.joint_names)
-    q = tset.default_positions
-    zeros = np.zeros(len(joints))
-    try:
-        plan_goal(tset, joints, list(joints), [(1.0, q, zeros, zeros, [])], (q, zeros), 0, 0,
-                  tolerances(joints, zeros, zeros, 0.0, 0.0))
-    except (Refused, ConfigError):
-        pass                            # a robot whose default pose is refused: still warm
-
-
-def _seconds(duration):
-    return duration.sec + duration.nanosec * 1e-9
-
-
-def _point(p, v, a, t):
-    point = JointTrajectoryPoint(positions=[float(x) for x in p],
-                                 velocities=[float(x) for x in v])
-    if a is not None:
-        point.accelerations = [float(x) for x in a]
-    point.time_from_start.sec = int(t // 1)
-    point.time_from_start.nanosec = int((t % 1) * 1e9)
-    return point

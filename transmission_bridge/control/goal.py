@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
-from .results import INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, Refused
+from .results import INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, Refused, Unmeasured
 from .spline import Spline
-from .tolerances import Tolerances
+from .tolerances import Tolerances, tolerances
 from ..transmissions import ConfigError, effort_law
 
 #: The path is checked against the limits at least this often, s (and at every point and at
@@ -125,8 +125,8 @@ def plan_goal(tset, group, goal_names, points, measured, now_ns, start_ns, tol,
     q0, v0 = (np.asarray(x, dtype=float) for x in measured)
     unknown_start = [group[i] for i in range(n) if not math.isfinite(q0[i])]
     if unknown_start:
-        raise Refused(INVALID_GOAL, f'joints {unknown_start} have no measured position to '
-                      'start from (their actuators have not reported, or are stale)')
+        raise Unmeasured(INVALID_GOAL, f'joints {unknown_start} have no measured position '
+                         'to start from (their actuators have not reported, or are stale)')
     start = start_ns if start_ns > 0 else now_ns
     if start + times[-1] * 1e9 < now_ns:
         raise Refused(OLD_HEADER_TIMESTAMP, f'the trajectory starts at {start * 1e-9:.3f} s and '
@@ -246,3 +246,20 @@ def _within(t, values, lower, upper, first, start, space, names):
         raise Refused(INVALID_GOAL, f'{space} {names[k]!r} reaches position '
                       f'{values[s, k]:.6g} at t = {t[s]:.3f} s, beyond its limits '
                       f'[{lower[k]:g}, {upper[k]:g}]')
+
+
+def warm_check(tset):
+    """
+    Check one small goal now: the first goal's check is not paid while states stream in.
+
+    (Its first call loads and compiles what numpy's polynomials and the maps use: some 25 ms,
+    during which a 1 kHz stream would wait, and the input budget drop some.)
+    """
+    joints = tuple(tset.joint_names)
+    q = tset.default_positions
+    zeros = np.zeros(len(joints))
+    try:
+        plan_goal(tset, joints, list(joints), [(1.0, q, zeros, zeros, [])], (q, zeros), 0, 0,
+                  tolerances(joints, zeros, zeros, 0.0, 0.0))
+    except (Refused, ConfigError):
+        pass                            # a robot whose default pose is refused: still warm

@@ -27,6 +27,10 @@ class Refused(Exception):
         self.code = code
 
 
+class Unmeasured(Refused):
+    """Refused only because joints have no measured state yet: a wait may start it."""
+
+
 class Outcome(typing.NamedTuple):
     """How a goal ended: a result code and the ``error_string``."""
 
