@@ -299,11 +299,12 @@ class Routes:
         else:
             names, arrays, header = decoded
         resumed = _NONE
+        now = self._now_ns()            # one receipt time: its joints' deadlines pass together
         if self.owners.any:
             split = self.owners.split(names)
             count = len(names)
             if split.owned and all(len(a) in (0, count) for a in arrays):
-                resumed = self._take_owned(split, count, arrays)
+                resumed = self._take_owned(split, count, arrays, now)
                 if not len(split.plain):
                     self._resumed(resumed)
                     return None
@@ -316,20 +317,19 @@ class Routes:
                      else (msg.header.stamp.sec, msg.header.stamp.nanosec))
             stamp = stamp[0] * 1_000_000_000 + stamp[1]
         out = commands.map_command(names, *arrays, stamp_ns=stamp)
-        back = self._report_command(out)
+        back = self._report_command(out, now_ns=now)
         self._resumed(np.concatenate([resumed, back]) if len(resumed) else back)
         if out is None:
             return None
         return codec.encode(out, header) if msg is None else self._typed.commands(out,
                                                                                   msg.header)
 
-    def _take_owned(self, split, count, arrays):
+    def _take_owned(self, split, count, arrays, now):
         """
-        Give each owner its columns of one command; feed the deadline with what streams.
+        Give each owner its columns of one command received at ``now``; feed the deadline.
 
-        Returns the joints whose timeout this ends (set indices).
+        (The deadline with what streams.) Returns the joints whose timeout this ends.
         """
-        now = self._now_ns()
         resumed = _NONE
         for owner, cols, joints, reach in split.owned:
             part = arrays if cols is None else [a[cols] if len(a) == count else a[:0]
@@ -422,11 +422,12 @@ class Routes:
         return self._typed.trajectory(msg.header, names, fields,
                                       [p.time_from_start for p in points])
 
-    def _report_command(self, out, stream=True):
-        """Report one mapped command; return the joints whose timeout it ends."""
+    def _report_command(self, out, stream=True, now_ns=None):
+        """Report one mapped command (received at ``now_ns``); return the joints it resumes."""
         resumed = _NONE
         if out is not None and stream:
-            resumed = self.deadline.commanded(self.commands.last_joints, self._now_ns())
+            resumed = self.deadline.commanded(self.commands.last_joints,
+                                              self._now_ns() if now_ns is None else now_ns)
         result = self.commands.last_result
         report_input(self._logger, 'joint_commands', 'joint', result.new_unknown_names,
                      result.reason)
