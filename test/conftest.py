@@ -1,10 +1,12 @@
 """Shared test set-up: seeded hypothesis, named tolerances, ROS isolation helpers."""
 
+import gc
 import os
 import pathlib
 import signal
 
 import hypothesis
+import pytest
 
 # Every generated case is reproducible: hypothesis derives examples from the test itself.
 hypothesis.settings.register_profile(
@@ -17,6 +19,23 @@ CONFIG = REPO / 'config'
 
 # Set this to choose the tests' DDS domain; otherwise they derive one from the pid.
 TEST_DOMAIN_ENV = 'TRANSMISSION_BRIDGE_TEST_DOMAIN_ID'
+
+
+#: Set (appended to) by a test that made rclpy nodes in this process (ros_harness).
+MADE_NODES = []
+
+
+@pytest.hookimpl(trylast=True)       # after the fixtures' own teardown
+def pytest_runtest_teardown(item, nextitem):
+    """
+    After a test that made rclpy nodes here, collect its reference cycles in this process.
+
+    rclpy handles left in cycles (an action client's goal handles, futures) were collected
+    later in a process forked from this one (flake8's workers), and crashed it.
+    """
+    if MADE_NODES:
+        MADE_NODES.clear()
+        gc.collect()
 
 
 def choose_test_domain(environ, pid):

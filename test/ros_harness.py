@@ -74,6 +74,7 @@ class Graph:
 
     def __init__(self, namespace):
         self.namespace = namespace
+        conftest.MADE_NODES.append(self)
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=DOMAIN_ID)
         self.node = rclpy.create_node('tester', namespace=namespace, context=self.context)
@@ -82,8 +83,10 @@ class Graph:
         self._clients = {}
 
     def close(self):
-        """Destroy the node and shut the context down."""
+        """Destroy the node (its action clients first) and shut the context down."""
         self.executor.shutdown()
+        for waitable in list(self.node.waitables):
+            getattr(waitable, 'destroy', lambda: None)()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 
@@ -167,6 +170,7 @@ class InProcessBridge:
 
     def __init__(self, namespace, params):
         from transmission_bridge.bridge.node import TransmissionBridge
+        conftest.MADE_NODES.append(self)
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=DOMAIN_ID,
                    args=['--ros-args', '--log-level', 'error'])
@@ -181,7 +185,24 @@ class InProcessBridge:
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=0.005)
 
+    def run_with(self, graph, seconds, each=None, period=0.005):
+        """Spin this bridge and ``graph`` in turn for ``seconds``; ``each()`` every ``period``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if each is not None:
+                each()
+            self.spin_for(period)
+            graph.executor.spin_once(timeout_sec=0.0)
+
+    def wait_for(self, graph, publisher, client, timeout=15):
+        """Spin both until ``publisher`` reaches the bridge and ``client``'s server is up."""
+        def ready():
+            self.run_with(graph, 0.01)
+            return publisher.get_subscription_count() and client.server_is_ready()
+        return graph.spin_until(ready, timeout=timeout)
+
     def close(self):
+        """Destroy the bridge, then shut its context down."""
         self.node.destroy_node()        # first: a goal it ends is ended on a live executor
         self.executor.shutdown()
         rclpy.shutdown(context=self.context)

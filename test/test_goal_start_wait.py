@@ -46,18 +46,10 @@ def _goal(motors_report, cancel=False):
         reporting = [False]
 
         def run_both(seconds):
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                if reporting[0]:
-                    publish_still(graph.node, states, tset, theta)
-                bridge.spin_for(STATE_PERIOD)
-                graph.executor.spin_once(timeout_sec=0.0)
+            bridge.run_with(graph, seconds, lambda: reporting[0] and publish_still(
+                graph.node, states, tset, theta), STATE_PERIOD)
 
-        def ready():
-            run_both(0.01)
-            return states.get_subscription_count() and client.server_is_ready()
-
-        assert graph.spin_until(ready, timeout=15)
+        assert bridge.wait_for(graph, states, client)
         goal = action.FollowJointTrajectory.Goal()
         goal.trajectory = JointTrajectory(joint_names=list(tset.joint_names), points=[
             JointTrajectoryPoint(positions=tset.default_positions.tolist())])

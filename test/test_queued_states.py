@@ -50,17 +50,9 @@ def _run(take_states):
             publish_still(graph.node, states, tset, theta)
 
         def run_both(seconds):
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                state()
-                bridge.spin_for(STATE_PERIOD)
-                graph.executor.spin_once(timeout_sec=0.0)
+            bridge.run_with(graph, seconds, state, STATE_PERIOD)
 
-        def ready():
-            run_both(0.01)
-            return states.get_subscription_count() and client.server_is_ready()
-
-        assert graph.spin_until(ready, timeout=15)
+        assert bridge.wait_for(graph, states, client)
         run_both(0.3)
         goal = action.FollowJointTrajectory.Goal()
         goal.trajectory = JointTrajectory(joint_names=list(tset.joint_names), points=[

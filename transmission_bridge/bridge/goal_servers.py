@@ -12,9 +12,8 @@ joint_states is published): the desired state goes to the motors through the rou
 (:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped, or a spring's
 targets). A goal is not a stream: its joints leave the command deadline while it runs and
 after it ends. A goal that ends other than by success leaves its joints holding where they
-are measured; stale actuators abort it (judged after the queued states). A goal that comes
-before its joints are measured (motors just started, not discovered yet) waits up to
-:data:`START_WAIT` for their states before it is refused. doc/moveit.md.
+are measured; stale actuators abort it (judged after the queued states). A goal sent before
+its joints are measured waits up to :data:`START_WAIT` for their states. doc/moveit.md.
 
 Imported only by a bridge with ``follow_joint_trajectory`` true: rclpy.action loads with it.
 """
@@ -46,8 +45,7 @@ try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/
 except ImportError:
     FollowJointTrajectory = None
 
-#: How long an accepted goal waits for its joints' first measured state, s (DDS discovery
-#: of motors just started takes up to about 2 s here), before it is refused.
+#: How long a goal waits for its joints' first states, s (DDS found new motors in 1-3 s here).
 START_WAIT = 5.0
 
 
@@ -129,6 +127,12 @@ class GoalServers:
             self._serve(group)
         node.create_timer(1.0 / self._values[MONITOR_RATE], self._monitor)
 
+    def destroy(self):
+        """Destroy the action servers (before the node: collected later, they crash rclpy)."""
+        for group in self.groups:
+            if group.server is not None:
+                group.server.destroy()
+
     @property
     def runs(self):
         """Return the goals running now."""
@@ -195,8 +199,8 @@ class GoalServers:
     # --- goals ---------------------------------------------------------------------------
     def _accepted(self, group, handle, deadline_ns=None):
         """Check and start an accepted goal; a refused one ends, an unmeasured one waits."""
-        self._waiting.pop(id(handle), None)
         try:
+            self._waiting.pop(id(handle), None)
             self._start(group, handle)
         except Unmeasured as exc:
             if deadline_ns is None:
@@ -283,13 +287,12 @@ class GoalServers:
         return run
 
     def _cancel(self, group, handle):
-        if self._waiting.pop(id(handle), None) is not None:
-            self._ended[id(handle)] = (GoalStatus.STATUS_CANCELED,
-                                       Outcome(results.SUCCESSFUL, 'canceled before it started'))
-            handle.execute()
-            return CancelResponse.ACCEPT
         run = group.run
-        if run is not None and run.handle is handle:
+        if self._waiting.pop(id(handle), None) is not None:
+            self._ended[id(handle)] = (GoalStatus.STATUS_CANCELED, Outcome(
+                results.SUCCESSFUL, 'canceled before it started'))
+            handle.execute()
+        elif run is not None and run.handle is handle:
             self._end(run, GoalStatus.STATUS_CANCELED,
                       Outcome(results.SUCCESSFUL, 'canceled: the joints hold where they are'))
         return CancelResponse.ACCEPT

@@ -158,6 +158,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
     def destroy_node(self):
         """Destroy the node; stopped while active (Ctrl-C), it sends the safe command first."""
         self._stop_if_active()
+        if self._execution.goals is not None:
+            self._execution.goals.destroy()     # rclpy's destroy_node leaves them to the GC
         super().destroy_node()
 
     def _stop_if_active(self, reason='the bridge stopped'):
