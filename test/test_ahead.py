@@ -1,5 +1,5 @@
 """
-The loss and linkage loops compiled ahead of time: the reference's bits, a bridge without numba.
+The loss, linkage and goal loops compiled ahead of time: the reference's bits, no numba loaded.
 
 Built into a folder of this test's own (``TRANSMISSION_BRIDGE_AOT_DIR``), in a subprocess as a
 bridge would build them. Each exported loss loop against :mod:`loss_loops` run as plain Python
@@ -7,7 +7,8 @@ bridge would build them. Each exported loss loop against :mod:`loss_loops` run a
 states, moving both ways and at rest; the legged robot's linkages mapped both ways, at random
 states, by the compiled module and by numba's just-in-time loops (the same LLVM code: the same
 bits); then processes that map the example arm's lossy states and commands, and the legged
-robot's linkages and springs, through the routes must not have imported numba or llvmlite.
+robot's linkages and springs, through the routes, and follow a goal's state must not have
+imported numba or llvmlite (the goal's step against the reference: test_goal_loops.py).
 """
 
 import os
@@ -114,6 +115,35 @@ def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
         'print(loss_loops.kernels().__name__,\n'
         "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
     _loads_no_numba(script, env, '_loss_loops_')
+
+
+def test_a_bridge_following_a_goal_loads_no_numba(built):
+    _, env = built
+    script = (
+        'import sys\n'
+        'import numpy as np\n'
+        'from transmission_bridge.control.following import Execution\n'
+        'from transmission_bridge.control.goal import plan_goal, warm_check\n'
+        'from transmission_bridge.control.tolerances import tolerances\n'
+        'from transmission_bridge.control import goal_loops\n'
+        'from transmission_bridge.mapping.commands import CommandMapper\n'
+        'from transmission_bridge.mapping.prepared import PreparedCommand\n'
+        'from transmission_bridge.transmissions import load_transmissions\n'
+        f'ts = load_transmissions({CONFIG!r})\n'
+        'warm_check(ts)\n'
+        "names = ['wrist_pitch', 'wrist_roll']\n"
+        'idx = np.array([ts.joint_index[j] for j in names])\n'
+        'q = ts.default_positions\n'
+        'plan = plan_goal(ts, names, names, [(1.0, list(q[idx] + 0.1), [0.0, 0.0], [], [])],\n'
+        '                 (q[idx], np.zeros(2)), 0, 0, tolerances(names, [0.0] * 2, [0.0] * 2,'
+        ' 0.01, 0.0))\n'
+        'mapped = PreparedCommand(CommandMapper(ts), names, False)\n'
+        'loops = goal_loops.kernels()\n'
+        'assert Execution(plan).follow(loops, 500_000_000, q, 0 * q, idx, mapped.affine())'
+        ' is not None\n'
+        'print(loops.__name__,\n'
+        "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
+    _loads_no_numba(script, env, '_goal_loops_')
 
 
 def _legged_maps(loops, rng_seed):

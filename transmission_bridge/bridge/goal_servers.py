@@ -10,10 +10,12 @@ are its feed-forward, their positions and velocities are ignored) and is followe
 actuator state that measures its joints (:meth:`GoalServers.on_joint_state`, after
 joint_states is published): the desired state goes to the motors through the routes
 (:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped, or a spring's
-targets). A goal is not a stream: its joints leave the command deadline while it runs and
-after it ends. A goal that ends other than by success leaves its joints holding where they
-are measured; stale actuators abort it (judged after the queued states). A goal sent before
-its joints are measured waits up to :data:`START_WAIT` for their states. doc/moveit.md.
+targets); a common state in one compiled call into the layout's message
+(:meth:`~transmission_bridge.control.following.Execution.follow`). A goal is not a stream:
+its joints leave the command deadline while it runs and after it ends. A goal that ends
+other than by success leaves its joints holding where they are measured; stale actuators
+abort it (judged after the queued states). A goal sent before its joints are measured waits
+up to :data:`START_WAIT` for their states. doc/moveit.md.
 
 Imported only by a bridge with ``follow_joint_trajectory`` true: rclpy.action loads with it.
 """
@@ -26,8 +28,8 @@ from std_msgs.msg import Header
 from .settings import (ALLOW_NONZERO_END, ALLOW_PARTIAL, constraint_name, CONTROLLERS,
                        GOAL_SETTINGS as SETTINGS, GOAL_TIME, MONITOR_RATE, PER_JOINT_TOLERANCES,
                        STOPPED_VELOCITY)
-from ..control import results
-from ..control.following import Execution
+from ..control import goal_loops, results
+from ..control.following import Execution, RunningGoal
 from ..control.goal import plan_goal
 from ..control.results import Outcome, Refused, Unmeasured
 from ..control.tolerances import tolerances
@@ -41,45 +43,12 @@ try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/
     from control_msgs.action import FollowJointTrajectory
     from control_msgs.msg import JointTrajectoryControllerState
     from control_msgs.srv import QueryTrajectoryState
-    from .goal_feedback import feedback_messages, seconds
+    from .goal_feedback import FeedbackMessages, seconds
 except ImportError:
     FollowJointTrajectory = None
 
 #: How long a goal waits for its joints' first states, s (DDS found new motors in 1-3 s here).
 START_WAIT = 5.0
-
-
-class RunningGoal:
-    """
-    One accepted goal: its handle, its execution, and the owner of its joints' streams.
-
-    As an owner (:mod:`transmission_bridge.mapping.ownership`) it takes a streamed
-    command's efforts for its joints as feed-forward and ignores (counts) the rest.
-    """
-
-    stream = False          # what it takes is not a command to the motors
-
-    def __init__(self, handle, execution, group, counters=None):
-        self.handle, self.execution, self.group = handle, execution, group
-        #: (status, Outcome) once the goal has ended; None while it runs.
-        self.ended = None
-        self.feed_forward = {}          # joint index -> effort streamed on joint_commands
-        self._counters, self._columns = {} if counters is None else counters, None
-
-    def take(self, joints, position, velocity, effort, now_ns):
-        """Take a streamed command's part for the goal's joints: efforts as feed-forward."""
-        if len(position) or len(velocity):
-            self._counters['streamed_commands_ignored'] = (
-                self._counters.get('streamed_commands_ignored', 0) + 1)
-        for j, e in zip(joints, effort):
-            self.feed_forward[int(j)] = float(e)
-        return ''
-
-    def columns(self, joint_index):
-        """Return the set indices of the goal's joints (made once: a goal keeps its set)."""
-        if self._columns is None:
-            self._columns = np.array([joint_index[j] for j in self.group.joints], np.intp)
-        return self._columns
 
 
 class TrajectoryController:
@@ -89,6 +58,8 @@ class TrajectoryController:
         self.name, self.joints = name, tuple(joints)
         self.run = None
         self.server = self.state_pub = self.query = None
+        self.messages = None            # FeedbackMessages, made at the first feedback
+        self.motors = (None, None)      # (the set, its motors these joints reach)
 
     @property
     def prefix(self):
@@ -110,6 +81,7 @@ class GoalServers:
         self._header = Header()
         self._ended = {}            # id(goal handle) -> (status, Outcome): for _finish
         self._waiting = {}          # id(goal handle) -> (group, handle, deadline ns)
+        self._loops = None          # goal_loops.kernels(): the compiled step, False: none
         self.groups = [TrajectoryController('', ())]
         for name in self._values[CONTROLLERS]:
             joints = declare(node, f'{name}.joints', [], 'string_array',
@@ -370,11 +342,22 @@ class GoalServers:
         runs = self.runs
         if not runs:
             return
-        measured = self._routes.states.measured()
+        states, measured = self._routes.states, None
         now = self._now_ns()
+        if self._loops is None:
+            self._loops = goal_loops.kernels() or False
         for run in runs:
             joints = run.group.joints
             idx = run.columns(self._joint_index)
+            # The common state in one compiled call (sampled, judged, mapped), else the steps.
+            mapped = self._loops and not run.feed_forward and self._routes.goal_map(joints)
+            now_q = mapped and states.joints_now()
+            state = (run.execution.follow(self._loops, now, *now_q, idx, mapped.affine())
+                     if now_q else None)
+            if state is not None:
+                yield self._publish_command, mapped.followed(state[0], state[1], now)
+                continue
+            measured = measured or states.measured()
             p, v = measured.position[idx], measured.velocity[idx]
             if np.isnan(p).all():
                 continue
@@ -387,20 +370,9 @@ class GoalServers:
                 if status != GoalStatus.STATUS_SUCCEEDED:
                     continue
             msg = self._command(joints, desired[0], desired[1],
-                                self._effort(run, idx, desired[3]), now, desired[2])
+                                run.efforts(idx, desired[3]), now, desired[2])
             if msg is not None:
                 yield self._publish_command, msg
-
-    @staticmethod
-    def _effort(run, idx, planned):
-        """Return the efforts to send: the points' (if any) plus the streamed feed-forward."""
-        ff = run.feed_forward
-        if planned is None and not ff:
-            return None
-        out = np.zeros(len(idx)) if planned is None else planned.copy()
-        for k, i in enumerate(idx):
-            out[k] += ff.get(i, 0.0)
-        return out
 
     # --- monitoring ----------------------------------------------------------------------
     def _monitor(self):
@@ -414,7 +386,9 @@ class GoalServers:
                 continue
             if states is not None and states.stale_ns is not None:
                 tset = states.transmissions
-                _, act_idx = tset.coverage(group.joints)
+                if group.motors[0] is not tset:
+                    group.motors = (tset, tset.coverage(group.joints)[1])
+                act_idx = group.motors[1]
                 stale = self._routes.stale(act_idx)     # may take queued states: and end it
                 if group.run is not run:
                     continue
@@ -428,8 +402,9 @@ class GoalServers:
             last = run.execution.last
             if last is None:
                 continue
-            feedback, state = feedback_messages(group.joints, last,
-                                                self._node.get_clock().now().to_msg())
+            if group.messages is None:
+                group.messages = FeedbackMessages(group.joints)
+            feedback, state = group.messages.fill(last, self._node.get_clock().now().to_msg())
             run.handle.publish_feedback(feedback)
             group.state_pub.publish(state)
 

@@ -6,11 +6,14 @@ PATH_TOLERANCE_VIOLATED while the trajectory runs, SUCCESSFUL once past the last
 every joint within its goal tolerances (position; velocity within
 ``stopped_velocity_tolerance``), GOAL_TOLERANCE_VIOLATED once ``goal_time`` has passed after
 the last point without that. Errors are desired - actual (JTC's). Times are seconds from the
-trajectory's start.
+trajectory's start. :meth:`Execution.follow` does a common state's step and its command's map
+in one compiled call (:mod:`.goal_loops`), and leaves the rest to :meth:`Execution.step`.
+:class:`RunningGoal`: an accepted goal, and the owner of its joints' streamed commands.
 """
 
 import numpy as np
 
+from . import goal_loops
 from .results import GOAL_TOLERANCE_VIOLATED, Outcome, PATH_TOLERANCE_VIOLATED, SUCCESSFUL
 from .tolerances import beyond
 
@@ -25,12 +28,46 @@ class Execution:
 
     def __init__(self, plan):
         self.plan = plan
-        self.last = None
+        self._last = self._followed = None
         self.outcome = None
         path = plan.tolerances.path
         # |error| past these (inf: no tolerance) is a violation; Python floats: a goal has a
         # few joints, and a test per joint in Python beats three array calls per state.
-        self._path = np.where(path > 0, path, np.inf).tolist()
+        self._bounds = np.where(path > 0, path, np.inf)
+        self._path = self._bounds.tolist()
+        self._knots = (None if plan.efforts is not None
+                       else (plan.spline.times, plan.spline.coefficients))
+
+    @property
+    def last(self):
+        """Return the last step's (t, desired (p, v, a, e), actual (p, v), error (p, v))."""
+        if self._followed is not None:
+            t, s = self._followed
+            self._last = (t, (s[0], s[1], s[2], None), (s[3], s[4]), (s[0] - s[3], s[1] - s[4]))
+            self._followed = None
+        return self._last
+
+    def follow(self, loops, now_ns, position, velocity, idx, mapped):
+        """
+        Follow the state by one compiled call; return the desired state (5, n), or None.
+
+        ``loops``: :func:`.goal_loops.kernels`' module; ``position``, ``velocity`` every
+        joint's measured, ``idx`` the goal's joints among them; ``mapped`` the layout's map,
+        bounds and outputs (:meth:`..mapping.prepared.PreparedCommand.affine`), into which
+        the motors' command is written. Rows of the result: :data:`.goal_loops.P` ... None
+        where the state is not the common case (:mod:`.goal_loops`): the caller then takes
+        :meth:`step` and maps its result, which decide and word the rest. A plan with
+        efforts always takes :meth:`step`.
+        """
+        if self._knots is None:
+            return None
+        state = np.empty((5, len(idx)))
+        t = (now_ns - self.plan.start_ns) * 1e-9
+        if loops.follow(t, *self._knots, position, velocity, idx, self._bounds, *mapped,
+                        state) != goal_loops.FOLLOWED:
+            return None
+        self._followed = (t, state)
+        return state
 
     def step(self, now_ns, positions, velocities):
         """
@@ -46,7 +83,7 @@ class Execution:
         q = np.asarray(positions, dtype=float)
         qd = np.asarray(velocities, dtype=float)
         error = (desired[0] - q, desired[1] - qd)
-        self.last = (t, desired, (q, qd), error)
+        self._last, self._followed = (t, desired, (q, qd), error), None
         if t < 0:
             return desired
         tol = plan.tolerances
@@ -63,6 +100,49 @@ class Execution:
             self.outcome = Outcome(GOAL_TOLERANCE_VIOLATED, f'{why} {t - end:.3f} s after the '
                                    f'last point (goal_time {tol.goal_time:g} s)')
         return desired
+
+
+class RunningGoal:
+    """
+    One accepted goal: its handle, its execution, and the owner of its joints' streams.
+
+    As an owner (:mod:`..mapping.ownership`) it takes a streamed
+    command's efforts for its joints as feed-forward and ignores (counts) the rest.
+    """
+
+    stream = False          # what it takes is not a command to the motors
+
+    def __init__(self, handle, execution, group, counters=None):
+        self.handle, self.execution, self.group = handle, execution, group
+        #: (status, Outcome) once the goal has ended; None while it runs.
+        self.ended = None
+        self.feed_forward = {}          # joint index -> effort streamed on joint_commands
+        self._counters, self._columns = {} if counters is None else counters, None
+
+    def take(self, joints, position, velocity, effort, now_ns):
+        """Take a streamed command's part for the goal's joints: efforts as feed-forward."""
+        if len(position) or len(velocity):
+            self._counters['streamed_commands_ignored'] = (
+                self._counters.get('streamed_commands_ignored', 0) + 1)
+        for j, e in zip(joints, effort):
+            self.feed_forward[int(j)] = float(e)
+        return ''
+
+    def columns(self, joint_index):
+        """Return the set indices of the goal's joints (made once: a goal keeps its set)."""
+        if self._columns is None:
+            self._columns = np.array([joint_index[j] for j in self.group.joints], np.intp)
+        return self._columns
+
+    def efforts(self, idx, planned):
+        """Return the efforts to send: the points' (if any) plus the streamed feed-forward."""
+        ff = self.feed_forward
+        if planned is None and not ff:
+            return None
+        out = np.zeros(len(idx)) if planned is None else planned.copy()
+        for k, i in enumerate(idx):
+            out[k] += ff.get(i, 0.0)
+        return out
 
 
 def _past(error, bounds):

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from . import goal_loops
 from .results import INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, Refused, Unmeasured
 from .spline import Spline
 from .tolerances import Tolerances, tolerances
@@ -253,8 +254,10 @@ def warm_check(tset):
     Check one small goal now: the first goal's check is not paid while states stream in.
 
     (Its first call loads and compiles what numpy's polynomials and the maps use: some 25 ms,
-    during which a 1 kHz stream would wait, and the input budget drop some.)
+    during which a 1 kHz stream would wait, and the input budget drop some.) The compiled
+    step of :mod:`.goal_loops` is loaded too (built first, once, where it is missing).
     """
+    goal_loops.kernels()
     joints = tuple(tset.joint_names)
     q = tset.default_positions
     zeros = np.zeros(len(joints))

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..messages.wire import JointStateLayout, STAMP
+from ..messages.wire import JointStateLayout
 from ..transmissions import ConfigError
 
 
@@ -73,6 +73,7 @@ class PreparedCommand:
         self._template = JointStateLayout(out_names, '', (m, m, m if with_effort else 0)
                                           ).encoder()
         self._fields = self._template.fields
+        self._affine = None
 
     def command(self, position, velocity, effort, stamp_ns):
         """
@@ -89,14 +90,59 @@ class PreparedCommand:
         y += self._y0
         if self._limited and not ((y >= self._lower) & (y <= self._upper)).all():
             return None
+        return self.write(y, position, velocity, effort, stamp_ns)
+
+    def affine(self):
+        """
+        Return the map, its bounds and outputs, for :func:`..control.goal_loops.follow`.
+
+        ``(M, y0, lower, upper, y, motor positions, motor velocities, at_p, at_v)``: the map
+        ``y = M z + y0`` (a layout made without efforts: ``z = (q, q̇)``), every ``y``'s bounds
+        (±inf where commands are not limited), a scratch ``y``, the message's two fields and
+        where their rows start in ``y``. Made once per layout; :meth:`followed` sends them.
+        """
+        if self._affine is None:
+            rows = len(self._y0)
+            lower = self._lower if self._limited else np.full(rows, -np.inf)
+            upper = self._upper if self._limited else np.full(rows, np.inf)
+            self._affine = (self._M, self._y0, np.ascontiguousarray(lower, dtype=float),
+                            np.ascontiguousarray(upper, dtype=float), np.empty(rows),
+                            self._fields[0], self._fields[1], self._at[0].start,
+                            self._at[1].start)
+        return self._affine
+
+    def followed(self, position, velocity, stamp_ns):
+        """Return the serialized command whose motor fields the goal's step wrote (affine)."""
+        self._mapper.remember(self._cols, position, velocity, None)
+        return self._template.stamped(stamp_ns)
+
+    def write(self, y, position, velocity, effort, stamp_ns):
+        """Return the serialized command holding ``y``'s motor rows (mapped and within limits)."""
         fields = self._fields
         fields[0][:] = y[self._at[0]]
         fields[1][:] = y[self._at[1]]
         if effort is not None:
             fields[2][:] = y[self._at[2]]
         self._mapper.remember(self._cols, position, velocity, effort)
-        self._template.set_stamp(STAMP.pack(*divmod(stamp_ns, 1_000_000_000)))
-        return self._template.to_bytes()
+        return self._template.stamped(stamp_ns)
+
+
+class PreparedCommands:
+    """The layouts prepared so far, by (names, with efforts, limits) (a few: goals' groups)."""
+
+    def __init__(self):
+        self._kept = {}
+
+    def get(self, mapper, names, with_effort):
+        """Return the :class:`PreparedCommand` of ``names`` under ``mapper``, made once."""
+        key = (tuple(names), with_effort, mapper.limit_commands)
+        found = self._kept.get(key)
+        if found is None or found[0] is not mapper.transmissions:
+            if len(self._kept) > 16:
+                self._kept.clear()
+            found = self._kept[key] = (mapper.transmissions,
+                                       PreparedCommand(mapper, names, with_effort))
+        return found[1]
 
 
 def _affine(tset, kind, cols, act_idx, n):

@@ -24,7 +24,7 @@ from .commands import CommandMapper
 from .fast_route import CommandCodec, FastStateRoute
 from .measurement import motor_velocities
 from .ownership import Ownership
-from .prepared import PreparedCommand
+from .prepared import PreparedCommands
 from .state import ActuatorStates
 from ..messages.named_input import report_input
 from ..messages.wire import JointStateLayout, STAMP
@@ -132,7 +132,7 @@ class Routes:
         #: Takes the actuator states already received and not yet handled (the node's;
         #: None: none): :meth:`stale` judges after them.
         self.take_states = None
-        self._prepared = {}
+        self._prepared = PreparedCommands()
 
     def configure(self, tset, stale_ns, limit_commands, warm=()):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -369,7 +369,7 @@ class Routes:
         driven = (self.owners.spring_columns(names) if springs is not None and springs.owned
                   else ())
         if not len(driven):
-            prepared = self._prepared_command(names, effort is not None)
+            prepared = self._prepared.get(self.commands, names, effort is not None)
             if prepared.usable:
                 data = prepared.command(position, velocity, effort, now_ns)
                 if data is not None:
@@ -393,16 +393,17 @@ class Routes:
                             () if effort is None else effort, header_at(now_ns), stream=False,
                             accelerations=accelerations)
 
-    def _prepared_command(self, names, with_effort):
-        """Return the :class:`.prepared.PreparedCommand` of a goal's layout (kept)."""
-        key = (tuple(names), with_effort, self.commands.limit_commands)
-        found = self._prepared.get(key)
-        if found is None or found[0] is not self.commands.transmissions:
-            if len(self._prepared) > 16:
-                self._prepared.clear()
-            found = self._prepared[key] = (self.commands.transmissions, PreparedCommand(
-                self.commands, names, with_effort))
-        return found[1]
+    def goal_map(self, names):
+        """
+        Return the prepared map of a goal's joints ``names`` (no efforts), or None.
+
+        None (then :meth:`goal_command`): a spring drives one, or the layout has no prepared map.
+        """
+        springs = self.springs
+        if springs is not None and springs.owned and len(self.owners.spring_columns(names)):
+            return None
+        prepared = self._prepared.get(self.commands, names, False)
+        return prepared if prepared.usable else None
 
     def trajectory(self, msg, active):
         """Return the actuator_trajectory message of one joint_trajectory ``msg``, or None."""

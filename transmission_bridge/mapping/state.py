@@ -387,6 +387,18 @@ class ActuatorStates:
         """Latest actuator positions (NaN where unknown), actuator order; a copy."""
         return self.values[0].copy()
 
+    def joints_now(self):
+        """
+        Return the joints' (positions, velocities) just published, every joint; else None.
+
+        The published state itself, no copy (valid until the next state): what a goal's
+        per-state step reads at once. None where the last state left joints out: then
+        :meth:`measured`.
+        """
+        if self.joint_state is None or self.joint_kept is not None:
+            return None
+        return self.joint_state[0], self.joint_state[1]
+
     def measured(self, now_ns=None, stamp_ns=None):
         """
         Return the :class:`~.measurement.Measured` state: the one every consumer reads.

@@ -12,8 +12,8 @@ dynamics and the identification's regressor through a model (default: the exampl
 Without numba there is nothing to
 compile: it says so and exits 0. A kernel is compiled for the kinds of arrays it is called
 with, not per robot: any robot with a linkage warms them for every other. The gear stages'
-loss loops and the linkage loops are compiled ahead of time into modules that import no
-numba (:mod:`transmission_bridge.transmissions.ahead`): a bridge then loads neither numba
+loss loops, the linkage loops and a goal's step are compiled ahead of time into modules that
+import no numba (:mod:`transmission_bridge.transmissions.ahead`): a bridge then loads neither numba
 nor LLVM.
 """
 
@@ -46,7 +46,8 @@ def warm(transmissions, model_file):
     done = []
     try:            # optional: without a C linker the just-in-time loops serve, as before
         ahead.build_all([name for name, each in ahead.SETS.items() if each.load() is None])
-        done.append(('gear-loss and linkage loops, ahead of time', time.perf_counter() - start))
+        done.append(('gear-loss, linkage and goal loops, ahead of time',
+                     time.perf_counter() - start))
     except Exception as exc:  # noqa: B902 (said, and the warm-up goes on)
         print(f'loops not compiled ahead of time ({type(exc).__name__}: {exc}): '
               "numba's just-in-time loops serve instead", file=sys.stderr)

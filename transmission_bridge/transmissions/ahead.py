@@ -1,12 +1,14 @@
 """
-The loss and linkage loops compiled ahead of time: a bridge that loads no numba.
+The loss, linkage and goal loops compiled ahead of time: a bridge that loads no numba.
 
 numba compiles :mod:`.loss_loops` and :mod:`.linkage_loops` on a bridge's first lossy state or
 first linkage (or loads them from its disk cache): either way the process then holds numba and
 LLVM, some 130 MB resident. Here the same loops are compiled once, by numba's ahead-of-time
 compiler (``numba.pycc``) in a separate process, into ordinary extension modules that import
 no numba: :meth:`Ahead.load` finds one, and the loop module's ``kernels()`` returns it where it
-is there (:func:`kernels`). The modules live in a cache folder (:func:`folder`,
+is there (:func:`kernels`). A running goal's step (:mod:`..control.goal_loops`) is this
+module or the reference, never numba's just-in-time form (numba would cost a bridge more
+than the step saves). The modules live in a cache folder (:func:`folder`,
 ``TRANSMISSION_BRIDGE_AOT_DIR`` to choose it) under names that hold a digest of the loops'
 source, numba's version and Python's (:meth:`Ahead.module_name`): a changed loop is never
 loaded stale.
@@ -51,9 +53,14 @@ def folder():
 class Ahead:
     """One loop module's ahead-of-time build: ``loops`` (its name here) and its exports."""
 
-    def __init__(self, loops, exports):
-        self.loops, self.exports = loops, exports
+    def __init__(self, loops, exports, package='transmissions'):
+        self.loops, self.exports, self.package = loops, exports, package
         self._tried = False
+
+    @property
+    def dotted(self):
+        """Return the loop module's import name."""
+        return f'{__package__.rpartition(".")[0]}.{self.package}.{self.loops}'
 
     def module_name(self):
         """Return the module's name: a digest of the loops' source, numba's, Python's version."""
@@ -61,7 +68,7 @@ class Ahead:
             numba = importlib.metadata.version('numba')
         except importlib.metadata.PackageNotFoundError:
             numba = 'none'
-        text = (_HERE / f'{self.loops}.py').read_bytes() + repr(
+        text = (_HERE.parent / self.package / f'{self.loops}.py').read_bytes() + repr(
             (numba, sys.version_info[:2], self.exports)).encode()
         return f'_{self.loops}_' + hashlib.sha256(text).hexdigest()[:16]
 
@@ -105,7 +112,7 @@ class Ahead:
         where = pathlib.Path(where or folder())
         where.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=where) as tmp:
-            _loops.compile_ahead(f'{__package__}.{self.loops}', self.exports,
+            _loops.compile_ahead(self.dotted, self.exports,
                                  self.module_name(), tmp)
             final = self._path(where)
             os.replace(self._path(tmp), final)  # whole, or not at all: a reader never sees half
@@ -136,7 +143,12 @@ LINKAGE = Ahead('linkage_loops', {
     'effort_state': 'f8(f8[:, :], i8[:], i8[:], f8[:], f8[:], f8[:, :], f8[:], f8[:, :], '
                     'f8[:], f8[:], f8[:], f8[:])',
 })
-SETS = {ahead.loops: ahead for ahead in (LOSS, LINKAGE)}
+#: A running goal's step per state (:mod:`..control.goal_loops`: sample, judge, map).
+GOAL = Ahead('goal_loops', {
+    'follow': 'i8(f8, f8[:], f8[:, :, :], f8[:], f8[:], i8[:], f8[:, :], f8[:, :], f8[:], '
+              'f8[:], f8[:], f8[:], f8[:], f8[:], i8, i8, f8[:, :])',
+}, package='control')
+SETS = {ahead.loops: ahead for ahead in (LOSS, LINKAGE, GOAL)}
 
 
 def kernels(name, skip):
