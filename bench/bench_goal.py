@@ -14,7 +14,9 @@ sent, ``joint_states`` received and lost, wrist commands received (one per state
 most), the bridge's ``dropped_overload``, and ``command_delay_us``, the median of (a
 command's arrival - the send stamp of the last state that arrived before it): the time from
 a motor's state leaving its driver to the command it causes arriving back, one DDS round
-trip plus the bridge's work (under one state period at 1 kHz: no state period added).
+trip plus the bridge's work (under one state period at 1 kHz: no state period added);
+``delay_p99_us`` its 99th percentile and ``late`` the commands whose delay passed one state
+period (the receiver's own scheduling counts in both: it is a Python process too).
 """
 
 import argparse
@@ -145,7 +147,9 @@ def run_once(kind, rate, seconds, work):
             'lost': sent_count - len(states), 'commands': len(commands),
             'states_during': len(states) - first,
             'dropped': sum(dropped.values()) if dropped else -1, 'cpu_percent': cpu,
-            'command_delay_us': float(np.median(delays)) if len(delays) else float('nan')}
+            'command_delay_us': float(np.median(delays)) if len(delays) else float('nan'),
+            'delay_p99_us': float(np.percentile(delays, 99)) if len(delays) else float('nan'),
+            'late': int(np.sum(delays > 1e6 / rate))}
 
 
 def main(argv=None):
@@ -169,7 +173,7 @@ def main(argv=None):
         row['round'] = rows.index(row) // 3
     report(args.results, rows, ['round', 'what', 'rate_hz', 'sent', 'joint_states', 'lost',
                                 'states_during', 'commands', 'dropped', 'cpu_percent',
-                                'command_delay_us'])
+                                'command_delay_us', 'delay_p99_us', 'late'])
 
 
 if __name__ == '__main__':
