@@ -342,22 +342,19 @@ class GoalServers:
         runs = self.runs
         if not runs:
             return
-        states, measured = self._routes.states, None
-        now = self._now_ns()
+        measured, now = None, self._now_ns()
         if self._loops is None:
             self._loops = goal_loops.kernels() or False
         for run in runs:
             joints = run.group.joints
             idx = run.columns(self._joint_index)
             # The common state in one compiled call (sampled, judged, mapped), else the steps.
-            mapped = self._loops and not run.feed_forward and self._routes.goal_map(joints)
-            now_q = mapped and states.joints_now()
-            state = (run.execution.follow(self._loops, now, *now_q, idx, mapped.affine())
-                     if now_q else None)
-            if state is not None:
-                yield self._publish_command, mapped.followed(state[0], state[1], now)
+            data = (self._routes.goal_step(run.execution, self._loops, joints, idx, now)
+                    if self._loops and not run.feed_forward else None)
+            if data is not None:
+                yield self._publish_command, data
                 continue
-            measured = measured or states.measured()
+            measured = measured or self._routes.states.measured()
             p, v = measured.position[idx], measured.velocity[idx]
             if np.isnan(p).all():
                 continue

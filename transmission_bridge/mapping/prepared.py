@@ -111,9 +111,9 @@ class PreparedCommand:
                             self._at[1].start)
         return self._affine
 
-    def followed(self, position, velocity, stamp_ns):
-        """Return the serialized command whose motor fields the goal's step wrote (affine)."""
-        self._mapper.remember(self._cols, position, velocity, None)
+    def followed(self, position, velocity, stamp_ns, effort=None):
+        """Return the serialized command whose motor fields are written (goal's step: affine)."""
+        self._mapper.remember(self._cols, position, velocity, effort)
         return self._template.stamped(stamp_ns)
 
     def write(self, y, position, velocity, effort, stamp_ns):
@@ -123,8 +123,7 @@ class PreparedCommand:
         fields[1][:] = y[self._at[1]]
         if effort is not None:
             fields[2][:] = y[self._at[2]]
-        self._mapper.remember(self._cols, position, velocity, effort)
-        return self._template.stamped(stamp_ns)
+        return self.followed(position, velocity, stamp_ns, effort)
 
 
 class PreparedCommands:

@@ -393,17 +393,22 @@ class Routes:
                             () if effort is None else effort, header_at(now_ns), stream=False,
                             accelerations=accelerations)
 
-    def goal_map(self, names):
+    def goal_step(self, execution, loops, names, idx, now_ns):
         """
-        Return the prepared map of a goal's joints ``names`` (no efforts), or None.
+        Follow a goal's state by one compiled call; return its command's bytes, or None.
 
-        None (then :meth:`goal_command`): a spring drives one, or the layout has no prepared map.
+        ``execution``, ``loops``: the goal's and the compiled step (``control.goal_loops``);
+        ``idx`` the indices of its joints ``names``. None (then the reference step and
+        :meth:`goal_command`): a spring drives one, the layout has no prepared map, the last
+        state left joints out, or the state is not the common case.
         """
         springs = self.springs
         if springs is not None and springs.owned and len(self.owners.spring_columns(names)):
             return None
         prepared = self._prepared.get(self.commands, names, False)
-        return prepared if prepared.usable else None
+        measured = self.states.joints_now() if prepared.usable else None
+        state = measured and execution.follow(loops, now_ns, *measured, idx, prepared.affine())
+        return None if state is None else prepared.followed(state[0], state[1], now_ns)
 
     def trajectory(self, msg, active):
         """Return the actuator_trajectory message of one joint_trajectory ``msg``, or None."""
