@@ -66,10 +66,11 @@ setup(
     # and colcon then falls back to unittest and runs nothing). The same list as package.xml.
     # numba: the kinematics library's compiled kernels (humanoids at Pinocchio's speed); the
     # numpy code runs without it, with the same results.
-    extras_require={'fast': ['numba>=0.59'],
+    extras_require={'fast': ['numba>=0.59'], 'identify': ['clarabel', 'scipy'],
                     'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags',
                              'matplotlib', 'psutil', 'drake',
-                             'dask[distributed]', 'pyarrow', 'mujoco']},
+                             'dask[distributed]', 'pyarrow', 'mujoco', 'clarabel',
+                             'scipy']},
     cmdclass={'install': InstallWarm},
     entry_points={
         'console_scripts': [

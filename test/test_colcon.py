@@ -143,10 +143,11 @@ ROSDEP_KEYS = {'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
                'matplotlib': 'python3-matplotlib', 'launch': 'launch',
                'launch_ros': 'launch_ros', 'tf2_msgs': 'tf2_msgs',
                'control_msgs': 'control_msgs', 'action_msgs': 'action_msgs',
-               'lifecycle_msgs': 'lifecycle_msgs', 'psutil': 'python3-psutil'}
+               'lifecycle_msgs': 'lifecycle_msgs', 'psutil': 'python3-psutil',
+               'scipy': 'python3-scipy'}
 # Not rosdep keys: pip packages the tests may import (named in setup.py extras_require).
 PIP_ONLY = {'rosbags': 'rosbags', 'distributed': 'dask[distributed]', 'pydrake': 'drake',
-            'mujoco': 'mujoco'}
+            'mujoco': 'mujoco', 'clarabel': 'clarabel'}
 LOCAL = {'transmission_bridge'}     # and every module in test/ and bench/
 
 

@@ -43,6 +43,8 @@ FRICTION_TOL = 0.15         # relative: viscous and Coulomb friction at the moto
 EXCITATION_S = 60.0
 VALIDATION_S = 24.0
 START_NS = 1_750_000_000 * 10**9
+BLOCK_S, HELD_OUT_EVERY = 2.0, 5   # the tool's held-out split (identification/data.py)
+PUSH = 0.3                  # a training-only push's RMS, of each motor's RMS torque
 
 
 def cad_links(seed=SEED):
@@ -146,14 +148,21 @@ def test_the_motor_side_values_are_recovered(rig):
     r = arm.REDUCTION_YAW
     assert yaw.viscous_friction == pytest.approx(arm.DAMPING / r ** 2, rel=FRICTION_TOL)
     assert yaw.coulomb_friction == pytest.approx(arm.FRICTIONLOSS / r, rel=FRICTION_TOL)
-    # A rotor behind an ideal gear turns with link1 about the same axis: the data fix only
-    # I_r r² + link1's Izz about the axis (the tool keeps the model's split).
-    link1 = load_model(rig['urdf']).body('link1').inertial
-    m, c = link1.mass, np.asarray(link1.com)
-    about_axis = link1.inertia[2, 2] + m * (c[0] ** 2 + c[1] ** 2)
-    m0, c0, i0 = arm.TRUE_LINKS[0]
-    truth = arm.ARMATURE + i0[2] + m0 * (c0[0] ** 2 + c0[1] ** 2)
-    assert yaw.rotor_inertia * r ** 2 + about_axis == pytest.approx(truth, rel=ROTOR_TOL)
+    # A rotor behind an ideal gear turns with the arm about the yaw axis: the data fix the
+    # axis's whole inertia (the rotor's I_r r², link1's, the constant part of the links
+    # beyond), not its split (the tool keeps the model's). That whole, along the check motion:
+    q = rig['check'][1][::500]
+    true_urdf = rig['root'] / 'true.urdf'
+    true_urdf.write_text(arm.urdf(arm.TRUE_LINKS, name='mj_arm'))
+
+    def about_yaw(model):
+        zero, unit = np.zeros_like(q), np.zeros_like(q)
+        unit[:, 0] = 1.0
+        rest = model.inverse_dynamics(q, zero, zero)
+        return (model.inverse_dynamics(q, zero, unit) - rest)[:, 0]
+    truth = about_yaw(load_model(str(true_urdf))) + arm.ARMATURE
+    assert about_yaw(load_model(rig['urdf'])) + yaw.rotor_inertia * r ** 2 == pytest.approx(
+        truth, rel=ROTOR_TOL)
     for name, (eta_f, eta_b, rotor, viscous, coulomb) in arm.LOSSY.items():
         a = got.actuator(name)
         assert a.efficiency_driving == pytest.approx(eta_f, abs=EFFICIENCY_TOL), name
@@ -293,3 +302,59 @@ def test_what_cannot_be_identified_is_refused_by_name_and_nothing_is_written(
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     if case == 'output_is_input':
         assert rig['cad'].read_text() == arm.urdf(cad_links(), name='mj_arm')
+
+
+def test_a_model_worse_on_the_held_out_blocks_is_refused_unless_accepted(rig, tmp_path):
+    """
+    Never a worse model written silently: a push the held-out blocks never see.
+
+    The excitation's motor torques get a velocity-proportional push (as if a hand dragged
+    every motor) inside the blocks the tool trains on only, smoothly on and off well inside
+    each block; the held-out blocks (every fifth of 2 s) stay clean. The model as given is
+    the one identified from the clean bag. The fit absorbs the push into the motors'
+    friction and gains, so it predicts the clean blocks worse: refused, naming the motors,
+    nothing written; --accept-worse writes it and says so, and what it wrote predicts the
+    independent multi-sine worse than the model as given for every motor named.
+    """
+    from transmission_bridge.bag.states import read_states
+    assert rig['code'] == 0
+    names = rig['tset'].actuator_names
+    stamps, values = read_states(rig['root'] / 'excitation', '/actuator_states', names)
+    t = stamps - stamps[0]
+    inside = np.mod(t, BLOCK_S) - 0.4
+    window = np.where((inside > 0) & (inside < BLOCK_S - 0.8),
+                      np.sin(np.pi * inside / (BLOCK_S - 0.8)) ** 2, 0.0)
+    window[np.floor(t / BLOCK_S).astype(int) % HELD_OUT_EVERY == HELD_OUT_EVERY - 1] = 0.0
+    thetad, effort = values[:, 1], values[:, 2]
+    push = PUSH * np.sqrt(np.mean(effort ** 2, axis=0) / np.mean(thetad ** 2, axis=0))
+    bag = tmp_path / 'pushed'
+    write_states_bag(bag, names, np.round(stamps * 1e9).astype(np.int64), values[:, 0],
+                     thetad, effort + window[:, None] * push * thetad)
+    given = load_transmissions(rig['yaml'])
+    out = tmp_path / 'out'
+    out.mkdir()
+    args = [str(bag), '--dynamic', '--model', str(rig['urdf']), '--transmissions',
+            str(rig['yaml']), '--output', str(out / 'm.urdf'), '--output-transmissions',
+            str(out / 't.yaml')]
+    code, stdout, stderr = _run_tool(args)
+    assert code == 1 and 'Traceback' not in stderr, stderr
+    assert 'worse than the model as given' in stderr and '--accept-worse' in stderr, stderr
+    named = [n for n in names if n in stderr]
+    assert named, stderr
+    assert not list(out.iterdir())
+    code, stdout, stderr = _run_tool(args + ['--accept-worse'])
+    assert code == 0, stderr
+    assert '--accept-worse: writing' in stdout, stdout
+    # And it is worse: on the independent multi-sine (MuJoCo's, never pushed), for the motors
+    # named, than the model as given.
+    t, q, qd, qdd, tau = rig['check']
+    _, thetad, measured = arm.motors(rig['tset'], q, qd, qdd, tau)
+    after = _predicted(load_model(out / 'm.urdf'), load_transmissions(out / 't.yaml'),
+                       q, qd, qdd)
+    before = _predicted(load_model(rig['urdf']), given, q, qd, qdd)
+    for name in named:
+        k = list(names).index(name)
+        rows = np.abs(thetad[:, k]) > 0.1
+        err_after = np.sqrt(np.mean((after[rows, k] - measured[rows, k]) ** 2))
+        err_before = np.sqrt(np.mean((before[rows, k] - measured[rows, k]) ** 2))
+        assert err_after > err_before, (name, err_after, err_before)

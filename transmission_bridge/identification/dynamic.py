@@ -12,44 +12,46 @@ stiction and Stribeck's dip, or a simulator's regularised friction), is
 ``U = W(q) Y(q, q̇, q̈)`` the links' regressor (:mod:`..kinematics.regressor`, ten parameters
 per moving body, bodies welded by fixed joints merged) through the set's effort map ``W``
 (``joint_to_actuator('effort')``), ``d = W (b_j q̇)`` the joints' damping (held at the
-set's values), ``I_r``, ``b``, ``c`` the rotor inertia and friction before the stage. It is
-linear in (π, I_r, b, c) at fixed efficiencies and in (1/η_f, η_b, I_r, b, c) at fixed π:
-Gauss-Newton on all of them together converges in a few steps.
+set's values), ``I_r``, ``b``, ``c`` the rotor inertia and friction before the stage.
 
 The data enter as the square-root normal equations: per motor and power-flow direction,
 the triangular factor ``R`` of the rows ``[U_k | θ̈ | θ̇ | sign θ̇ | d_k | τ_a]``
-(``R^T R`` is the normal matrix; :class:`.problem.Normal`). Any linear combination of those columns
-has the same norm over the rows as over ``R``, so every step of the fit reads only ``R``;
-factors of many bags stack and re-factor exactly (Dask: one per bag). The direction of a
-row depends on π, so a pass over the data classifies with the current estimate and the fit
-is repeated over fresh factors until no row changes direction.
+(:class:`.problem.Normal`); every step below reads only ``R``, and many bags' factors stack.
 
-What the data do not determine keeps the model's value: the fit is made a second time with
-the model as a prior on the links (each parameter known to the scale of its body:
-:func:`_prior_spread`), weighted by the torques' noise from the first; a direction the data
-fix better than that follows the data. From motor torques alone one common scale is free
-(π k, η_f k, η_b / k give the same torques): while efficiencies are fitted, one heavy row
-holds the links' scale at the model's (the parameters the data see most weigh most). A
-result that is not physical is refused part by part and the fit repeated without it, each
-named: a body that is none (its pseudo-inertia not positive definite) is held at the
-nearest one; a rotor inertia or friction below 0 at 0; an efficiency above 1, or an
-efficiency known worse than 5 %, at the model's.
+The fit needs nothing of the model to start. At fixed gains γ the torques are linear in
+(π, I_r, b, c); at fixed π, in (I_r, b, c, 1/η_f, η_b), motor by motor. Each is a convex
+problem with the physics as constraints: every body's pseudo-inertia positive semidefinite
+(a linear matrix inequality: Wensing, Kim & Slotine 2017), I_r, b, c ≥ 0, 0 < η ≤ 1
+(:func:`.convex.least_squares`, Clarabel). The fit alternates the two from γ = 1, each step
+checked to lower the residual, to a fixed point: a start that is the same for every model.
+From motor torques alone one common scale is free (π k, 1/η_f k, η_b k give the same
+torques, :data:`scale_free`): while efficiencies are fitted, one linear constraint holds the
+links' scale at the model's (weighted by how much the data see each parameter).
+
+What the data do not determine (the base parameters of Gautier & Khalil: the combinations
+the stacked rows fix; the rest lie in their null space) is filled by the model: the fit is
+made twice, first nearly without a prior (the torques' noise σ from its residual), then
+with the model as a Gaussian prior on the links (each parameter known to the scale of its
+body, :func:`_prior_spread`) weighed by σ. A direction the data fix better than the prior
+follows the data, whatever the model says; one they do not see takes the model's value, and
+the report names it. The ±σ are the data's alone.
 """
 
 import dataclasses
 
 import numpy as np
 
+from . import fitting
 from .problem import Parameters
 from ..kinematics import regressor as reg
 from ..kinematics.errors import ModelError
 
 RANK_RTOL = 1e-8
 MIN_DIRECTION_ROWS = 50     # rows of a power-flow direction that identify its efficiency
-MAX_ITERATIONS = 100
-MAX_EFFICIENCY_SPREAD = 0.05  # an efficiency known worse than this (relative) is not fitted
 PRIOR_SPREAD = 1.0          # a link parameter's prior spread, of its body's scale
-TOLERANCE = 1e-9
+GAIN_SPREAD = 0.3           # a gain's prior spread about the model's (1/η_f, η_b)
+SCALE_SPREAD = 0.05         # the model's scale, as a prior: known to this (relative)
+FROM_MODEL = 0.5            # posterior spread above this of the prior's: the model's value
 
 
 @dataclasses.dataclass
@@ -58,7 +60,7 @@ class Fit:
 
     parameters: Parameters
     std: Parameters             # one standard deviation of each (NaN: held)
-    rank: int                   # combinations of step A's unknowns identified
+    rank: int                   # combinations of the unknowns the data identify
     num_unknowns: int
     condition: float
     iterations: int
@@ -67,196 +69,139 @@ class Fit:
     rows: np.ndarray            # (nA, 2) rows per motor and direction
     rms: float                  # RMS residual over the fitted rows, N·m or N
     combined: list              # lines: what the data identifies only together
-    noise: float = float('nan')  # the torques' noise the prior was weighed with
+    noise: np.ndarray = None    # each motor's torque noise (RMS residual): its rows' weight
     scale_held: bool = False    # the links' common scale held at the model's (efficiencies fitted)
+    from_model: tuple = ()      # link parameters the data do not see: the model's values
 
 
-def solve(problem, normal, guess=None, noise=None):
+def solve(problem, normal, guess=None):
     """
     Return the :class:`Fit` of the data in ``normal`` (:class:`.problem.Normal`).
 
-    The model's values (``problem.start``) are the prior and what the data do not
-    determine keeps; ``guess`` (an earlier :class:`Parameters`, say the last pass's) only
-    where Gauss-Newton starts: fewer steps to the same fit; ``noise`` the torques' noise
-    (an earlier :attr:`Fit.noise`), else found by a plain fit first. Raises ModelError
-    when no motor has a moving row.
+    The model's values (``problem.start``) are the prior for the links and gains, the
+    scale, and what the data cannot see; the fit itself starts from gains 1. ``guess`` (an
+    earlier pass's :class:`Parameters`) only starts the alternation at its gains (fewer
+    rounds to the same fixed point). Raises ModelError when no motor has a moving row.
     """
-    start = problem.start.copy()
     if normal.count.sum() == 0:
         raise ModelError('no motor moves faster than its rest width in the data: nothing '
                          'to identify (moving data are needed: see identify excite)')
-    held, notes = {}, []
-    bounds = _Bounds(problem, start)
-    bounds.noise = noise
-    for _ in range(20):
-        p, info = _alternate(problem, normal, start, bounds, guess)
-        broken = bounds.check(problem, p, info['std'])
-        if not broken:
-            break
-    else:
-        raise ModelError('the fit keeps breaking physical bounds: '
-                         + '; '.join(f'{k}: {v}' for k, v in list(bounds.reasons.items())[-3:]))
-    held.update(bounds.reasons)
-    notes.extend(info['realised'])
-    return Fit(p, info['std'], info['rank'], problem.num_link + 5 * problem.num_motors,
-               info['condition'], info['iterations'], notes, held, normal.count.copy(),
-               info['rms'], info['combined'], bounds.noise, bool(info['scale_free']))
-
-
-class _Bounds:
-    """Which unknowns are held, at which value, and why (physical bounds, missing data)."""
-
-    def __init__(self, problem, start):
-        nA = problem.num_motors
-        self.link = np.ones(problem.num_link, dtype=bool)           # free link columns
-        self.motor = np.ones((3, nA), dtype=bool)                   # I_r, b, c free
-        self.alpha = np.full(nA, problem.efficiency)
-        self.beta = np.full(nA, problem.efficiency)
-        self.reasons = {}
-        self.start = start
-        self.noise = None           # the torques' noise, from the plain fit (once)
-
-    def check(self, problem, p, std):
-        """Hold what ``p`` breaks, at the model's value or the bound; return whether any."""
-        broken = False
-        spreads = (std.rotor, std.viscous, std.coulomb)
-        for row, (kind, values) in enumerate((('rotor_inertia', p.rotor),
-                                              ('friction.viscous', p.viscous),
-                                              ('friction.coulomb', p.coulomb))):
-            for k in np.flatnonzero(self.motor[row] & (values < 0)):
-                self.motor[row, k] = False
-                self.start_values(row)[k] = 0.0
-                spread = spreads[row][k]
-                if not values[k] < -2.0 * (spread if np.isfinite(spread) else 0.0):
-                    values[k] = 0.0             # zero within its spread: no news
-                    continue
-                self.reasons[f'{kind}({problem.names[k]})'] = (
-                    f'the fit gave {values[k]:.4g} < 0; held at 0 and the rest fitted again')
-                broken = True
-        for gains, spread, free, which in ((p.alpha, std.alpha, self.alpha, 'driving'),
-                                           (p.beta, std.beta, self.beta, 'driven')):
-            loose = free & ~(spread <= MAX_EFFICIENCY_SPREAD * np.abs(gains))
-            for k in np.flatnonzero(loose):
-                free[k] = False
-                value = 1.0 / gains[k] if which == 'driving' else gains[k]
-                self.reasons[f'efficiency.{which}({problem.names[k]})'] = (
-                    f'not determined by the data ({value:.3g}, spread '
-                    f"{spread[k] / abs(gains[k]):.0%}); the model's kept")
-                broken = True
-        for gains, spread, free, which, bound in ((p.alpha, std.alpha, self.alpha, 'driving',
-                                                   lambda g: g >= 1.0),
-                                                  (p.beta, std.beta, self.beta, 'driven',
-                                                   lambda g: g <= 1.0)):
-            for k in np.flatnonzero(free & ~bound(gains)):
-                free[k] = False
-                value = 1.0 / gains[k] if which == 'driving' else gains[k]
-                if which == 'driving':
-                    self.start.alpha[k] = 1.0
-                else:
-                    self.start.beta[k] = 1.0
-                broken = True
-                if abs(gains[k] - 1.0) <= 2.0 * spread[k]:
-                    continue                    # 1 within its spread: an ideal stage
-                self.reasons[f'efficiency.{which}({problem.names[k]})'] = (
-                    f'the fit gave {value:.4g}, not in (0, 1]; held at 1 and the rest fitted '
-                    'again')
-        return broken
-
-    def start_values(self, row):
-        """Return the start array of motor unknown ``row`` (0 rotor, 1 viscous, 2 coulomb)."""
-        return (self.start.rotor, self.start.viscous, self.start.coulomb)[row]
-
-
-def _alternate(problem, normal, start, bounds, guess=None):
-    """
-    Return ``(parameters, info)``: the fit of every unknown still free, from ``start``.
-
-    Gauss-Newton on the bilinear residual (module docstring), twice: plainly, for the
-    torques' noise σ; then with the model as a Gaussian prior on the links (each parameter
-    within :func:`_prior_spread`), so the directions the data determine worse than the
-    model keep the model's values. A body the fit makes no body is held at the nearest one
-    and the rest fitted again.
-    """
     nA, P = problem.num_motors, problem.num_link
-    for k in range(nA):                      # a direction without rows keeps its value
-        for c, free in ((0, bounds.alpha), (1, bounds.beta)):
-            if free[k] and normal.count[k, c] < MIN_DIRECTION_ROWS:
-                free[k] = False
-                which = ('driving', 'driven')[c]
-                bounds.reasons[f'efficiency.{which}({problem.names[k]})'] = (
-                    f'{normal.count[k, c]} rows where the {"motor" if c == 0 else "load"} '
-                    f'drives (at least {MIN_DIRECTION_ROWS} needed); '
-                    "the model's kept")
-    # From motor torques a common scale of the links and the efficiencies is free (exactly
-    # when every efficiency is fitted, nearly when a few are held): the model's links fix it.
-    scale_free = bool(problem.efficiency and (bounds.alpha.any() or bounds.beta.any()))
-    free = np.concatenate([bounds.link, bounds.motor.reshape(-1), bounds.alpha, bounds.beta])
-    z0 = _pack(start)
-    J, r = _linearised(problem, normal, start)
-    scale = _scale_row(J, start.pi, P) if scale_free else None
+    model = problem.start.copy()
+    held, free = _held(problem, normal, model)
+    scale_free = bool(problem.efficiency and free[P + 3 * nA:].any())
+    start = model.copy()                 # the gains: 1, or the last pass's; never the model's
+    alpha, beta = (guess.alpha, guess.beta) if guess is not None else (1.0, 1.0)
+    start.alpha = np.where(free[P + 3 * nA:P + 4 * nA], alpha, model.alpha)
+    start.beta = np.where(free[P + 4 * nA:], beta, model.beta)
+    spread = _prior_spread(problem, model)
     rows = int(normal.count.sum())
-    # The noise of the torques, from the plain least-squares fit; then the fit again with the
-    # model as a prior (each link parameter known to PRIOR_SPREAD of its body's scale): a
-    # direction the data determine worse than that stays near the model.
-    first = z0.copy() if guess is None else np.where(free, _pack(guess), z0)
-    iterations = 0
-    if bounds.noise is None:
-        z, iterations, info = _gauss_newton(problem, normal, first.copy(), free, scale, None)
-        bounds.noise = np.linalg.norm(info['r']) / np.sqrt(max(rows - info['rank'], 1))
-    prior = (z0, bounds.noise / _prior_spread(problem, start))
-    z, more, info = _gauss_newton(problem, normal, first.copy(), free, scale, prior)
+    # First nearly without a prior: each motor's noise from its residual. Then each motor's
+    # rows weighed by its noise (a finger's 1e-4 N m count as much as a shoulder's 10 N m),
+    # with the model as the prior.
+    first = fitting.Alternation(problem, normal, model, free, scale_free)
+    p, iterations = first.run(start, first.ridge(spread), first.loose)
+    noise = _motor_noise(problem, normal, p)
+    weighed = normal.weighed(1.0 / noise)
+    fit = fitting.Alternation(problem, weighed, model, free, scale_free)
+    p, more = fit.run(p, np.maximum(1.0 / spread, fit.ridge(spread)),
+                      max(1.0 / SCALE_SPREAD, fit.loose))
     iterations += more
-    # A body the fit makes no body (its pseudo-inertia not positive definite) is held at the
-    # nearest one and the rest fitted again, until every body is one.
-    realised = []
-    for _ in range(len(problem.bodies)):
-        bodies = [b for b in range(len(problem.bodies)) if free[reg.PER_BODY * b]
-                  and reg.physical_problem(z[reg.PER_BODY * b:reg.PER_BODY * (b + 1)])]
-        if not bodies:
-            break
-        for b in bodies:
-            cols = slice(reg.PER_BODY * b, reg.PER_BODY * (b + 1))
-            realised.append(f'body {problem.bodies[b]!r}: the fit gave '
-                            f'{reg.physical_problem(z[cols])}; held at the nearest body with '
-                            'a density and the rest fitted again')
-            z[cols] = reg.nearest_physical(z[cols])
-            free[cols] = False
-        z, more, info = _gauss_newton(problem, normal, z, free, scale, prior)
-        iterations += more
-    p = _unpack(z, nA, P)
-    J, r = _constrained(*_linearised(problem, normal, p), scale, z)
+    J, r = _constrained(*fitting.linearised(problem, weighed, p), fit.scale, fitting.pack(p))
     _, info = least_change(J, -r, np.zeros(P + 5 * nA), free)
-    r = r[:len(r) - 1] if scale is not None else r
-    info.update(rms=float(np.linalg.norm(r) / np.sqrt(max(rows, 1))), rows=rows,
-                iterations=iterations, scale_free=scale_free, realised=realised)
+    r = r[:len(r) - 1] if fit.scale is not None else r
+    info.update(rms=float(np.linalg.norm(r) / np.sqrt(max(rows, 1))), rows=rows)
     info['sigma'] = float(np.linalg.norm(r) / np.sqrt(max(rows - info['rank'], 1)))
-    info.update(std=_std(problem, info), combined=_combined(problem, info, z))
-    return p, info
+    z = fitting.pack(p)
+    notes = _at_bounds(problem, p, free, fit)
+    plain = fitting.linearised(problem, normal, p)[1]
+    return Fit(p, _std(problem, info), info['rank'], P + 5 * nA, info['condition'],
+               iterations, notes, held, normal.count.copy(),
+               float(np.linalg.norm(plain) / np.sqrt(max(rows, 1))),
+               _combined(problem, info, z), noise, scale_free,
+               _from_model(problem, J, free, 1.0, spread))
 
 
-def _gauss_newton(problem, normal, z, free, scale, prior):
-    """
-    Return ``(z, iterations, info)``: Gauss-Newton steps to a fixed point.
+def _motor_noise(problem, normal, p):
+    """Return each motor's RMS residual at ``p`` (its torques' noise; tiny floored)."""
+    nA = problem.num_motors
+    out = np.zeros(nA)
+    for k in range(nA):
+        total, count = 0.0, 0
+        for c, gain in ((0, p.alpha[k]), (1, p.beta[k])):
+            if normal.count[k, c]:
+                w = np.concatenate([gain * p.pi, [p.rotor[k], p.viscous[k], p.coulomb[k],
+                                                  gain, -1.0]])
+                total += float(np.sum(np.square(normal.R[k, c] @ w)))
+                count += int(normal.count[k, c])
+        out[k] = np.sqrt(total / count) if count else np.nan
+    top = np.nanmax(out) if np.isfinite(out).any() else 1.0
+    return np.where(np.isfinite(out), np.maximum(out, 1e-9 * top), top)
 
-    ``prior`` None, or ``(z0, w)``: rows ``w (z - z0)`` added (a Gaussian prior at ``z0``,
-    each unknown's weight ``sigma / spread``; 0 where none).
-    """
+
+def _held(problem, normal, model):
+    """Return ``(reasons, free)``: what keeps the model's value for want of data, and why."""
     nA, P = problem.num_motors, problem.num_link
-    iterations, info = 0, {}
-    for iterations in range(1, MAX_ITERATIONS + 1):
-        J, r = _constrained(*_linearised(problem, normal, _unpack(z, nA, P)), scale, z)
-        if prior is not None:
-            z0, w = prior
-            held = w > 0
-            J = np.vstack([J, np.diag(w)[held]])
-            r = np.concatenate([r, (w * (z - z0))[held]])
-        step, info = least_change(J, -r, np.zeros_like(z), free)
-        z = z + step
-        size = np.linalg.norm(step * info['norms'])
-        if size <= TOLERANCE * max(np.linalg.norm(z * info['norms']), 1e-300):
-            break
-    info['r'] = _linearised(problem, normal, _unpack(z, nA, P))[1]
-    return z, iterations, info
+    free = np.ones(P + 5 * nA, dtype=bool)
+    reasons = {}
+    J = fitting.linearised(problem, normal, model)[0]
+    seen = np.linalg.norm(J, axis=0) > 0
+    free[P:P + 3 * nA] &= seen[P:P + 3 * nA]
+    for k in range(nA):
+        for c in range(2):
+            column = P + (3 + c) * nA + k
+            if not problem.efficiency:
+                free[column] = False
+                continue
+            if normal.count[k, c] < MIN_DIRECTION_ROWS:
+                free[column] = False
+                which = ('driving', 'driven')[c]
+                reasons[f'efficiency.{which}({problem.names[k]})'] = (
+                    f'{normal.count[k, c]} rows where the {"motor" if c == 0 else "load"} '
+                    f"drives (at least {MIN_DIRECTION_ROWS} needed); the model's kept")
+    return reasons, free
+
+
+def _at_bounds(problem, p, free, fit):
+    """Return lines naming what the fit left on a physical bound (a body, 0, η = 1)."""
+    nA, P = problem.num_motors, problem.num_link
+    notes = []
+    for cols, _, delta in fit.psd:
+        if free[cols].all():
+            lowest = float(np.linalg.eigvalsh(reg.pseudo_inertia(p.pi[cols]))[0])
+            if lowest <= 10 * delta:
+                notes.append(f'body {problem.bodies[cols[0] // reg.PER_BODY]!r}: at the edge '
+                             'of the physical bodies (its pseudo-inertia singular): the data '
+                             'ask for a body with less spread than any real one')
+    z = fitting.pack(p)
+    labels = problem.labels()
+    for j in range(P, P + 3 * nA):
+        kind = z[P + (j - P) // nA * nA:P + ((j - P) // nA + 1) * nA]
+        if free[j] and z[j] <= 1e-6 * max(float(kind.max()), 1e-300):
+            notes.append(f'{labels[j]}: at its bound 0 (the data ask for less)')
+    for j, bound in ((P + 3 * nA, 1.0), (P + 4 * nA, 1.0)):
+        for k in range(nA):
+            if free[j + k] and abs(z[j + k] - bound) <= 1e-7:
+                notes.append(f'{labels[j + k]}: at 1 (an ideal stage; the data ask for no '
+                             'less loss)')
+    return notes
+
+
+def _from_model(problem, J, free, noise, spread):
+    """Return the link parameters and gains whose estimate is mostly the model's (unseen)."""
+    P = problem.num_link
+    use = free.copy()
+    use[:P] &= np.isfinite(spread[:P])
+    prior = np.where(np.isfinite(spread), 1.0 / spread, 0.0)
+    H = J[:, use].T @ J[:, use] / max(noise, 1e-300) ** 2 + np.diag(np.square(prior[use]))
+    try:
+        cov = np.diag(np.linalg.pinv(H))
+    except np.linalg.LinAlgError:
+        return ()
+    index = np.flatnonzero(use)
+    labels = problem.labels()
+    return tuple(labels[i] for i, v in zip(index, cov)
+                 if np.isfinite(spread[i]) and np.sqrt(max(v, 0.0)) > FROM_MODEL * spread[i])
 
 
 def _prior_spread(problem, start):
@@ -265,8 +210,9 @@ def _prior_spread(problem, start):
 
     Per body, ``PRIOR_SPREAD`` of its scale: its mass for ``m``, mass times length for the
     first moments, mass times length squared for the inertias (length: the larger of its
-    centre of mass's distance, its radius of gyration and 5 cm). The motors' unknowns have
-    no prior: nothing about them is known.
+    centre of mass's distance, its radius of gyration and 5 cm). The gains (1/η_f, η_b):
+    :data:`GAIN_SPREAD` about the model's. Rotors and friction have no prior: a file's are
+    often blank, and a gear's are what identification is for.
     """
     P = problem.num_link
     out = np.full(P + 5 * problem.num_motors, np.inf)
@@ -280,36 +226,8 @@ def _prior_spread(problem, start):
         out[b] = m
         out[b + 1:b + 4] = m * length
         out[b + 4:b + reg.PER_BODY] = m * length ** 2
+    out[P + 3 * problem.num_motors:] = GAIN_SPREAD / PRIOR_SPREAD
     return out * PRIOR_SPREAD
-
-
-def _pack(p):
-    return np.concatenate([p.pi, p.rotor, p.viscous, p.coulomb, p.alpha, p.beta])
-
-
-def _unpack(z, nA, P):
-    rest = z[P:].reshape(5, nA)
-    return Parameters(z[:P].copy(), *(x.copy() for x in rest))
-
-
-def _scale_row(J, pi_model, P):
-    """
-    Return ``(row, offset)``, the residual ``row . z - offset`` that holds ``c . pi = 1``.
-
-    The links' common scale, held at the model's: ``c`` weighs each link parameter by its
-    column's norm squared in the data (the parameters the data see most set the scale),
-    normalised so the model's ``pi`` has 1; the row is heavy (1000 times the largest
-    column), so the fit keeps it to rounding.
-    """
-    norms = np.linalg.norm(J, axis=0)
-    c = np.zeros(J.shape[1])
-    c[:P] = np.square(norms[:P]) * pi_model
-    at_model = float(c[:P] @ pi_model)
-    if not at_model > 0:
-        return None
-    c /= at_model
-    weight = 1e3 * norms.max() / np.linalg.norm(c)
-    return c * weight, weight
 
 
 def _constrained(J, r, scale, z):
@@ -318,33 +236,6 @@ def _constrained(J, r, scale, z):
         return J, r
     row, offset = scale
     return np.vstack([J, row]), np.concatenate([r, [row @ z - offset]])
-
-
-def _linearised(problem, normal, p):
-    """
-    Return ``(J, r)``: the residual over every block and its Jacobian in all the unknowns.
-
-    Unknowns: π (P), I_r, b, c, 1/η_f, η_b (nA each). Block (k, direction): residual
-    ``R w``, ``w = [γ π; I_r; b; c; γ; -1]``.
-    """
-    nA, P = problem.num_motors, problem.num_link
-    width = P + 5 * nA
-    blocks, residuals = [], []
-    for k in range(nA):
-        for c, gain in ((0, p.alpha[k]), (1, p.beta[k])):
-            if normal.count[k, c] == 0:
-                continue
-            R = normal.R[k, c]
-            w = np.concatenate([gain * p.pi, [p.rotor[k], p.viscous[k], p.coulomb[k],
-                                              gain, -1.0]])
-            residuals.append(R @ w)
-            J = np.zeros((P + 5, width))
-            J[:, :P] = gain * R[:, :P]
-            for j in range(3):
-                J[:, P + j * nA + k] = R[:, P + j]
-            J[:, P + (3 + c) * nA + k] = R[:, :P] @ p.pi + R[:, P + 3]
-            blocks.append(J)
-    return np.vstack(blocks), np.concatenate(residuals)
 
 
 def least_change(A, b, x0, free, rtol=RANK_RTOL):
@@ -388,7 +279,7 @@ def _std(problem, info):
         vt, s, use = info['vt'], info['s'], info['use']
         cov_diag = np.einsum('rk,r->k', np.square(vt), 1.0 / np.square(s))
         out[use] = np.sqrt(sigma2 * cov_diag) / info['norms'][use]
-    return _unpack(out, nA, P)
+    return fitting.unpack(out, nA, P)
 
 
 def _combined(problem, info, z, loose=0.3, tied=0.9):

@@ -149,9 +149,15 @@ class Normal:
         self.num_link = num_link
 
     def add(self, rows, pi, rest):
-        """Add the moving rows of ``rows``, each in its direction at ``pi``."""
+        """
+        Add the moving rows of ``rows``, each in its power-flow direction at ``pi``.
+
+        ``pi`` None: the direction from the data alone, the measured torque's power
+        (``τ_a θ̇ > 0``: the motor drives); a later pass classifies at the fitted π.
+        """
         moving = np.abs(rows.motor_v) >= rest
-        driving = rows.outputs(pi) * rows.motor_v > 0
+        power = rows.tau if pi is None else rows.outputs(pi)
+        driving = power * rows.motor_v > 0
         for k in range(self.R.shape[0]):
             block = np.column_stack([rows.U[:, k], rows.motor_a[:, k], rows.motor_v[:, k],
                                      np.sign(rows.motor_v[:, k]), rows.d[:, k], rows.tau[:, k]])
@@ -161,6 +167,13 @@ class Normal:
                     self.R[k, c] = _stacked_factor(self.R[k, c], block[mask])
                     self.count[k, c] += int(mask.sum())
         return self
+
+    def weighed(self, weights):
+        """Return these factors with each motor's rows times its weight (the same fit's)."""
+        out = Normal(self.R.shape[0], self.num_link)
+        out.R = self.R * np.asarray(weights, dtype=float)[:, None, None, None]
+        out.count = self.count.copy()
+        return out
 
     def merge(self, other):
         """Return the factors of both data sets together (their rows stacked)."""

@@ -67,6 +67,13 @@ def parser():
                    help='write the transmissions YAML with the identified actuator values')
     d.add_argument('--cutoff', type=float, default=10.0,
                    help='zero-phase low-pass cut-off of every signal, Hz (default 10)')
+    d.add_argument('--accept-worse', action='store_true',
+                   help='write the identified model even where it predicts the held-out '
+                        'motor torques worse than the model as given (default: exit 1, '
+                        'naming the motors, nothing written)')
+    d.add_argument('--validation', nargs='+', metavar='BAG_OR_FOLDER',
+                   help='judge the fit on these bags, whole (default: every fifth 2 s block '
+                        'of the bags fitted, held out)')
     d.add_argument('--keep-idle', action='store_true',
                    help="motors that never move keep the model's values (default: an error "
                         'naming them)')
@@ -123,6 +130,7 @@ def _run(args):
         raise _Failure(f'--payload: the model has no body {args.payload!r}')
     bags = _bags(args.bags)
     if args.dynamic:
+        args.validation = _bags(args.validation) if args.validation else None
         from .identify_dynamic import run
         return run(args, model, tset, bags, _Failure)
     if args.output_transmissions:
