@@ -72,16 +72,19 @@ class Fit:
     noise: np.ndarray = None    # each motor's torque noise (RMS residual): its rows' weight
     scale_held: bool = False    # the links' common scale held at the model's (efficiencies fitted)
     from_model: tuple = ()      # link parameters the data do not see: the model's values
+    scale_known: bool = False   # the common scale from rows carrying a known payload
 
 
-def solve(problem, normal, guess=None):
+def solve(problem, normal, guess=None, scale_known=False):
     """
     Return the :class:`Fit` of the data in ``normal`` (:class:`.problem.Normal`).
 
     The model's values (``problem.start``) are the prior for the links and gains, the
     scale, and what the data cannot see; the fit itself starts from gains 1. ``guess`` (an
     earlier pass's :class:`Parameters`) only starts the alternation at its gains (fewer
-    rounds to the same fixed point). Raises ModelError when no motor has a moving row.
+    rounds to the same fixed point). ``scale_known``: some rows carry a known payload
+    (:meth:`.problem.Problem.rows`), which fixes the common scale: no pull to the model's.
+    Raises ModelError when no motor has a moving row.
     """
     if normal.count.sum() == 0:
         raise ModelError('no motor moves faster than its rest width in the data: nothing '
@@ -89,7 +92,7 @@ def solve(problem, normal, guess=None):
     nA, P = problem.num_motors, problem.num_link
     model = problem.start.copy()
     held, free = _held(problem, normal, model)
-    scale_free = bool(problem.efficiency and free[P + 3 * nA:].any())
+    scale_free = bool(problem.efficiency and free[P + 3 * nA:].any()) and not scale_known
     start = model.copy()                 # the gains: 1, or the last pass's; never the model's
     alpha, beta = (guess.alpha, guess.beta) if guess is not None else (1.0, 1.0)
     start.alpha = np.where(free[P + 3 * nA:P + 4 * nA], alpha, model.alpha)
@@ -119,7 +122,7 @@ def solve(problem, normal, guess=None):
                iterations, notes, held, normal.count.copy(),
                float(np.linalg.norm(plain) / np.sqrt(max(rows, 1))),
                _combined(problem, info, z), noise, scale_free,
-               _from_model(problem, J, free, 1.0, spread))
+               _from_model(problem, J, free, 1.0, spread), scale_known)
 
 
 def _motor_noise(problem, normal, p):

@@ -65,6 +65,19 @@ class Problem:
         """Return how many motors (or joints, without transmissions) have rows."""
         return len(self.names)
 
+    def payload(self, link, mass, com):
+        """
+        Return the merged parameters a point ``mass`` at ``com`` on ``link`` adds.
+
+        Raises ModelError naming the link when the model has no such body.
+        """
+        model = self.model.without_payload()
+        if link not in model.body_names:
+            raise ModelError(f'the model has no link {link!r} to carry the payload')
+        heavier = model.with_payload(link, mass, com)
+        return (reg.merged_parameters(heavier, self.groups)
+                - reg.merged_parameters(model, self.groups))
+
     def labels(self):
         """Return each unknown's name: link parameters, then per motor I_r, b, c, 1/η_f, η_b."""
         out = reg.labels(self.bodies)
@@ -73,11 +86,13 @@ class Problem:
             out += [f'{kind}({m})' for m in self.names]
         return out
 
-    def rows(self, q, v, a, motor_v, motor_a, tau):
+    def rows(self, q, v, a, motor_v, motor_a, tau, known=None):
         """
         Return the :class:`Rows` of samples.
 
         Joint (q, q̇, q̈) (N, nq, model order), the motors' θ̇, θ̈ and measured torques (N, nA).
+        ``known``: link parameters carried besides the unknown ones (a payload, in the
+        merged bodies' parameters): their torques join the damping's, known.
         """
         Y = reg.regressor(self.model, q, v, a, self.bodies)[:, self.columns, :]
         cols = self.columns
@@ -92,6 +107,8 @@ class Problem:
             U = self.tset.joint_to_actuator('effort', Y.transpose(0, 2, 1), at)
             U = U.transpose(0, 2, 1)
             d = self.tset.joint_to_actuator('effort', self.damping * v[:, cols], q[:, cols])
+        if known is not None:
+            d = d + U @ known
         return Rows(U, d, np.asarray(motor_v, float), np.asarray(motor_a, float),
                     np.asarray(tau, float))
 

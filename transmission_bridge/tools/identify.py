@@ -54,7 +54,9 @@ def parser():
     p.add_argument('--transmissions', help='read actuator_states and map them to the joints')
     p.add_argument('--topic', help='topic to read (default /joint_states, or /actuator_states '
                                    'with --transmissions)')
-    p.add_argument('--payload', metavar='BODY', help='fit only a point payload on BODY')
+    p.add_argument('--payload', metavar='BODY', help='fit only a point payload on BODY; with '
+                   '--dynamic, MASS@LINK[:x,y,z]: the known payload --payload-bags carry '
+                   "(fixes the links' common scale and every efficiency's absolute value)")
     p.add_argument('--report', metavar='FILE.png', help='plot residuals before and after')
     p.add_argument('--speed-threshold', type=float, default=0.02,
                    help='a joint slower than this is still, rad/s or m/s (default 0.02)')
@@ -74,6 +76,8 @@ def parser():
     d.add_argument('--validation', nargs='+', metavar='BAG_OR_FOLDER',
                    help='judge the fit on these bags, whole (default: every fifth 2 s block '
                         'of the bags fitted, held out)')
+    d.add_argument('--payload-bags', nargs='+', metavar='BAG_OR_FOLDER',
+                   help='bags recorded carrying the --payload')
     d.add_argument('--keep-idle', action='store_true',
                    help="motors that never move keep the model's values (default: an error "
                         'naming them)')
@@ -126,11 +130,12 @@ def _run(args):
         tset = load_transmissions(args.transmissions) if args.transmissions else None
     except (ModelError, ConfigError, OSError) as exc:
         raise _Failure(str(exc)) from None
-    if args.payload and args.payload not in model.body_names:
+    if args.payload and not args.dynamic and args.payload not in model.body_names:
         raise _Failure(f'--payload: the model has no body {args.payload!r}')
     bags = _bags(args.bags)
     if args.dynamic:
         args.validation = _bags(args.validation) if args.validation else None
+        args.payload_bags = _bags(args.payload_bags) if args.payload_bags else None
         from .identify_dynamic import run
         return run(args, model, tset, bags, _Failure)
     if args.output_transmissions:

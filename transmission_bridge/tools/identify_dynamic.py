@@ -50,6 +50,7 @@ def run(args, model, tset, bags, failure):
               'default positions, at rest')
     topic = args.topic or ('/actuator_states' if tset is not None else '/joint_states')
     options = (topic, args.cutoff, args.rate)
+    payload = _payload(args, problem, failure)
     engine = None
     if len(bags) > 1 or args.workers or args.scheduler:
         missing = cli.missing_dependency(DASK)
@@ -62,7 +63,7 @@ def run(args, model, tset, bags, failure):
             raise failure(str(exc)) from None
     try:
         fit, train, test, kept = _fit(problem, bags, options, engine, failure,
-                                      args.keep_idle)
+                                      args.keep_idle, payload)
     finally:
         if engine is not None:
             engine.close()
@@ -106,7 +107,7 @@ def prepare_bag(bag, problem, options):
     return prepare(problem, stamps, values[:, 0], values[:, 1], values[:, 2], cutoff, rate)
 
 
-def normal_of(samples, problem, pi):
+def normal_of(samples, problem, pi, known=None):
     """Return the :class:`Normal` of ``samples`` classified at ``pi`` (a Dask task)."""
     from ..identification.problem import Normal
     if isinstance(samples, dict):                  # a bag prepared on the worker
@@ -115,12 +116,39 @@ def normal_of(samples, problem, pi):
     if samples is not None:
         for start in range(0, len(samples), 20000):
             part = samples.take(slice(start, start + 20000))
-            rows = problem.rows(part.q, part.v, part.a, part.motor_v, part.motor_a, part.tau)
+            rows = problem.rows(part.q, part.v, part.a, part.motor_v, part.motor_a, part.tau,
+                                known)
             normal.add(rows, pi, problem.rest)
     return normal
 
 
-def _fit(problem, bags, options, engine, failure, keep_idle=False):
+def _payload(args, problem, failure):
+    """Return ``(payload bags, their known parameters, text)`` of --payload, or None."""
+    from ..kinematics import ModelError
+    if not (args.payload or args.payload_bags):
+        return None
+    if not (args.payload and args.payload_bags):
+        raise failure('--payload MASS@LINK[:x,y,z] and --payload-bags BAGS go together: the '
+                      'bags recorded carrying that payload')
+    mass, _, rest = args.payload.partition('@')
+    link, _, at = rest.partition(':')
+    try:
+        mass = float(mass)
+        com = [float(x) for x in at.split(',')] if at else [0.0, 0.0, 0.0]
+    except ValueError:
+        mass, com = float('nan'), []
+    if not (np.isfinite(mass) and mass > 0 and link and len(com) == 3
+            and np.isfinite(com).all()):
+        raise failure(f'--payload {args.payload!r}: expected MASS@LINK[:x,y,z], a mass > 0 '
+                      "in kg on a link of the model, its centre in the link's frame in m")
+    try:
+        known = problem.payload(link, mass, com)
+    except ModelError as exc:
+        raise failure(f'--payload: {exc}') from None
+    return args.payload_bags, known, f'{mass:g} kg on {link}'
+
+
+def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None):
     """Return ``(fit, training samples, held_out, kept bags)`` of every readable bag."""
     from ..bag.errors import BagError
     from ..identification import dynamic
@@ -171,9 +199,20 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False):
         raise failure('no bag could be read (each named above)')
     if not any(sizes):
         raise failure('the bags are shorter than the filter: record at least a few seconds')
+    carried = []
+    if payload is not None:        # few: read here; fitted whole (nothing of them held out)
+        from ..identification.data import Samples
+        for bag in payload[0]:
+            try:
+                whole = Samples.joined([x for x in prepare_bag(bag, problem, options) if x])
+            except BagError as exc:
+                raise failure(f'--payload-bags: {exc}') from None
+            if whole is None:
+                raise failure(f'--payload-bags: {bag} is shorter than the filter')
+            carried.append(whole)
     pi, fit, previous = None, None, None
     for _ in range(MAX_PASSES):
-        parts = normals(pi)
+        parts = normals(pi) + [normal_of(c, problem, pi, payload[1]) for c in carried]
         normal = parts[0]
         for part in parts[1:]:
             normal = normal.merge(part)
@@ -184,7 +223,8 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False):
                           'unidentified (record them moving: transmission_bridge_identify '
                           "excite; or keep the model's values with --keep-idle)")
         try:
-            fit = dynamic.solve(problem, normal, fit.parameters if fit else None)
+            fit = dynamic.solve(problem, normal, fit.parameters if fit else None,
+                                scale_known=bool(carried))
         except ModelError as exc:
             raise failure(str(exc)) from None
         # Another pass while rows change their power-flow direction (a few flip where the
@@ -270,6 +310,9 @@ def _print(problem, fit, count, test, kept):
                  _pm(p.coulomb[k], s.coulomb[k]), _pm(eta_f[k], eta_f_std[k]),
                  _pm(p.beta[k], s.beta[k])]
         print(f'{name:24s} ' + ' '.join(f'{c:>12s}' for c in cells))
+    if fit.scale_known:
+        print("  the links' common scale, and with it every efficiency's absolute value, from "
+              'the payload bags')
     if fit.scale_held:
         print("  the links' common scale is the model's: from motor torques alone a heavier "
               'arm behind a more efficient gear gives the same torques (pi k, eta_f k, '
