@@ -196,6 +196,9 @@ def test_excite_send_record_identify_end_to_end(tmp_path):
         capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert 'finger_proximal_motor' in done.stdout          # kept, and said
+    # Every link's own share physical in the fit (the LMI is on it, the links fixed to it
+    # off): none is left at the model's when the URDF is written.
+    assert 'not physical once the links fixed to it' not in done.stdout, done.stdout
     # What the data fix of the heavier forearm: the torques that hold the arm, at poses of
     # its range (the forearm's mass alone trades with the links beyond it and the upper
     # arm's first moment; their sum is what gravity shows).

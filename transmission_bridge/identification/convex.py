@@ -3,7 +3,7 @@ Least squares under physical constraints, solved as a convex cone program (Clara
 
 :func:`least_squares` minimises ``|A x - y|^2 + |W (x - x0)|^2`` subject to linear
 equalities, bounds on single unknowns and linear matrix inequalities ``sum_i x_i F_i >=
-delta I`` (each body's pseudo-inertia positive semidefinite: Wensing, Kim & Slotine, "Linear
+floor`` (each body's pseudo-inertia positive semidefinite: Wensing, Kim & Slotine, "Linear
 Matrix Inequalities for Physically Consistent Inertial Parameter Identification", IEEE RA-L
 2017). Clarabel (Goulart & Chen, 2024; Apache-2.0, from PyPI, a compiled interior-point solver
 for quadratic objectives over such cones) solves it to its tolerances in tens of
@@ -41,9 +41,9 @@ def least_squares(A, y, x0=None, weights=None, equal=None, lower=None, upper=Non
     Return ``x`` minimising ``|A x - y|^2 + |weights * (x - x0)|^2`` under the constraints.
 
     ``equal``: ``(E, e)``, ``E x = e``; ``lower`` / ``upper``: per unknown (``±inf``: none);
-    ``psd``: ``(columns, F, delta)`` each: ``sum_k x[columns[k]] F[k] - delta I`` positive
-    semidefinite (``F`` (len(columns), n, n) symmetric). Unknowns are scaled to unit column
-    norm for the solver. Raises ModelError when the solver finds no answer.
+    ``psd``: ``(columns, F, floor)`` each: ``sum_k x[columns[k]] F[k] - floor`` positive
+    semidefinite (``F`` (len(columns), n, n) and ``floor`` (n, n) symmetric). Unknowns are
+    scaled to unit column norm for the solver. Raises ModelError when the solver finds no answer.
     """
     import clarabel
     import scipy.sparse as sp
@@ -83,12 +83,12 @@ def least_squares(A, y, x0=None, weights=None, equal=None, lower=None, upper=Non
         rows.append(np.array([b[0] for b in bounded]))
         rhs.append(np.array([b[1] for b in bounded]))
         cones.append(clarabel.NonnegativeConeT(len(bounded)))
-    for columns, F, delta in psd:
+    for columns, F, floor in psd:
         size = F.shape[-1]
         block = np.zeros((size * (size + 1) // 2, m))
         block[:, columns] = -svec(F) * D[columns]
         rows.append(block)
-        rhs.append(-svec(delta * np.eye(size)))
+        rhs.append(-svec(floor))
         cones.append(clarabel.PSDTriangleConeT(size))
     settings = clarabel.DefaultSettings()
     settings.verbose = False

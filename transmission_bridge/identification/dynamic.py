@@ -51,6 +51,7 @@ MIN_DIRECTION_ROWS = 50     # rows of a power-flow direction that identify its e
 PRIOR_SPREAD = 1.0          # a link parameter's prior spread, of its body's scale
 GAIN_SPREAD = 0.3           # a gain's prior spread about the model's (1/η_f, η_b)
 SCALE_SPREAD = 0.05         # the model's scale, as a prior: known to this (relative)
+BODY_EDGE = 1e-6            # a body this near singular (of its trace) is at the edge
 FROM_MODEL = 0.5            # posterior spread above this of the prior's: the model's value
 
 
@@ -128,16 +129,11 @@ def solve(problem, normal, guess=None, scale_known=False):
 def _motor_noise(problem, normal, p):
     """Return each motor's RMS residual at ``p`` (its torques' noise; tiny floored)."""
     nA = problem.num_motors
-    out = np.zeros(nA)
-    for k in range(nA):
-        total, count = 0.0, 0
-        for c, gain in ((0, p.alpha[k]), (1, p.beta[k])):
-            if normal.count[k, c]:
-                w = np.concatenate([gain * p.pi, [p.rotor[k], p.viscous[k], p.coulomb[k],
-                                                  gain, -1.0]])
-                total += float(np.sum(np.square(normal.R[k, c] @ w)))
-                count += int(normal.count[k, c])
-        out[k] = np.sqrt(total / count) if count else np.nan
+    total = np.zeros(nA)
+    for k, _, gain, R in fitting.motor_blocks(normal, p):
+        total[k] += float(np.sum(np.square(R @ fitting.block_weights(p, k, gain))))
+    count = normal.count.sum(axis=1)
+    out = np.where(count > 0, np.sqrt(total / np.maximum(count, 1)), np.nan)
     top = np.nanmax(out) if np.isfinite(out).any() else 1.0
     return np.where(np.isfinite(out), np.maximum(out, 1e-9 * top), top)
 
@@ -169,10 +165,10 @@ def _at_bounds(problem, p, free, fit):
     """Return lines naming what the fit left on a physical bound (a body, 0, η = 1)."""
     nA, P = problem.num_motors, problem.num_link
     notes = []
-    for cols, _, delta in fit.psd:
+    for cols, _, floor in fit.psd:
         if free[cols].all():
-            lowest = float(np.linalg.eigvalsh(reg.pseudo_inertia(p.pi[cols]))[0])
-            if lowest <= 10 * delta:
+            J = reg.pseudo_inertia(p.pi[cols])
+            if float(np.linalg.eigvalsh(J - floor)[0]) <= BODY_EDGE * float(np.trace(J)):
                 notes.append(f'body {problem.bodies[cols[0] // reg.PER_BODY]!r}: at the edge '
                              'of the physical bodies (its pseudo-inertia singular): the data '
                              'ask for a body with less spread than any real one')

@@ -19,7 +19,7 @@ MAX_ITERATIONS = 300        # alternations of the two convex steps
 TOLERANCE = 1e-10           # the fit stops when a step lowers the objective less (relative)
 SLOW = 1e-3                 # alternation that lowers it less than this a round: joint steps
 ETA_MIN = 0.01              # the lowest efficiency the fit may give
-BODY_MARGIN = 1e-8          # a body's pseudo-inertia >= this times its model's trace
+BODY_MARGIN = 1e-8          # a link's pseudo-inertia >= this times its model body's trace
 
 
 class Alternation:
@@ -30,11 +30,15 @@ class Alternation:
         P = problem.num_link
         F = np.array([reg.pseudo_inertia(np.eye(reg.PER_BODY)[i])
                       for i in range(reg.PER_BODY)])
+        # Each link's own share physical (with a margin): its merged body less the links
+        # fixed to it, which keep the model's values in the URDF written.
+        fixed = reg.fixed_shares(problem.model, problem.groups)
         self.psd = []
         for b in range(len(problem.bodies)):
             cols = np.arange(reg.PER_BODY * b, reg.PER_BODY * (b + 1))
             size = max(float(np.trace(reg.pseudo_inertia(model.pi[cols]))), 1e-6)
-            self.psd.append((cols, F, BODY_MARGIN * size))
+            floor = reg.pseudo_inertia(fixed[b]) + BODY_MARGIN * size * np.eye(4)
+            self.psd.append((cols, F, floor))
         self.scale = None
         if scale_free:          # weighed by the data's columns at gains 1: not the model's
             ideal = model.copy()
@@ -101,13 +105,10 @@ class Alternation:
         free = self.free
         y = J @ z - r
         y = y - J[:, ~free] @ z[~free]
-        lower = np.concatenate([np.full(P, -np.inf), np.zeros(3 * nA), np.ones(nA),
-                                np.full(nA, ETA_MIN)])
-        upper = np.concatenate([np.full(P + 3 * nA, np.inf), np.full(nA, 1.0 / ETA_MIN),
-                                np.ones(nA)])
+        lower, upper = bounds(nA, P)
         A, y = self._pulled(J[:, free], y, z, free)
         index = np.cumsum(free) - 1
-        psd = [(index[cols], F, delta) for cols, F, delta in self.psd if free[cols].all()]
+        psd = [(index[cols], F, floor) for cols, F, floor in self.psd if free[cols].all()]
         w = np.nan_to_num(weights, posinf=0.0)
         target = z.copy()
         target[free] = convex.least_squares(A, y, x0=pack(self.model)[free],
@@ -143,17 +144,13 @@ class Alternation:
         problem, normal = self.problem, self.normal
         nA, P = problem.num_motors, problem.num_link
         blocks, targets = [], []
-        for k in range(nA):
-            for c, gain in ((0, p.alpha[k]), (1, p.beta[k])):
-                if normal.count[k, c] == 0:
-                    continue
-                R = normal.R[k, c]
-                B = np.zeros((R.shape[0], P + 3 * nA))
-                B[:, :P] = gain * R[:, :P]
-                for j in range(3):
-                    B[:, P + j * nA + k] = R[:, P + j]
-                blocks.append(B)
-                targets.append(R[:, P + 4] - gain * R[:, P + 3])
+        for k, _, gain, R in motor_blocks(normal, p):
+            B = np.zeros((R.shape[0], P + 3 * nA))
+            B[:, :P] = gain * R[:, :P]
+            for j in range(3):
+                B[:, P + j * nA + k] = R[:, P + j]
+            blocks.append(B)
+            targets.append(R[:, P + 4] - gain * R[:, P + 3])
         return np.vstack(blocks), np.concatenate(targets)
 
     def _links(self, p, weights):
@@ -167,7 +164,7 @@ class Alternation:
         lower[P:] = 0.0
         A, y = self._pulled(A[:, free], y, x, free)
         index = np.cumsum(free) - 1
-        psd = [(index[cols], F, delta) for cols, F, delta in self.psd if free[cols].all()]
+        psd = [(index[cols], F, floor) for cols, F, floor in self.psd if free[cols].all()]
         w = np.nan_to_num(weights[:P + 3 * nA], posinf=0.0)
         x[free] = convex.least_squares(A, y, x0=pack(self.model)[:P + 3 * nA][free],
                                        weights=w[free], lower=lower[free],
@@ -182,28 +179,31 @@ class Alternation:
         problem, normal = self.problem, self.normal
         nA, P = problem.num_motors, problem.num_link
         blocks, targets = [], []
-        for k in range(nA):
-            for c in range(2):
-                if normal.count[k, c] == 0:
-                    continue
-                R = normal.R[k, c]
-                B = np.zeros((R.shape[0], 5 * nA))
-                for j in range(3):
-                    B[:, j * nA + k] = R[:, P + j]
-                B[:, (3 + c) * nA + k] = R[:, :P] @ p.pi + R[:, P + 3]
-                blocks.append(B)
-                targets.append(R[:, P + 4])
+        for k, c, _, R in motor_blocks(normal, p):
+            B = np.zeros((R.shape[0], 5 * nA))
+            for j in range(3):
+                B[:, j * nA + k] = R[:, P + j]
+            B[:, (3 + c) * nA + k] = R[:, :P] @ p.pi + R[:, P + 3]
+            blocks.append(B)
+            targets.append(R[:, P + 4])
         A, y = np.vstack(blocks), np.concatenate(targets)
         x = pack(p)[P:]
         free = self.free[P:]
         y = y - A[:, ~free] @ x[~free]
-        lower = np.concatenate([np.zeros(3 * nA), np.ones(nA), np.full(nA, ETA_MIN)])
-        upper = np.concatenate([np.full(3 * nA, np.inf), np.full(nA, 1.0 / ETA_MIN),
-                                np.ones(nA)])
+        lower, upper = (b[P:] for b in bounds(nA, P))
         w = np.nan_to_num(weights[P:], posinf=0.0)
         x[free] = convex.least_squares(A[:, free], y, x0=pack(self.model)[P:][free],
                                        weights=w[free], lower=lower[free], upper=upper[free])
         return unpack(np.concatenate([p.pi, x]), nA, P)
+
+
+def bounds(nA, P):
+    """Return ``(lower, upper)`` of every unknown: links free, I_r, b, c >= 0, 0 < η <= 1."""
+    lower = np.concatenate([np.full(P, -np.inf), np.zeros(3 * nA), np.ones(nA),
+                            np.full(nA, ETA_MIN)])
+    upper = np.concatenate([np.full(P + 3 * nA, np.inf), np.full(nA, 1.0 / ETA_MIN),
+                            np.ones(nA)])
+    return lower, upper
 
 
 def pack(p):
@@ -247,18 +247,25 @@ def linearised(problem, normal, p):
     nA, P = problem.num_motors, problem.num_link
     width = P + 5 * nA
     blocks, residuals = [], []
-    for k in range(nA):
-        for c, gain in ((0, p.alpha[k]), (1, p.beta[k])):
-            if normal.count[k, c] == 0:
-                continue
-            R = normal.R[k, c]
-            w = np.concatenate([gain * p.pi, [p.rotor[k], p.viscous[k], p.coulomb[k],
-                                              gain, -1.0]])
-            residuals.append(R @ w)
-            J = np.zeros((P + 5, width))
-            J[:, :P] = gain * R[:, :P]
-            for j in range(3):
-                J[:, P + j * nA + k] = R[:, P + j]
-            J[:, P + (3 + c) * nA + k] = R[:, :P] @ p.pi + R[:, P + 3]
-            blocks.append(J)
+    for k, c, gain, R in motor_blocks(normal, p):
+        residuals.append(R @ block_weights(p, k, gain))
+        J = np.zeros((P + 5, width))
+        J[:, :P] = gain * R[:, :P]
+        for j in range(3):
+            J[:, P + j * nA + k] = R[:, P + j]
+        J[:, P + (3 + c) * nA + k] = R[:, :P] @ p.pi + R[:, P + 3]
+        blocks.append(J)
     return np.vstack(blocks), np.concatenate(residuals)
+
+
+def motor_blocks(normal, p):
+    """Yield ``(motor, direction, its gain, R)`` of every motor and direction with rows."""
+    for k in range(normal.R.shape[0]):
+        for c, gain in ((0, p.alpha[k]), (1, p.beta[k])):
+            if normal.count[k, c]:
+                yield k, c, gain, normal.R[k, c]
+
+
+def block_weights(p, k, gain):
+    """Return ``w`` with ``R w`` a block's residual: ``[γ π; I_r; b; c; γ; -1]``."""
+    return np.concatenate([gain * p.pi, [p.rotor[k], p.viscous[k], p.coulomb[k], gain, -1.0]])

@@ -240,6 +240,18 @@ def _parameters_of(inertial):
     return np.array([m, *(m * c), *(about_origin[i, j] for i, j in _SYM)])
 
 
+def fixed_shares(model, groups=None):
+    """
+    Return the ten parameters of the links fixed to each moving body: (len(groups), 10).
+
+    Per body of :func:`merged_parameters`: the merged body less its own link's.
+    """
+    groups = moving_bodies(model) if groups is None else groups
+    merged = merged_parameters(model, groups).reshape(len(groups), PER_BODY)
+    own = np.array([_parameters_of(model.body(owner).inertial) for owner in groups])
+    return merged - own
+
+
 def with_merged_parameters(model, pi, groups=None, rtol=1e-12):
     """
     Return ``(model, changes, notes)``: the bodies of ``pi`` (:func:`merged_parameters`) in.

@@ -15,7 +15,7 @@ import pathlib
 import numpy as np
 
 from . import cli
-from . import identify_report as report
+from . import identify_report as reporting
 
 DASK = ('distributed', 'pip install "dask[distributed]"')
 MAX_PASSES = 8
@@ -64,8 +64,8 @@ def run(args, model, tset, bags, failure):
             engine.close()
     if args.validation:
         test = _validation(args.validation, problem, options, fit, failure)
-    report.print_fit(problem, fit, train, test, kept)
-    report.judge(problem, fit, test, args.accept_worse, failure)
+    reporting.print_fit(problem, fit, train, test, kept)
+    reporting.judge(problem, fit, test, args.accept_worse, failure)
     texts = _texts(args, problem, fit, failure)
     _commit(texts, args.report, problem, fit, test, failure)
     return 0
@@ -194,17 +194,9 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
         raise failure('no bag could be read (each named above)')
     if not any(sizes):
         raise failure('the bags are shorter than the filter: record at least a few seconds')
-    carried = []
-    if payload is not None:        # few: read here; fitted whole (nothing of them held out)
-        from ..identification.data import Samples
-        for bag in payload[0]:
-            try:
-                whole = Samples.joined([x for x in prepare_bag(bag, problem, options) if x])
-            except BagError as exc:
-                raise failure(f'--payload-bags: {exc}') from None
-            if whole is None:
-                raise failure(f'--payload-bags: {bag} is shorter than the filter')
-            carried.append(whole)
+    # Few: read here, fitted whole (nothing of them held out).
+    carried = [] if payload is None else _whole_bags(payload[0], problem, options,
+                                                     '--payload-bags', failure)
     pi, fit, previous = None, None, None
     for _ in range(MAX_PASSES):
         parts = normals(pi) + [normal_of(c, problem, pi, payload[1]) for c in carried]
@@ -260,19 +252,25 @@ def held_out_of(test, problem, fitted):
 
 def _validation(bags, problem, options, fit, failure):
     """Return :func:`held_out_of` over the ``--validation`` bags, each whole, in time order."""
+    parts = [held_out_of(whole, problem, fit.parameters)
+             for whole in _whole_bags(bags, problem, options, '--validation', failure)]
+    return tuple(np.concatenate(x) for x in zip(*parts))
+
+
+def _whole_bags(bags, problem, options, flag, failure):
+    """Return each bag's samples, nothing held out, in time order (``flag`` names them)."""
     from ..bag.errors import BagError
     from ..identification.data import Samples
-    parts = []
+    out = []
     for bag in bags:
         try:
             whole = Samples.joined([x for x in prepare_bag(bag, problem, options) if x])
         except BagError as exc:
-            raise failure(f'--validation: {exc}') from None
+            raise failure(f'{flag}: {exc}') from None
         if whole is None:
-            raise failure(f'--validation: {bag} is shorter than the filter')
-        parts.append(held_out_of(whole.take(np.argsort(whole.t, kind='stable')), problem,
-                                 fit.parameters))
-    return tuple(np.concatenate(x) for x in zip(*parts))
+            raise failure(f'{flag}: {bag} is shorter than the filter')
+        out.append(whole.take(np.argsort(whole.t, kind='stable')))
+    return out
 
 
 def _prepared_bag(bag, problem, options, pi):
@@ -357,7 +355,7 @@ def _commit(texts, report, problem, fit, test, failure):
             staged.append((tmp, commit))
         if report:
             tmp, commit = atomic_file(report)
-            report.plot(tmp, problem, fit, test)
+            reporting.plot(tmp, problem, fit, test)
             staged.append((tmp, commit))
     except BaseException:
         for tmp, _ in staged:
