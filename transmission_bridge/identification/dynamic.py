@@ -20,21 +20,23 @@ the triangular factor ``R`` of the rows ``[U_k | θ̈ | θ̇ | sign θ̇ | d_k |
 
 The fit needs nothing of the model to start. At fixed gains γ the torques are linear in
 (π, I_r, b, c); at fixed π, in (I_r, b, c, 1/η_f, η_b), motor by motor. Each is a convex
-problem with the physics as constraints: every body's pseudo-inertia positive semidefinite
-(a linear matrix inequality: Wensing, Kim & Slotine 2017), I_r, b, c ≥ 0, 0 < η ≤ 1
-(:func:`.convex.least_squares`, Clarabel). The fit alternates the two from γ = 1, each step
-checked to lower the residual, to a fixed point: a start that is the same for every model.
+problem with the physics as constraints: every link's pseudo-inertia positive semidefinite
+(a linear matrix inequality: Wensing, Kim & Slotine 2017; on the link's own share, the links
+fixed to it off), I_r, b, c ≥ 0, 0 < η ≤ 1 (:func:`.convex.least_squares`, Clarabel). The fit
+alternates the two from γ = 1, then takes steps of all together (:mod:`.fitting`), each
+checked to lower the objective, to a fixed point: a start that is the same for every model.
 From motor torques alone one common scale is free (π k, 1/η_f k, η_b k give the same
-torques, :data:`scale_free`): while efficiencies are fitted, one linear constraint holds the
-links' scale at the model's (weighted by how much the data see each parameter).
+torques): a soft prior holds the links' scale at the model's (weighted by how much the data
+see each parameter) where the bounds on the efficiencies allow it, unless rows carrying a
+known payload fix it (``scale_known``).
 
 What the data do not determine (the base parameters of Gautier & Khalil: the combinations
 the stacked rows fix; the rest lie in their null space) is filled by the model: the fit is
-made twice, first nearly without a prior (the torques' noise σ from its residual), then
-with the model as a Gaussian prior on the links (each parameter known to the scale of its
-body, :func:`_prior_spread`) weighed by σ. A direction the data fix better than the prior
-follows the data, whatever the model says; one they do not see takes the model's value, and
-the report names it. The ±σ are the data's alone.
+made twice, first nearly without a prior (each motor's noise from its residual), then with
+each motor's rows weighed by its noise and the model as a Gaussian prior on the links (each
+parameter known to the scale of its body, :func:`_prior_spread`) and on the gains. A
+direction the data fix better than the prior follows the data, whatever the model says; one
+they do not see takes the model's value, and the report names it. The ±σ are the data's.
 """
 
 import dataclasses
