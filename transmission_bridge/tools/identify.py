@@ -6,14 +6,17 @@ transmission_bridge_identify: fit a robot model's parameters to recorded bags.
         [--workers N | --scheduler ADDRESS]
     transmission_bridge_identify BAG_OR_FOLDER [...] --dynamic --model FILE --output FILE
         [--transmissions FILE [--output-transmissions FILE]] [--report FILE.png]
-        [--cutoff HZ] [--rate HZ] [--workers N | --scheduler ADDRESS]
+        [--validation BAG ...] [--accept-worse] [--payload MASS@LINK[:x,y,z]
+        --payload-bags BAG ...] [--cutoff HZ] [--rate HZ] [--workers N | --scheduler ADDRESS]
     transmission_bridge_identify excite --model FILE [--transmissions FILE] --duration S
         --output GOAL.yaml [--send ACTION --record BAG]
 
 With --dynamic, from bags of a moving robot: the links' inertial parameters (ten per
 body, as the base parameters the data determine), and per motor the rotor inertia,
-friction and gear efficiencies through the transmissions (doc/identify_dynamics.md).
-``excite`` writes the periodic trajectory that moves a robot for it.
+friction and gear efficiencies through the transmissions (doc/identify_dynamics.md): the
+same answer from any model given, every body physical; a model that predicts held-out data
+worse than the one given is refused unless --accept-worse. ``excite`` writes the periodic
+trajectory that moves a robot for it.
 
 Without --dynamic, the gravity parameters from still poses:
 
