@@ -265,13 +265,14 @@ def with_merged_parameters(model, pi, groups=None, rtol=1e-12):
     groups = moving_bodies(model) if groups is None else groups
     pi = np.asarray(pi, dtype=float).reshape(len(groups), PER_BODY)
     old = merged_parameters(model, groups).reshape(len(groups), PER_BODY)
+    fixed = fixed_shares(model, groups)
     bodies = list(model.bodies)
     index = {b.name: i for i, b in enumerate(bodies)}
     changes, notes = {}, []
-    for (owner, members), new, before in zip(groups.items(), pi, old):
+    for (owner, members), new, before, others in zip(groups.items(), pi, old, fixed):
         if np.allclose(new, before, rtol=rtol, atol=0.0):
             continue
-        own = new - (before - _parameters_of(model.body(owner).inertial))
+        own = new - others
         problem = physical_problem(own)
         if problem:
             notes.append(f'link {owner!r}: its share of the identified body ({problem}) is '

@@ -118,7 +118,7 @@ def normal_of(samples, problem, pi, known=None):
 
 
 def _payload(args, problem, failure):
-    """Return ``(payload bags, their known parameters, text)`` of --payload, or None."""
+    """Return ``(payload bags, their known parameters)`` of --payload, or None."""
     from ..kinematics import ModelError
     if not (args.payload or args.payload_bags):
         return None
@@ -140,7 +140,7 @@ def _payload(args, problem, failure):
         known = problem.payload(link, mass, com)
     except ModelError as exc:
         raise failure(f'--payload: {exc}') from None
-    return args.payload_bags, known, f'{mass:g} kg on {link}'
+    return args.payload_bags, known
 
 
 def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None):
