@@ -358,3 +358,56 @@ def test_a_model_worse_on_the_held_out_blocks_is_refused_unless_accepted(rig, tm
         err_after = np.sqrt(np.mean((after[rows, k] - measured[rows, k]) ** 2))
         err_before = np.sqrt(np.mean((before[rows, k] - measured[rows, k]) ** 2))
         assert err_after > err_before, (name, err_after, err_before)
+
+
+# --- a solver that stops short ------------------------------------------------------------
+
+def _stalling_after(monkeypatch, answered):
+    """Let Clarabel answer ``answered`` steps, then give it one iteration per attempt."""
+    from transmission_bridge.identification import convex
+    calls, real = [0], convex._solve
+
+    def solve(clarabel, problem, changes):
+        calls[0] += 1
+        if calls[0] > answered:
+            changes = {**changes, 'max_iter': 1}
+        return real(clarabel, problem, changes)
+    monkeypatch.setattr(convex, '_solve', solve)
+    return calls
+
+
+@pytest.mark.parametrize('answered', [0, 12])
+def test_a_solver_that_stops_short_loses_nothing_and_is_said(
+        rig, tmp_path, monkeypatch, capsys, answered):
+    """
+    Clarabel itself is made to stop short (one iteration per attempt) after some steps.
+
+    With none answered: refused, naming Clarabel's status, nothing written. After some: the
+    steps it did not answer are not taken and said, and what is written is no worse than
+    the CAD on the independent multi-sine for any motor.
+    """
+    assert rig['code'] == 0
+    out = tmp_path / 'out'
+    out.mkdir()
+    calls = _stalling_after(monkeypatch, answered)
+    code = identify([str(rig['root'] / 'excitation'), '--dynamic', '--model', str(rig['cad']),
+                     '--transmissions', str(rig['trans']), '--output', str(out / 'm.urdf'),
+                     '--output-transmissions', str(out / 't.yaml')])
+    stdout, stderr = capsys.readouterr()
+    assert calls[0] > answered
+    if not answered:
+        assert code == 1 and 'stopped short' in stderr and 'MaxIterations' in stderr, stderr
+        assert 'Traceback' not in stderr and not list(out.iterdir())
+        return
+    assert code == 0, stderr
+    assert 'stopped short' in stdout and 'not taken' in stdout, stdout
+    t, q, qd, qdd, tau = rig['check']
+    _, thetad, measured = arm.motors(rig['tset'], q, qd, qdd, tau)
+    after = _predicted(load_model(out / 'm.urdf'), load_transmissions(out / 't.yaml'),
+                       q, qd, qdd)
+    before = _predicted(load_model(rig['cad']), rig['tset'], q, qd, qdd)
+    for k, name in enumerate(rig['tset'].actuator_names):
+        rows = np.abs(thetad[:, k]) > 0.1
+        err_after = np.sqrt(np.mean((after[rows, k] - measured[rows, k]) ** 2))
+        err_before = np.sqrt(np.mean((before[rows, k] - measured[rows, k]) ** 2))
+        assert err_after <= err_before, (name, err_after, err_before)

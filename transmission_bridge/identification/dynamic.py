@@ -43,7 +43,7 @@ import dataclasses
 
 import numpy as np
 
-from . import fitting
+from . import convex, fitting
 from .problem import Parameters
 from ..kinematics import regressor as reg
 from ..kinematics.errors import ModelError
@@ -107,6 +107,9 @@ def solve(problem, normal, guess=None, scale_known=False):
     # with the model as the prior.
     first = fitting.Alternation(problem, normal, model, free, scale_free)
     p, iterations = first.run(start, first.ridge(spread), first.loose)
+    if not first.moved:
+        raise convex.Stalled(first.stalled[-1] if first.stalled else
+                             'the fit found no step from the model')
     noise = _motor_noise(problem, normal, p)
     weighed = normal.weighed(1.0 / noise)
     fit = fitting.Alternation(problem, weighed, model, free, scale_free)
@@ -119,7 +122,10 @@ def solve(problem, normal, guess=None, scale_known=False):
     info.update(rms=float(np.linalg.norm(r) / np.sqrt(max(rows, 1))), rows=rows)
     info['sigma'] = float(np.linalg.norm(r) / np.sqrt(max(rows - info['rank'], 1)))
     z = fitting.pack(p)
-    notes = _at_bounds(problem, p, free, fit)
+    notes = _at_bounds(problem, p, free, fit) + [
+        f'{where} fit, {text}; that step was not taken'
+        for where, steps in (('the first', first), ('the weighed', fit))
+        for text in steps.stalled]
     plain = fitting.linearised(problem, normal, p)[1]
     return Fit(p, _std(problem, info), info['rank'], P + 5 * nA, info['condition'],
                iterations, notes, held, normal.count.copy(),

@@ -48,6 +48,8 @@ class Alternation:
         # The first fit's pull to the model's scale: a thousandth of the torques' norm.
         self.loose = 1e-3 * float(np.linalg.norm(normal.R[:, :, -1, -1]))
         self.pull = 0.0
+        self.stalled = []       # the rounds whose convex step the solver did not answer
+        self.moved = False      # whether the last run took a step
 
     def ridge(self, spread):
         """Return the first fit's prior weights: RIDGE of the data's largest singular value."""
@@ -76,13 +78,17 @@ class Alternation:
                                                            + 3 * self.problem.num_motors:].any()
         joint = not efficiency
         for rounds in range(1, MAX_ITERATIONS + 1):
-            if joint:
-                trial = self._joint(p, weights, best)
-            else:
-                trial = self._links(p, weights)
-                if efficiency:
-                    trial = self._motors(trial, weights)
-            value = self.objective(trial, weights)
+            try:
+                if joint:
+                    trial = self._joint(p, weights, best)
+                else:
+                    trial = self._links(p, weights)
+                    if efficiency:
+                        trial = self._motors(trial, weights)
+                value = self.objective(trial, weights)
+            except convex.Stalled as stalled:    # a step not found is a step not taken
+                self.stalled.append(f'round {rounds}: {stalled}')
+                value = np.inf
             if not value < best:                # a step that does not lower it: not taken
                 if joint or not np.isfinite(best):
                     break
@@ -95,6 +101,7 @@ class Alternation:
                 joint = True
             elif not joint and previous - value <= SLOW * value:
                 joint = True
+        self.moved = bool(np.isfinite(best))
         return p, rounds
 
     def _joint(self, p, weights, best):

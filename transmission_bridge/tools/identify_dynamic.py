@@ -146,7 +146,7 @@ def _payload(args, problem, failure):
 def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None):
     """Return ``(fit, training samples, held_out, kept bags)`` of every readable bag."""
     from ..bag.errors import BagError
-    from ..identification import dynamic
+    from ..identification import convex, dynamic
     from ..kinematics import ModelError
     tests, sizes = [], []
     if engine is None:
@@ -198,7 +198,7 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
     carried = [] if payload is None else _whole_bags(payload[0], problem, options,
                                                      '--payload-bags', failure)
     pi, fit, previous = None, None, None
-    for _ in range(MAX_PASSES):
+    for number in range(1, MAX_PASSES + 1):
         parts = normals(pi) + [normal_of(c, problem, pi, payload[1]) for c in carried]
         normal = parts[0]
         for part in parts[1:]:
@@ -212,6 +212,11 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
         try:
             fit = dynamic.solve(problem, normal, fit.parameters if fit else None,
                                 scale_known=bool(carried))
+        except convex.Stalled as exc:
+            if fit is None:
+                raise failure(str(exc)) from None
+            fit.notes.append(f'pass {number}: {exc}; the fit of pass {number - 1} is kept')
+            break
         except ModelError as exc:
             raise failure(str(exc)) from None
         # Another pass while rows change their power-flow direction (a few flip where the
