@@ -77,17 +77,24 @@ class Fit:
     from_model: tuple = ()      # link parameters the data do not see: the model's values
     scale_known: bool = False   # the common scale from rows carrying a known payload
 
+    def change_from(self, other):
+        """Return the largest change of an identified unknown from ``other``'s, in its σ."""
+        z, w, s = (fitting.pack(x) for x in (self.parameters, other.parameters, self.std))
+        use = np.isfinite(s) & (s > 0)
+        return float(np.max(np.abs(z - w)[use] / s[use])) if use.any() else 0.0
 
-def solve(problem, normal, guess=None, scale_known=False):
+
+def solve(problem, normal, previous=None, scale_known=False):
     """
     Return the :class:`Fit` of the data in ``normal`` (:class:`.problem.Normal`).
 
     The model's values (``problem.start``) are the prior for the links and gains, the
-    scale, and what the data cannot see; the fit itself starts from gains 1. ``guess`` (an
-    earlier pass's :class:`Parameters`) only starts the alternation at its gains (fewer
-    rounds to the same fixed point). ``scale_known``: some rows carry a known payload
-    (:meth:`.problem.Problem.rows`), which fixes the common scale: no pull to the model's.
-    Raises ModelError when no motor has a moving row.
+    scale, and what the data cannot see; the fit itself starts from gains 1. ``previous``
+    (the last pass's :class:`Fit`, its rows classified a little differently): its noise
+    weighs the rows and the weighed fit starts from its values, so the first fit is not
+    made again (the same fixed point in fewer rounds). ``scale_known``: some rows carry a
+    known payload (:meth:`.problem.Problem.rows`), which fixes the common scale: no pull to
+    the model's. Raises ModelError when no motor has a moving row.
     """
     if normal.count.sum() == 0:
         raise ModelError('no motor moves faster than its rest width in the data: nothing '
@@ -96,21 +103,27 @@ def solve(problem, normal, guess=None, scale_known=False):
     model = problem.start.copy()
     held, free = _held(problem, normal, model)
     scale_free = bool(problem.efficiency and free[P + 3 * nA:].any()) and not scale_known
-    start = model.copy()                 # the gains: 1, or the last pass's; never the model's
-    alpha, beta = (guess.alpha, guess.beta) if guess is not None else (1.0, 1.0)
-    start.alpha = np.where(free[P + 3 * nA:P + 4 * nA], alpha, model.alpha)
-    start.beta = np.where(free[P + 4 * nA:], beta, model.beta)
     spread = _prior_spread(problem, model)
     rows = int(normal.count.sum())
-    # First nearly without a prior: each motor's noise from its residual. Then each motor's
-    # rows weighed by its noise (a finger's 1e-4 N m count as much as a shoulder's 10 N m),
-    # with the model as the prior.
-    first = fitting.Alternation(problem, normal, model, free, scale_free)
-    p, iterations = first.run(start, first.ridge(spread), first.loose)
-    if not first.moved:
-        raise convex.Stalled(first.stalled[-1] if first.stalled else
-                             'the fit found no step from the model')
-    noise = _motor_noise(problem, normal, p)
+    stalled, iterations = [], 0
+    if previous is None:
+        # First nearly without a prior, to its fixed point's neighbourhood only: each
+        # motor's noise from its residual.
+        start = model.copy()                    # the gains 1: never the model's
+        start.alpha = np.where(free[P + 3 * nA:P + 4 * nA], 1.0, model.alpha)
+        start.beta = np.where(free[P + 4 * nA:], 1.0, model.beta)
+        first = fitting.Alternation(problem, normal, model, free, scale_free)
+        p, iterations = first.run(start, first.ridge(spread), first.loose, fitting.ROUGH)
+        if not first.moved:
+            raise convex.Stalled(first.stalled[-1] if first.stalled else
+                                 'the fit found no step from the model')
+        noise = _motor_noise(problem, normal, p)
+        stalled = [f'the first fit, {text}' for text in first.stalled]
+    else:
+        z = np.where(free, fitting.pack(previous.parameters), fitting.pack(model))
+        p, noise = fitting.unpack(z, nA, P), previous.noise
+    # Each motor's rows weighed by its noise (a finger's 1e-4 N m count as much as a
+    # shoulder's 10 N m), with the model as the prior.
     weighed = normal.weighed(1.0 / noise)
     fit = fitting.Alternation(problem, weighed, model, free, scale_free)
     p, more = fit.run(p, np.maximum(1.0 / spread, fit.ridge(spread)),
@@ -123,9 +136,8 @@ def solve(problem, normal, guess=None, scale_known=False):
     info['sigma'] = float(np.linalg.norm(r) / np.sqrt(max(rows - info['rank'], 1)))
     z = fitting.pack(p)
     notes = _at_bounds(problem, p, free, fit) + [
-        f'{where} fit, {text}; that step was not taken'
-        for where, steps in (('the first', first), ('the weighed', fit))
-        for text in steps.stalled]
+        f'{text}; that step was not taken'
+        for text in stalled + [f'the weighed fit, {text}' for text in fit.stalled]]
     plain = fitting.linearised(problem, normal, p)[1]
     return Fit(p, _std(problem, info), info['rank'], P + 5 * nA, info['condition'],
                iterations, notes, held, normal.count.copy(),

@@ -17,6 +17,7 @@ from ..kinematics import regressor as reg
 RIDGE = 1e-6                # the first fit's prior, of the data's largest singular value
 MAX_ITERATIONS = 300        # alternations of the two convex steps
 TOLERANCE = 1e-10           # the fit stops when a step lowers the objective less (relative)
+ROUGH = 1e-6                # the same, for the first fit (it only estimates the noise)
 SLOW = 1e-3                 # alternation that lowers it less than this a round: joint steps
 ETA_MIN = 0.01              # the lowest efficiency the fit may give
 BODY_MARGIN = 1e-8          # a link's pseudo-inertia >= this times its model body's trace
@@ -59,7 +60,7 @@ class Alternation:
         top = np.linalg.norm(A[:, :P] * finite) if len(A) else 1.0
         return np.concatenate([RIDGE * top / spread[:P], np.zeros(len(spread) - P)])
 
-    def run(self, p, weights, pull):
+    def run(self, p, weights, pull, tolerance=TOLERANCE):
         """
         Return ``(parameters, rounds)``: the fixed point from ``p``'s gains.
 
@@ -70,7 +71,8 @@ class Alternation:
 
         Rounds of the two convex steps while they lower the objective by more than
         :data:`SLOW` each; then joint steps (the residual linearised in every unknown, the
-        same constraints; :meth:`_joint`), each taken only as far as it lowers the objective.
+        same constraints; :meth:`_joint`), each taken only as far as it lowers the objective,
+        until one lowers it by less than ``tolerance`` (relative).
         """
         p, best, rounds = p.copy(), np.inf, 0
         self.pull = pull if self.scale is not None else 0.0
@@ -95,7 +97,7 @@ class Alternation:
                 joint = True
                 continue
             previous, p, best = best, trial, value
-            if previous - value <= TOLERANCE * value:
+            if previous - value <= tolerance * value:
                 if joint:
                     break
                 joint = True

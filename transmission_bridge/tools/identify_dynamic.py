@@ -4,10 +4,12 @@
 Per bag (on Dask for many, or when asked): the motors' states read, resampled, filtered and
 differentiated (:mod:`..identification.data`), then at each pass the square-root normal
 equations of its rows (:class:`..identification.problem.Normal`), merged in bag order. The
-fit (:func:`..identification.dynamic.solve`) is repeated over fresh factors while a row
-changes its power-flow direction (at most :data:`MAX_PASSES`). Writes the model (only the
-``<inertial>`` elements changed) and, with --output-transmissions, the transmissions YAML
-with the identified actuator values, after everything is computed, never over an input.
+fit (:func:`..identification.dynamic.solve`) is repeated over fresh factors while rows
+change their power-flow direction, fewer each pass, and the answer moves by more than
+:data:`PASS_SIGMAS` of its σ (at most :data:`MAX_PASSES`). Writes
+the model (only the ``<inertial>`` elements changed) and, with --output-transmissions, the
+transmissions YAML with the identified actuator values, after everything is computed,
+never over an input.
 """
 
 import pathlib
@@ -19,6 +21,7 @@ from . import identify_report as reporting
 
 DASK = ('distributed', 'pip install "dask[distributed]"')
 MAX_PASSES = 8
+PASS_SIGMAS = 0.1           # no further pass once a pass moves no unknown by more (its σ)
 
 
 def run(args, model, tset, bags, failure):
@@ -197,7 +200,7 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
     # Few: read here, fitted whole (nothing of them held out).
     carried = [] if payload is None else _whole_bags(payload[0], problem, options,
                                                      '--payload-bags', failure)
-    pi, fit, previous = None, None, None
+    pi, fit, previous, last_flips, last_fit = None, None, None, np.inf, None
     for number in range(1, MAX_PASSES + 1):
         parts = normals(pi) + [normal_of(c, problem, pi, payload[1]) for c in carried]
         normal = parts[0]
@@ -210,8 +213,7 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
                           'unidentified (record them moving: transmission_bridge_identify '
                           "excite; or keep the model's values with --keep-idle)")
         try:
-            fit = dynamic.solve(problem, normal, fit.parameters if fit else None,
-                                scale_known=bool(carried))
+            fit = dynamic.solve(problem, normal, fit, scale_known=bool(carried))
         except convex.Stalled as exc:
             if fit is None:
                 raise failure(str(exc)) from None
@@ -219,12 +221,17 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
             break
         except ModelError as exc:
             raise failure(str(exc)) from None
-        # Another pass while rows change their power-flow direction (a few flip where the
-        # stage output crosses 0 and weigh next to nothing: a thousandth of the rows is none).
-        if previous is not None and np.abs(previous - normal.count).sum() <= max(
-                1, 1e-3 * normal.count.sum()):
-            break
-        previous, pi = normal.count.copy(), fit.parameters.pi
+        # Another pass while rows change their power-flow direction, fewer each pass, and
+        # the answer moves (a few flip where the stage output crosses 0 and weigh next to
+        # nothing: a thousandth of the rows is none; as many as the pass before, or more,
+        # flip back and forth).
+        if previous is not None:
+            flips = int(np.abs(previous - normal.count).sum())
+            if (flips <= max(1, 1e-3 * normal.count.sum()) or flips >= last_flips
+                    or fit.change_from(last_fit) <= PASS_SIGMAS):
+                break
+            last_flips = flips
+        previous, pi, last_fit = normal.count.copy(), fit.parameters.pi, fit
     # The held-out samples' residuals, before and after, where the samples are.
     if engine is None:
         parts = [held_out_of(t, problem, fit.parameters) for t in tests]
