@@ -149,7 +149,7 @@ def _payload(args, problem, failure):
 def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None):
     """Return ``(fit, training samples, held_out, kept bags)`` of every readable bag."""
     from ..bag.errors import BagError
-    from ..identification import convex, dynamic
+    from ..identification import dynamic
     from ..kinematics import ModelError
     tests, sizes = [], []
     if engine is None:
@@ -201,7 +201,7 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
     carried = [] if payload is None else _whole_bags(payload[0], problem, options,
                                                      '--payload-bags', failure)
     pi, fit, previous, last_flips, last_fit = None, None, None, np.inf, None
-    for number in range(1, MAX_PASSES + 1):
+    for _ in range(MAX_PASSES):
         parts = normals(pi) + [normal_of(c, problem, pi, payload[1]) for c in carried]
         normal = parts[0]
         for part in parts[1:]:
@@ -214,12 +214,7 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
                           "excite; or keep the model's values with --keep-idle)")
         try:
             fit = dynamic.solve(problem, normal, fit, scale_known=bool(carried))
-        except convex.Stalled as exc:
-            if fit is None:
-                raise failure(str(exc)) from None
-            fit.notes.append(f'pass {number}: {exc}; the fit of pass {number - 1} is kept')
-            break
-        except ModelError as exc:
+        except ModelError as exc:       # Stalled only in a first pass with no step at all
             raise failure(str(exc)) from None
         # Another pass while rows change their power-flow direction, fewer each pass, and
         # the answer moves (a few flip where the stage output crosses 0 and weigh next to
