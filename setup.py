@@ -52,7 +52,7 @@ setup(
         ('share/' + package_name, ['package.xml']),
         (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
         (os.path.join('share', package_name, 'config'), glob('config/*.yaml')
-         + glob('config/*.urdf')),
+         + glob('config/*.urdf') + glob('config/*.xml')),
         (os.path.join('share', package_name, 'examples', 'example_robot_bag'),
          glob('examples/example_robot_bag/*')),
     ],

@@ -32,15 +32,26 @@ damping and feed-forward of ``actuator_impedance_commands`` (control_msgs/Dynami
 their law evaluated at every step. The joints start at their default positions, held
 there until the first command.
 
+With ``engine:=mujoco`` MuJoCo integrates the robot of ``model_file`` (an MJCF or a URDF):
+its bodies, joints, contacts and equality constraints; each motor named like a hinge or
+slide joint of the model is that joint, any other is placed through its transmission; the
+drives (``dynamics`` effort, position or motor_gains) saturate, carry their rotors before the
+gear's loss, friction and efficiency; ``/clock`` and ``~/joint_states`` (MuJoCo's own state)
+are published, ``lockstep`` makes each command advance one state (doc/simulation.md).
+
 Parameters (read-only, given at start-up):
   transmissions_file  string  required  transmissions YAML or URDF of the robot
-  rate                double  100.0     publishing rate, Hz (> 0)
+  engine              string  ''        '' (the package's own motion) or mujoco
+  rate                double  100.0     publishing rate, Hz (> 0; 1000.0 with engine mujoco)
   amplitude           double  0.3       joint motion amplitude, rad (m for prismatic), >= 0
   frequency           double  0.25      joint motion frequency, Hz, >= 0
   follow_commands     bool    false     follow actuator_commands instead of the sine motion
   dynamics            string  ''        effort | motor_gains: motors move the robot's dynamics
   model_file          string  ''        the robot's URDF for dynamics (default: transmissions_file)
   substeps            int     4         integration steps per state published (dynamics)
+  floating_base, lockstep, real_time_factor, seed, position_stiffness, position_damping,
+  encoder_counts, position_noise, velocity_noise, effort_noise, delay: engine mujoco's
+  (doc/simulation.md)
 """
 
 import math
@@ -78,8 +89,13 @@ class ActuatorSimulator(Node):
         super().__init__(self.NODE_NAME, **kwargs)
         path = declare(self, 'transmissions_file', '', str,
                        'transmissions YAML or URDF of the robot to simulate', read_only=True)
-        rate = _at_least('rate', declare(self, 'rate', 100.0, float, 'publishing rate, Hz',
-                                         read_only=True, constraints='> 0'), 0.0, True)
+        engine = declare(self, 'engine', '', str, "'' (the package's own motion) or mujoco",
+                         read_only=True)
+        if engine not in ('', 'mujoco'):
+            raise StartupError(f"parameter 'engine' must be '' or mujoco, got {engine!r}")
+        rate = _at_least('rate', declare(self, 'rate', 1000.0 if engine else 100.0, float,
+                                         'publishing rate, Hz', read_only=True,
+                                         constraints='> 0'), 0.0, True)
         self._amplitude = _at_least('amplitude', declare(
             self, 'amplitude', AMPLITUDE, float, 'joint motion amplitude, rad (m if prismatic)',
             read_only=True, constraints='>= 0'), 0.0, False)
@@ -88,15 +104,18 @@ class ActuatorSimulator(Node):
             constraints='>= 0'), 0.0, False)
         follow = declare(self, 'follow_commands', False, bool,
                          'follow actuator_commands instead of the sine motion', read_only=True)
-        dynamics = declare(self, 'dynamics', '', str, "'', effort or motor_gains: motors move "
+        dynamics = declare(self, 'dynamics', 'effort' if engine else '', str,
+                           "'', effort, position (engine mujoco) or motor_gains: motors move "
                            "the robot's dynamics", read_only=True)
         model_file = declare(self, 'model_file', '', str, "the robot's URDF for dynamics "
                              '(default: transmissions_file)', read_only=True)
         substeps = declare(self, 'substeps', 4, int, 'integration steps per state published',
                            read_only=True, constraints='>= 1')
-        if dynamics not in ('', 'effort', 'motor_gains'):
-            raise StartupError(f"parameter 'dynamics' must be '', effort or motor_gains, got "
-                               f'{dynamics!r}')
+        kinds = ('effort', 'position', 'motor_gains') if engine else ('', 'effort',
+                                                                      'motor_gains')
+        if dynamics not in kinds:
+            raise StartupError(f"parameter 'dynamics' must be {', '.join(map(repr, kinds))}, "
+                               f'got {dynamics!r}')
         if not path:
             raise StartupError("parameter 'transmissions_file' is required: the transmissions "
                                'YAML or URDF of the robot to simulate (--help says more)')
@@ -104,6 +123,11 @@ class ActuatorSimulator(Node):
             self._tset = load_transmissions(path)
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
+        if engine:
+            from .mujoco_simulator import declare_mujoco, MujocoDrivers
+            self.drivers = MujocoDrivers(self, self._tset, model_file or path, rate, dynamics,
+                                         declare_mujoco(self))
+            return
         self._pub = self.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._msg = JointState(name=list(self._tset.actuator_names))
         self._t0 = self.get_clock().now()

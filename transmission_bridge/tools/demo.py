@@ -13,10 +13,12 @@ joint positions, joint holding torques and motor torques to
 ``make demo ROBOT=legged`` (``--robot legged``) does the same for the legged robot of
 ``config/legged_robot.urdf``, whose knees and ankles move through linkages (a crank and a
 rod; a parallel ankle of two motors): its bag is written first, from a smooth motion, and
-the left leg is printed. Then the legs are driven by joint impedance (doc/impedance.md):
-simulated MIT-mode motors move the legs' dynamics under gravity, a bridge with gains on every
-joint sends them their stiffness, damping and feed-forward through the linkages, and the
-robot is asked to crouch; the left leg's motor gains and the crouch it holds are printed.
+the left leg is printed. Then the robot stands on MuJoCo's ground (doc/simulation.md): its
+MJCF's knees and ankles are closed chains MuJoCo solves, a bridge with joint impedance gains
+sends MIT-mode drives their stiffness, damping and feed-forward through its linkage maps, and
+the robot crouches and stands again; the base height and the bridge's joint_states against
+MuJoCo's own joint state are printed. The example arm's run ends on MuJoCo too: its holding
+torques, through the bridge's lossy motors, hold it still (:mod:`.demo_ground`).
 """
 
 import argparse
@@ -73,87 +75,23 @@ def main(argv=None):
                          str(tfile), '--model', str(model), '--plot', str(plot)])
     if code == 0:
         print(f'plot of positions and torques, actuator and joint side: {plot}')
-    held = _crouch(tfile) if args.robot == 'legged' else True
+    held = _on_mujoco(args.robot, tfile, model)
     return 0 if ok and code == 0 and held else 1
 
 
-# The crouch the legged robot is asked to hold (rad), and its joints' stiffness (N*m/rad).
-CROUCH = {'hip_pitch': -0.4, 'knee': 0.9, 'ankle_pitch': -0.4}
-STIFFNESS = 60.0
-
-
-def _crouch(urdf):
-    """Hold the legged robot in a crouch by impedance; print it; return whether it held."""
+def _on_mujoco(robot, tfile, model):
+    """Run the robot's MuJoCo part (demo_ground); return whether it held."""
     try:
-        from control_msgs.msg import DynamicJointState
-    except ImportError:
-        print('\n(control_msgs is not installed: the impedance part of the demo is skipped)')
+        import mujoco  # noqa: F401
+        from control_msgs.msg import DynamicJointState  # noqa: F401
+    except ImportError as exc:
+        print(f'\n({exc.name} is not installed: the MuJoCo part of the demo is skipped)')
         return True
-    import numpy as np
-    import rclpy
-    from sensor_msgs.msg import JointState
-    from ..kinematics import load_model
-    from ..transmissions import load_transmissions
-    tset, model = load_transmissions(urdf), load_model(urdf)
-    inertia = dict(zip(model.joint_names, np.diag(model.mass_matrix(model.default_positions))))
-    target = {j: next((v for k, v in CROUCH.items() if j.endswith(k)), q)
-              for j, q in zip(tset.joint_names, tset.default_positions)}
-    gains = [x for j in tset.joint_names for x in (
-        '-p', f'gains.{j}.p:={STIFFNESS}',
-        '-p', f'gains.{j}.d:={2 * 0.7 * (STIFFNESS * inertia[j]) ** 0.5:.6f}')]
-    procs = [subprocess.Popen([sys.executable, '-m', module, '--ros-args', *extra])
-             for module, extra in [
-                 ('transmission_bridge.bridge.node', ['-p', f'transmissions_file:={urdf}',
-                                                      '-p', 'impedance_output:=motor_gains',
-                                                      '-p', 'command_timeout:=0.0', *gains]),
-                 ('transmission_bridge.tools.actuator_simulator',
-                  ['-p', f'transmissions_file:={urdf}', '-p', 'dynamics:=motor_gains'])]]
-    rclpy.init(args=[])
-    node = rclpy.create_node('demo_crouch')
-    states, commands = [], []
-    node.create_subscription(JointState, 'joint_states', states.append, 100)
-    node.create_subscription(DynamicJointState, 'actuator_impedance_commands',
-                             commands.append, 100)
-    pub = node.create_publisher(JointState, 'joint_commands', 10)
-    try:
-        deadline = time.monotonic() + 30.0
-        while not states and time.monotonic() < deadline:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        names = list(tset.joint_names)
-        for _ in range(30):                 # 3 s of targets, as a policy streams them
-            pub.publish(JointState(name=names, position=[float(target[j]) for j in names]))
-            end = time.monotonic() + 0.1
-            while time.monotonic() < end:
-                rclpy.spin_once(node, timeout_sec=0.02)
-    finally:
-        node.destroy_node()
-        rclpy.shutdown()
-        for p in procs:
-            p.send_signal(signal.SIGINT)
-        for p in procs:
-            p.wait(10)
-    if not states or not commands:
-        print('\nimpedance: no joint_states or no actuator_impedance_commands came')
-        return False
-    got = dict(zip(states[-1].name, states[-1].position))
-    print(f'\nHeld by joint impedance (Kp {STIFFNESS:g} N*m/rad per joint), left leg: joint | '
-          'MIT-mode motor')
-    print(f'    {"joint":<18}{"target":>9}{"q":>9}  |  {"motor":<24}{"k":>9}{"d":>9}{"f":>9}')
-    rows = [(n, dict(zip(v.interface_names, v.values)))
-            for n, v in zip(commands[-1].joint_names, commands[-1].interface_values)]
-    left_j = [j for j in names if j.startswith('left_')]
-    left_m = [(n, v) for n, v in rows if n.startswith('left_')]
-    for k in range(max(len(left_j), len(left_m))):
-        a = (f'{left_j[k]:<18}{target[left_j[k]]:9.4f}{got[left_j[k]]:9.4f}'
-             if k < len(left_j) else '')
-        b = (f'{left_m[k][0]:<24}{left_m[k][1]["stiffness"]:9.4f}'
-             f'{left_m[k][1]["damping"]:9.4f}{left_m[k][1]["effort"]:9.4f}'
-             if k < len(left_m) else '')
-        print(f'    {a:<36}  |  {b}')
-    worst = max(abs(got[j] - target[j]) for j in names)
-    print(f'crouch held: max |q - q*| = {worst:.4f} rad (gravity against the springs); k and d '
-          'are the diagonals of J^T Kp J and J^T Kd J at the pose, f the rest of the spring')
-    return bool(worst < 0.2)
+    from . import demo_ground
+    config = ROOT / 'config'
+    if robot == 'legged':
+        return demo_ground.stand_crouch_stand(tfile, config / 'legged_robot.xml')
+    return demo_ground.hold_arm(tfile, config / 'example_robot.urdf', model)
 
 
 def _write_bag(bag, urdf):

@@ -1,0 +1,258 @@
+"""
+A robot behind its motors, integrated by MuJoCo: the engine of ``actuator_simulator``.
+
+No ROS here. Each motor of the transmission set is simulated where it is:
+
+* a motor named like a hinge or slide joint of the model **is** that joint (the user modelled
+  the mechanism: a rotor geared to a crank, a rod closed by a ``connect`` equality): the drive's
+  torque is applied to its degree of freedom, its state read from it, and MuJoCo solves the
+  chain;
+* any other motor is placed through its transmission: its position and velocity from the
+  joints' (the set's maps), its torque to the joints by the effort map at the pose.
+
+Every physics step runs each drive's law (:mod:`.drives`) on the motors' state, passes it through
+the gear stage (rotor before the loss), applies it, and steps MuJoCo; a rotor's inertia is
+MuJoCo's too (``armature``: on a motor joint ``g I``, on the joints of a placed motor the
+diagonal of ``Tᵀ diag(g I) T``, its coupling terms from the last step's accelerations).
+MuJoCo's equality constraints are soft (they open by ~1e-5 m under load at a 1 ms step):
+after each state period the chains are closed again on MuJoCo's own residuals and Jacobian,
+as an impulse would close them (:class:`.model.ChainCloser`), so a published state is a
+closed mechanism to ~1e-9 and its velocities move along it.
+
+Until the first command the robot is held where it starts (the physics waits; the clock runs),
+as a robot on its stand with its brakes on.
+"""
+
+import numpy as np
+
+from .drives import Drives
+from .model import ChainCloser, import_mujoco, set_pose, SimulationError
+from ..transmissions import TransmissionSet
+
+
+class MujocoSimulation:
+    """The simulator's state and step (module docstring)."""
+
+    def __init__(self, tset, robot, rate, options):
+        self.mujoco = import_mujoco()
+        self._bad = int(self.mujoco.mjtWarning.mjWARN_BADQACC)
+        # MuJoCo's warnings are counted in data.warning and said by the node; not written
+        # to MUJOCO_LOG.TXT in the working folder.
+        self.mujoco.set_mju_user_warning(self._warning)
+        self.last_warning = ''
+        self.tset, self.robot, self.options = tset, robot, options
+        model = robot.model
+        ratio = 1.0 / (rate * model.opt.timestep)
+        self.substeps = int(round(ratio))
+        if self.substeps < 1:
+            raise SimulationError(f"rate {rate:g}: faster than the model's timestep "
+                                  f'{model.opt.timestep:g} s (at most {1 / model.opt.timestep:g} '
+                                  'states per second)')
+        self._timestep = float(model.opt.timestep)
+        self.period = self.substeps * self._timestep
+        self._place(tset, robot)
+        self._all_qpos = np.array([robot.qpos_of[j] for j in robot.joints], dtype=int)
+        self._all_dofs = np.array([robot.dof_of[j] for j in robot.joints], dtype=int)
+        self.drives = Drives(tset, options)
+        self._armature = model.dof_armature.copy()
+        self._close = ChainCloser(robot)
+        self._damp_joints(tset, robot)
+        self._accel = np.zeros(tset.num_actuators)      # the motors' last accelerations
+        self._motors_now = None                         # (θ, θ̇) after the last period
+        # A lossy stage needs its motor's last acceleration (its rotor acts before the loss),
+        # a placed rotor's coupling terms the joints'.
+        self._rotors_seen = not self.drives.lossless or (
+            self.placed is not None and bool(self._placed_rotor.any()))
+        self.applied = np.zeros(tset.num_actuators)     # mean motor torque of the last period
+        self.steps = 0
+        self.unstable = 0          # times MuJoCo found the state diverging (and reset it)
+        self.reset()
+
+    # --- where each motor is ------------------------------------------------------------
+    def _place(self, tset, robot):
+        names = tset.actuator_names
+        for a in names:
+            kind = robot.kind_of.get(a)
+            if kind is not None and a not in robot.qpos_of:
+                raise SimulationError(
+                    f'motor {a!r}: the model has a joint of that name, but not a hinge or '
+                    'slide (a motor joint turns or slides about one axis)')
+        inside = [i for i, a in enumerate(names) if a in robot.qpos_of]
+        self.model_motors = np.array(inside, dtype=int)
+        self._motor_qpos = np.array([robot.qpos_of[names[i]] for i in inside], dtype=int)
+        self._motor_dof = np.array([robot.dof_of[names[i]] for i in inside], dtype=int)
+        placed_specs = [s for s in tset.specs
+                        if any(a.name not in robot.qpos_of for a in s.actuators)]
+        for spec in placed_specs:
+            for j in spec.joints:
+                if j.name not in robot.qpos_of:
+                    motor = next(a.name for a in spec.actuators if a.name not in robot.qpos_of)
+                    raise SimulationError(
+                        f'motor {motor!r}: neither a joint of the model nor placeable through '
+                        f'transmission {spec.name!r}: its joint {j.name!r} is not a hinge or '
+                        'slide joint of the model')
+        self.placed = TransmissionSet(placed_specs) if placed_specs else None
+        if self.placed is None:
+            self.placed_motors = np.zeros(0, dtype=int)
+            return
+        self.placed_motors = np.array([tset.actuator_index[a] for a in
+                                       self.placed.actuator_names], dtype=int)
+        self._joint_qpos = np.array([robot.qpos_of[j] for j in self.placed.joint_names])
+        self._joint_dof = np.array([robot.dof_of[j] for j in self.placed.joint_names])
+        self._placed_rotor = np.array([self.placed.actuator(a).rotor_inertia
+                                       for a in self.placed.actuator_names])
+        self._linear = None
+        if self.placed.linear:      # θ = A (q − offsets), θ̇ = A q̇, τ_j = B τ: made once
+            nj, na = self.placed.num_joints, self.placed.num_actuators
+            self._linear = (self.placed.joint_to_actuator('velocity', np.eye(nj)).T,
+                            np.asarray(self.placed.joint_offsets, dtype=float),
+                            self.placed.actuator_to_joint('effort', np.eye(na)).T)
+
+    def _damp_joints(self, tset, robot):
+        """Give a joint the model leaves undamped its transmission's damping (implicit)."""
+        model = robot.model
+        self.added_damping = []
+        for j, b in zip(tset.joint_names, tset.damping):
+            dof = robot.dof_of.get(j)
+            if dof is not None and b > 0 and model.dof_damping[dof] == 0:
+                model.dof_damping[dof] = b
+                self.added_damping.append(j)
+
+    # --- state -------------------------------------------------------------------------
+    @property
+    def time(self):
+        """Return the simulated time, s."""
+        return self.steps * self._timestep
+
+    def start_pose(self):
+        """Return {joint: qpos} the robot starts in: keyframe ``home``, else the defaults."""
+        robot, tset = self.robot, self.tset
+        if robot.home:
+            return {j: v for j, v in robot.home.items() if j in robot.qpos_of}
+        return {j: q for j, q in zip(tset.joint_names, tset.default_positions)
+                if j in robot.qpos_of}
+
+    def reset(self):
+        """Put the robot back at rest in its start pose, held until the next command."""
+        robot = self.robot
+        pose = self.start_pose()
+        base = None
+        if robot.free_qpos is not None and robot.home.get(robot.model.joint(
+                self._free_joint()).name) is not None:
+            base = robot.home[robot.model.joint(self._free_joint()).name]
+        left = set_pose(robot, pose, base)
+        if left > 1e-9:
+            raise SimulationError(f'the start pose leaves a chain of the model open by '
+                                  f"{left:.3g}: the motors' joints cannot close it")
+        self.drives.reset()
+        self._motors_now = None
+        self._accel[:] = 0.0
+        self.applied[:] = 0.0
+
+    def _warning(self, text):
+        self.last_warning = text
+
+    def _free_joint(self):
+        return int(np.flatnonzero(self.robot.model.jnt_qposadr == self.robot.free_qpos)[0])
+
+    def motors(self):
+        """Return the motors' exact ``(θ, θ̇)`` now (set order)."""
+        data = self.robot.data
+        n = self.tset.num_actuators
+        theta, thetad = np.empty(n), np.empty(n)
+        theta[self.model_motors] = data.qpos[self._motor_qpos]
+        thetad[self.model_motors] = data.qvel[self._motor_dof]
+        if self.placed is not None:
+            q, v = data.qpos[self._joint_qpos], data.qvel[self._joint_dof]
+            if self._linear is not None:
+                A, offsets, _ = self._linear
+                th, thd = A @ (q - offsets), A @ v
+            else:
+                th, thd = self.placed.motion_to_actuator(q, v)
+            theta[self.placed_motors], thetad[self.placed_motors] = th, thd
+        return theta, thetad
+
+    def report(self):
+        """Return what the drivers publish: ``(θ, θ̇, τ)`` (options' noise, delay)."""
+        theta, thetad = self._motors_now if self._motors_now is not None else self.motors()
+        return self.drives.report(theta, thetad, self.applied)
+
+    def joint_state(self):
+        """Return MuJoCo's own ``(names, q, q̇, applied generalized force)`` of every joint."""
+        data, qpos, dofs = self.robot.data, self._all_qpos, self._all_dofs
+        return self.robot.joints, data.qpos[qpos], data.qvel[dofs], data.qfrc_applied[dofs]
+
+    def base_pose(self):
+        """Return the free root's ``(position, quaternion w x y z)``, or None."""
+        a = self.robot.free_qpos
+        if a is None:
+            return None
+        q = self.robot.data.qpos
+        return q[a:a + 3].copy(), q[a + 3:a + 7].copy()
+
+    # --- the step ------------------------------------------------------------------------
+    def advance(self):
+        """Run one state period (``substeps`` MuJoCo steps); held before any command."""
+        if not self.drives.commanded:
+            self.steps += self.substeps
+            return
+        mujoco, model, data = self.mujoco, self.robot.model, self.robot.data
+        total = np.zeros(self.tset.num_actuators)
+        for _ in range(self.substeps):
+            theta, thetad = self.motors()
+            tau = self.drives.torques(theta, thetad)
+            total += tau
+            self._apply(tau, theta, thetad)
+            mujoco.mj_step(model, data)
+            if data.warning[self._bad].number:
+                data.warning[self._bad].number = 0
+                self.unstable += 1
+                self.reset()
+                return
+            if self._rotors_seen:
+                self._remember_accelerations()
+        self.steps += self.substeps
+        self.applied = total / self.substeps
+        if model.neq:
+            self._close()
+        self._motors_now = self.motors()
+
+    def _apply(self, tau, theta, thetad):
+        model, data = self.robot.model, self.robot.data
+        data.qfrc_applied[:] = 0.0
+        drives = self.drives
+        if drives.lossless:
+            out, gain = tau, None
+        else:
+            out, gain = drives.stage(tau, thetad, self._accel)
+        inside = self.model_motors
+        if len(inside):
+            data.qfrc_applied[self._motor_dof] += out[inside]
+            if gain is not None:
+                model.dof_armature[self._motor_dof] = (
+                    self._armature[self._motor_dof] + gain[inside] * drives.rotor[inside])
+        if self.placed is None:
+            return
+        placed = self.placed_motors
+        dofs = self._joint_dof
+        q = data.qpos[self._joint_qpos]
+        if self._linear is not None:
+            tau_j = self._linear[2] @ out[placed]
+        else:
+            tau_j = self.placed.actuator_to_joint('effort', out[placed], theta[placed])
+        data.qfrc_applied[dofs] += tau_j
+        if self._placed_rotor.any():
+            g = np.ones(len(placed)) if gain is None else gain[placed]
+            T = self.placed.rotors.jacobian(q)
+            R = T.T @ ((g * self._placed_rotor)[:, None] * T)
+            model.dof_armature[dofs] = self._armature[dofs] + np.diag(R)
+            coupling = R - np.diag(np.diag(R))
+            if coupling.any():
+                data.qfrc_applied[dofs] -= coupling @ data.qacc[dofs]
+
+    def _remember_accelerations(self):
+        data = self.robot.data
+        self._accel[self.model_motors] = data.qacc[self._motor_dof]
+        if self.placed is not None and self._placed_rotor.any():
+            T = self.placed.rotors.jacobian(data.qpos[self._joint_qpos])
+            self._accel[self.placed_motors] = T @ data.qacc[self._joint_dof]

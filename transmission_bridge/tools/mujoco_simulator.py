@@ -1,0 +1,348 @@
+"""
+``actuator_simulator`` with ``engine:=mujoco``: the topics of a real robot's drivers.
+
+ROS wiring only: the robot, its drives and the step are :mod:`transmission_bridge.simulation`.
+Publishes ``actuator_states`` (the drives' reports, stamped with sim time), ``~/joint_states``
+(MuJoCo's own state of every hinge and slide joint: the ground truth, same stamps),
+``/clock``, and ``~/base_pose`` plus ``/tf`` ``world`` → the root body when the base floats;
+subscribes
+``actuator_commands`` (``effort``, ``position``) or ``actuator_impedance_commands``
+(``motor_gains``); serves ``~/reset`` (std_srvs/Trigger: back to the start pose, held).
+
+Paced by the wall clock (``real_time_factor`` > 0: the states due by now are run, a few at
+most per tick; a machine too slow for the pace runs slower than asked, it does not burst;
+≤ 0: as fast as it can), or with ``lockstep``
+by the commands: each command message advances exactly one state period and publishes
+exactly one state. A lockstep simulator publishes its start state, then waits; if no command
+comes for ``LOCKSTEP_RESEND`` s of wall time it publishes the same state again (same stamp),
+so that a state or a command lost before the graph was connected does not stop the run.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from geometry_msgs.msg import PoseStamped
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from ..ros.configurable import RELIABLE_10
+from ..messages.wire import (CdrWriter, DoublesTemplate, JointStateLayout, STAMP, Template,
+                             TransformsTemplate)
+from ..ros.node_main import StartupError
+from ..ros.parameters import declare
+
+GAINS = ('position', 'velocity', 'effort', 'stiffness', 'damping')  # the MIT law's order
+CATCH_UP = 5                    # states run at most in one tick to catch up with the wall
+LOCKSTEP_RESEND = 1.0           # s of wall time without a command before a state is resent
+WARN_EVERY = 5.0                # s between two warnings about malformed commands
+TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def declare_mujoco(node):
+    """Declare the MuJoCo engine's own parameters; return them as a dict."""
+    p = {}
+    p['floating_base'] = declare(node, 'floating_base', False, bool, 'free the root body and '
+                                 'add a ground plane if the model has none', read_only=True)
+    p['lockstep'] = declare(node, 'lockstep', False, bool, 'each command advances one state '
+                            'period and publishes one state', read_only=True)
+    p['real_time_factor'] = declare(node, 'real_time_factor', 1.0, float, 'simulated seconds '
+                                    'per wall second (<= 0: as fast as possible)',
+                                    read_only=True)
+    p['seed'] = declare(node, 'seed', 0, int, "seed of the drives' noise", read_only=True)
+    p['pose_rate'] = declare(node, 'pose_rate', 100.0, float, 'rate of ~/base_pose and /tf '
+                             'when the base floats, Hz', read_only=True, constraints='> 0')
+    if not p['pose_rate'] > 0.0:
+        raise StartupError(f"parameter 'pose_rate' must be a number > 0, got {p['pose_rate']!r}")
+    for name, default, text in (
+            ('position_stiffness', 5.0, "position drives' stiffness, N*m/rad at the motor"),
+            ('position_damping', 0.05, "position drives' damping, N*m*s/rad at the motor"),
+            ('position_noise', 0.0, 'standard deviation of reported positions'),
+            ('velocity_noise', 0.0, 'standard deviation of reported velocities'),
+            ('effort_noise', 0.0, 'standard deviation of reported torques')):
+        p[name] = declare(node, name, default, float, text, read_only=True, constraints='>= 0')
+        if not p[name] >= 0.0:
+            raise StartupError(f'parameter {name!r} must be a number >= 0, got {p[name]!r}')
+    for name, text in (('encoder_counts', 'encoder counts per motor turn (0: exact)'),
+                       ('delay', 'states between a measurement and its report')):
+        p[name] = declare(node, name, 0, int, text, read_only=True, constraints='>= 0')
+        if p[name] < 0:
+            raise StartupError(f'parameter {name!r} must be an integer >= 0, got {p[name]!r}')
+    return p
+
+
+class MujocoDrivers:
+    """The simulator node's MuJoCo side: publishers, subscriptions, pacing (module docstring)."""
+
+    def __init__(self, node, tset, model_file, rate, dynamics, p):
+        from ..simulation import DriveOptions, load, MujocoSimulation, SimulationError
+        self.node, self.tset = node, tset
+        try:
+            robot = load(model_file, p['floating_base'], rate)
+            options = DriveOptions(dynamics=dynamics, seed=p['seed'], **{
+                k: p[k] for k in ('position_stiffness', 'position_damping', 'encoder_counts',
+                                  'position_noise', 'velocity_noise', 'effort_noise',
+                                  'delay')})
+            self.sim = MujocoSimulation(tset, robot, rate, options)
+        except SimulationError as exc:
+            raise StartupError(str(exc)) from None
+        log = node.get_logger()
+        for warning in robot.warnings:
+            log.warning(warning)
+        if self.sim.added_damping:
+            log.info('the model has no damping on ' + ', '.join(self.sim.added_damping)
+                     + ": the transmissions' damping is applied there")
+        self.malformed, self._warned = 0, 0.0
+        self._orders = {}           # interface names of a gains message: where each value is
+        self.lockstep = p['lockstep']
+        self._states = node.create_publisher(JointState, 'actuator_states', RELIABLE_10)
+        self._truth = node.create_publisher(JointState, '~/joint_states', RELIABLE_10)
+        self._clock = node.create_publisher(Clock, '/clock', RELIABLE_10)
+        self._tf = self._base = None
+        # The base's pose at pose_rate (default 100 Hz), not with every state: five
+        # messages a millisecond would cost the simulator half its time.
+        self._pose_every = max(1, round(rate / p['pose_rate']))
+        self._count = self._pose_every
+        if robot.floating:
+            self._base = node.create_publisher(PoseStamped, '~/base_pose', RELIABLE_10)
+            try:
+                from tf2_msgs.msg import TFMessage
+                self._tf = node.create_publisher(TFMessage, '/tf', TF_QOS)
+            except ImportError:
+                log.warning('tf2_msgs is not installed: /tf world -> '
+                            f'{robot.root} is not published')
+        self._out = Outputs(list(tset.actuator_names), list(robot.joints), robot.root)
+        if dynamics == 'motor_gains':
+            from control_msgs.msg import DynamicJointState
+            self._gains_type, self._wire = DynamicJointState, None
+            node.create_subscription(DynamicJointState, 'actuator_impedance_commands',
+                                     self._on_gains_bytes, RELIABLE_10, raw=True)
+        else:
+            node.create_subscription(JointState, 'actuator_commands', self._on_command,
+                                     RELIABLE_10)
+        node.create_service(Trigger, '~/reset', self._on_reset)
+        self._last_sent = time.monotonic()
+        if self.lockstep:
+            node.create_timer(0.05, self._lockstep_watch)
+        else:
+            self._rtf = p['real_time_factor']
+            self._paced_from = None
+            node.create_timer(self.sim.period if self._rtf > 0 else 0.0, self._paced)
+        self.publish()
+        log.info(
+            f'MuJoCo: {model_file} ({robot.model.nq} positions, {robot.model.nv} velocities, '
+            f'{robot.model.neq} equality constraints{", floating base" if robot.floating else ""})'
+            f'; motors that are joints of the model: '
+            f'{", ".join(tset.actuator_names[i] for i in self.sim.model_motors) or "none"}; '
+            f'placed through their transmissions: '
+            f'{", ".join(tset.actuator_names[i] for i in self.sim.placed_motors) or "none"}; '
+            f'{dynamics} drives, {rate:g} states/s of {self.sim.substeps} step(s) of '
+            f'{robot.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
+
+    # --- commands ------------------------------------------------------------------------
+    def _count_malformed(self, why):
+        self.malformed += 1
+        now = time.monotonic()
+        if now - self._warned > WARN_EVERY:
+            self._warned = now
+            self.node.get_logger().warning(f'{self.malformed} malformed command(s) ignored so '
+                                           f'far; the last: {why}')
+
+    def _on_command(self, msg):
+        index = self.tset.actuator_index
+        n = len(msg.name)
+        rows = [(index[name], k) for k, name in enumerate(msg.name) if name in index]
+        if not rows:
+            self._count_malformed('no motor of this robot is named')
+            return self._stepped()
+        motors, ks = (list(x) for x in zip(*rows))
+        drives = self.sim.drives
+        if not all(math.isfinite(x) for field in (msg.position, msg.velocity, msg.effort)
+                   for x in field):
+            self._count_malformed('a value is not finite')
+            return self._stepped()
+        if self.sim.options.dynamics == 'effort':
+            if len(msg.effort) != n:
+                self._count_malformed(f'{len(msg.effort)} efforts for {n} names')
+                return self._stepped()
+            drives.set_efforts(motors, [msg.effort[k] for k in ks])
+        else:
+            if len(msg.position) != n:
+                self._count_malformed(f'{len(msg.position)} positions for {n} names')
+                return self._stepped()
+            velocity = [msg.velocity[k] for k in ks] if len(msg.velocity) == n else 0.0
+            effort = [msg.effort[k] for k in ks] if len(msg.effort) == n else 0.0
+            drives.set_positions(motors, [msg.position[k] for k in ks], velocity, effort)
+        self._stepped()
+
+    def _on_gains_bytes(self, data):
+        """Take a gains message as bytes: in place when it has the last one's layout."""
+        wire = self._wire
+        if wire is not None and len(data) == len(wire.fixed):
+            buf = wire.template.buf
+            buf[:] = data
+            if (wire.bytes[wire.mask] == wire.fixed[wire.mask]).all():
+                block = wire.out.T
+                if not np.isfinite(block).all():
+                    self._count_malformed('a value is not finite')
+                else:
+                    self.sim.drives.set_gains(wire.motors, *block)
+                return self._stepped()
+        from rclpy.serialization import deserialize_message
+        msg = deserialize_message(data, self._gains_type)
+        self._on_gains(msg)
+        self._wire = GainsWire.learn(msg, self.tset.actuator_index)
+
+    def _on_gains(self, msg):
+        index = self.tset.actuator_index
+        motors, values = [], []
+        for name, value in zip(msg.joint_names, msg.interface_values):
+            i = index.get(name)
+            if i is None:
+                continue
+            names = tuple(value.interface_names)
+            order = self._orders.get(names)
+            if order is None:
+                missing = [k for k in GAINS if k not in names]
+                if missing:
+                    self._count_malformed(f'{name}: no {", ".join(missing)} interface value')
+                    return self._stepped()
+                order = self._orders[names] = [names.index(k) for k in GAINS]
+            row = value.values
+            if len(row) != len(names):
+                self._count_malformed(f'{name}: {len(row)} values for {len(names)} names')
+                return self._stepped()
+            motors.append(i)
+            values.append([row[k] for k in order])
+        if values:
+            block = np.array(values).T
+            if not np.isfinite(block).all():
+                self._count_malformed('a value is not finite')
+            else:       # a message is taken whole or not at all
+                self.sim.drives.set_gains(motors, *block)
+        self._stepped()
+
+    def _stepped(self):
+        if self.lockstep:
+            self._tick()
+
+    # --- pacing ---------------------------------------------------------------------------
+    def _tick(self):
+        unstable = self.sim.unstable
+        self.sim.advance()
+        if self.sim.unstable != unstable:
+            self.node.get_logger().error(
+                f'MuJoCo found the simulation unstable at t = {self.sim.time:.3f} s and reset '
+                "it to the model's reference pose (a stiffer law than the step allows, or "
+                f'a command that flings the robot); {self.sim.unstable} time(s) so far')
+        self.publish()
+
+    def _paced(self):
+        """Run the states wall time × real_time_factor asks for by now (a few at most)."""
+        if self._rtf <= 0:
+            return self._tick()
+        now = time.monotonic()
+        if self._paced_from is None:
+            self._paced_from = (now, self.sim.time)
+        wall, simulated = self._paced_from
+        due = simulated + (now - wall) * self._rtf
+        for _ in range(CATCH_UP):
+            if self.sim.time + 0.5 * self.sim.period > due:
+                return
+            self._tick()
+        # Behind by more than CATCH_UP states: the machine cannot keep the pace; go on from
+        # here rather than run a burst later.
+        self._paced_from = (time.monotonic(), self.sim.time)
+
+    def _lockstep_watch(self):
+        if time.monotonic() - self._last_sent > LOCKSTEP_RESEND:
+            self.publish()
+
+    def _on_reset(self, request, response):
+        self.sim.reset()
+        self.publish()
+        response.success = True
+        response.message = (f'reset to the start pose at t = {self.sim.time:.3f} s; held until '
+                            'the next command')
+        return response
+
+    # --- states --------------------------------------------------------------------------
+    def publish(self):
+        """Publish the state now: actuator_states, ~/joint_states, /clock (and the base)."""
+        sim, out = self.sim, self._out
+        nanoseconds = round(sim.time * 1e9)
+        stamp = STAMP.pack(*divmod(nanoseconds, 1_000_000_000))
+        out.states.state[:] = sim.report()
+        out.states.set_stamp(stamp)
+        _, q, qd, qf = sim.joint_state()
+        truth = out.truth.state
+        truth[0], truth[1], truth[2] = q, qd, qf
+        out.truth.set_stamp(stamp)
+        out.clock.set_stamp(stamp)
+        self._clock.publish(out.clock.to_bytes())
+        self._states.publish(out.states.to_bytes())
+        self._truth.publish(out.truth.to_bytes())
+        self._count += 1
+        if self._base is not None and self._count >= self._pose_every:
+            self._count = 0
+            position, quaternion = sim.base_pose()
+            pose = out.pose.values
+            pose[:3], pose[3:6], pose[6] = position, quaternion[1:], quaternion[0]
+            out.pose.set_stamp(stamp)
+            self._base.publish(out.pose.to_bytes())
+            if self._tf is not None:
+                out.tf.values[0] = pose
+                out.tf.fill()
+                out.tf.set_stamp(stamp)
+                self._tf.publish(out.tf.to_bytes())
+        self._last_sent = time.monotonic()
+
+
+class GainsWire:
+    """
+    The byte layout of one stream of gains messages: its doubles are read in place.
+
+    The bridge's stream (the same motors, the interfaces in the MIT law's order); the rest of
+    a message's bytes (names, lengths; not the stamp) must be those learned.
+    """
+
+    def __init__(self, names, motors):
+        from ..bridge.impedance_wiring import MitWire
+        wire = MitWire(names)
+        self.template, self.out, self.motors = wire._template, wire.out, motors
+        self.bytes = np.frombuffer(self.template.buf, dtype=np.uint8)
+        self.fixed = self.bytes.copy()
+        self.mask = np.ones(len(self.fixed), dtype=bool)
+        self.mask[4:12] = False                        # the stamp
+        start = self.out.__array_interface__['data'][0] - self.bytes.__array_interface__[
+            'data'][0]
+        stride = self.out.strides[0]
+        for k in range(len(names)):
+            self.mask[start + k * stride:start + k * stride + 40] = False
+
+    @classmethod
+    def learn(cls, msg, index):
+        """Return the layout of messages like ``msg``, or None (not every motor ours...)."""
+        names = list(msg.joint_names)
+        if not names or any(n not in index for n in names) or any(
+                list(v.interface_names) != list(GAINS) for v in msg.interface_values) or \
+                len(msg.interface_values) != len(names):
+            return None
+        return cls(names, [index[n] for n in names])
+
+
+class Outputs:
+    """The simulator's messages as byte templates, refilled for every state (messages/wire)."""
+
+    def __init__(self, motors, joints, root):
+        n, m = len(motors), len(joints)
+        self.states = JointStateLayout(motors, '', (n, n, n)).encoder()
+        self.truth = JointStateLayout(joints, '', (m, m, m)).encoder()
+        w = CdrWriter()
+        at = w.stamp()
+        self.clock = Template(w.buf, at)
+        self.pose = DoublesTemplate.pose_stamped('world')
+        self.tf = TransformsTemplate([('world', root)])
