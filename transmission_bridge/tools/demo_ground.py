@@ -162,7 +162,7 @@ def hold_arm(tfile, urdf, model):
     node.create_subscription(JointState, 'actuator_commands', commands.append, 1000)
     try:
         deadline = time.monotonic() + 60.0
-        while not commands and time.monotonic() < deadline:
+        while not (commands and truth) and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.05)
         start = len(truth)
         while truth and _stamp(truth[-1]) - _stamp(truth[start - 1]) < 2.0 and \
