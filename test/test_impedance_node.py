@@ -360,7 +360,9 @@ def test_the_legged_robot_holds_a_crouch_by_impedance(tmp_path):
                       'actuator_states') as graph:
         sim_params = tmp_path / 'sim.yaml'
         sim_params.write_text(yaml.safe_dump({'/**/actuator_simulator': {'ros__parameters': {
-            'transmissions_file': LEGGED, 'dynamics': output, 'rate': 100.0}}}))
+            'transmissions_file': LEGGED, 'engine': 'mujoco',
+            'model_file': LEGGED.replace('.urdf', '.xml'), 'dynamics': output,
+            'rate': 100.0}}}))
         sim = NodeProcess('transmission_bridge.tools.actuator_simulator',
                           ['--params-file', str(sim_params), '-r',
                            f'__ns:={graph.namespace}'], tmp_path / 'sim.log')

@@ -19,6 +19,7 @@ so that a state or a command lost before the graph was connected does not stop t
 """
 
 import math
+import struct
 import time
 
 import numpy as np
@@ -37,9 +38,13 @@ from ..ros.parameters import declare
 
 GAINS = ('position', 'velocity', 'effort', 'stiffness', 'damping')  # the MIT law's order
 CATCH_UP = 5                    # states run at most in one tick to catch up with the wall
+STATUS_EVERY = 10.0             # s of wall time between two pace reports in the log
 LOCKSTEP_RESEND = 1.0           # s of wall time without a command before a state is resent
 WARN_EVERY = 5.0                # s between two warnings about malformed commands
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+# rclcpp's ClockQoS (rclpy's time source reads /clock so): a reader that falls behind loses
+# ticks it no longer needs, and never holds the simulator up.
+CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
 def declare_mujoco(node):
@@ -100,7 +105,7 @@ class MujocoDrivers:
         self.lockstep = p['lockstep']
         self._states = node.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._truth = node.create_publisher(JointState, '~/joint_states', RELIABLE_10)
-        self._clock = node.create_publisher(Clock, '/clock', RELIABLE_10)
+        self._clock = node.create_publisher(Clock, '/clock', CLOCK_QOS)
         self._tf = self._base = None
         # The base's pose at pose_rate (default 100 Hz), not with every state: five
         # messages a millisecond would cost the simulator half its time.
@@ -115,6 +120,7 @@ class MujocoDrivers:
                 log.warning('tf2_msgs is not installed: /tf world -> '
                             f'{robot.root} is not published')
         self._out = Outputs(list(tset.actuator_names), list(robot.joints), robot.root)
+        self._pace = PaceReport(log)
         if dynamics == 'motor_gains':
             from control_msgs.msg import DynamicJointState
             self._gains_type, self._wire = DynamicJointState, None
@@ -231,6 +237,7 @@ class MujocoDrivers:
 
     # --- pacing ---------------------------------------------------------------------------
     def _tick(self):
+        began = time.perf_counter()
         unstable = self.sim.unstable
         self.sim.advance()
         if self.sim.unstable != unstable:
@@ -239,6 +246,7 @@ class MujocoDrivers:
                 "it to the model's reference pose (a stiffer law than the step allows, or "
                 f'a command that flings the robot); {self.sim.unstable} time(s) so far')
         self.publish()
+        self._pace.state(time.perf_counter() - began, self.sim.time)
 
     def _paced(self):
         """Run the states wall time × real_time_factor asks for by now (a few at most)."""
@@ -301,12 +309,33 @@ class MujocoDrivers:
         self._last_sent = time.monotonic()
 
 
+class PaceReport:
+    """Every ``STATUS_EVERY`` s of wall time: the real-time factor and the slowest state."""
+
+    def __init__(self, log):
+        self._log, self._since, self._slowest = log, None, 0.0
+
+    def state(self, took, sim_time):
+        """Count one state that took ``took`` s of wall time, ending at ``sim_time``."""
+        now = time.monotonic()
+        if self._since is None:
+            self._since = (now, sim_time)
+        self._slowest = max(self._slowest, took)
+        wall, simulated = self._since
+        if now - wall >= STATUS_EVERY:
+            ran = sim_time - simulated
+            self._log.info(f'{ran:.2f} s simulated in {now - wall:.2f} s of wall time '
+                           f'(real-time factor {ran / (now - wall):.3f}); the slowest state '
+                           f'took {self._slowest * 1e3:.2f} ms to step and publish')
+            self._since, self._slowest = (now, sim_time), 0.0
+
+
 class GainsWire:
     """
     The byte layout of one stream of gains messages: its doubles are read in place.
 
-    The bridge's stream (the same motors, the interfaces in the MIT law's order); the rest of
-    a message's bytes (names, lengths; not the stamp) must be those learned.
+    The bridge's stream (the same motors, the interfaces in the MIT law's order): a message
+    of the same length whose names sit where the learned one's did.
     """
 
     def __init__(self, names, motors):
@@ -315,13 +344,16 @@ class GainsWire:
         self.template, self.out, self.motors = wire._template, wire.out, motors
         self.bytes = np.frombuffer(self.template.buf, dtype=np.uint8)
         self.fixed = self.bytes.copy()
-        self.mask = np.ones(len(self.fixed), dtype=bool)
-        self.mask[4:12] = False                        # the stamp
-        start = self.out.__array_interface__['data'][0] - self.bytes.__array_interface__[
-            'data'][0]
-        stride = self.out.strides[0]
-        for k in range(len(names)):
-            self.mask[start + k * stride:start + k * stride + 40] = False
+        # What must match: every name (its CDR length and characters) where the template
+        # has it. Not the padding between fields, which rclpy leaves as it finds it.
+        self.mask = np.zeros(len(self.fixed), dtype=bool)
+        raw = self.fixed.tobytes()
+        for text in {*names, *GAINS}:
+            word = struct.pack('<I', len(text) + 1) + text.encode() + b'\0'
+            at = raw.find(word)
+            while at >= 0:
+                self.mask[at:at + len(word)] = True
+                at = raw.find(word, at + 1)
 
     @classmethod
     def learn(cls, msg, index):

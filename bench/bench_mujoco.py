@@ -1,0 +1,110 @@
+"""
+The legged robot on MuJoCo at 1 kHz with the bridge and the kinematics node: real time?
+
+    python bench/bench_mujoco.py [--seconds 20] [--rate 1000]
+
+Three processes on this machine, as a user runs them: ``actuator_simulator`` with
+``engine:=mujoco`` on ``config/legged_robot.xml`` (floating base on the ground, MIT-mode
+drives, 1 ms physics), the bridge with joint impedance gains on every joint
+(``impedance_output:=motor_gains``) and the kinematics node on the legged URDF, both on the
+simulator's ``/clock``; this process streams a standing target at 50 Hz. Reported: the
+real-time factor and the slowest state (step and publish) from the simulator's own pace
+report, each process's CPU, the states the bridge dropped to keep up (``input overload``),
+and the base height at the end (it stood). ``real_time_factor`` is the anchor (1.0).
+"""
+
+import argparse
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from common import report
+import psutil
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+URDF, MJCF = ROOT / 'config' / 'legged_robot.urdf', ROOT / 'config' / 'legged_robot.xml'
+SETTLE_S = 6.0
+STAND = {'hip_pitch': -0.3, 'knee': 0.6, 'ankle_pitch': -0.3}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--seconds', type=float, default=20.0)
+    parser.add_argument('--rate', type=float, default=1000.0)
+    parser.add_argument('--without', choices=('kin', 'bridge'), action='append', default=[],
+                        help='leave a node out (to see what each costs)')
+    args = parser.parse_args()
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+    from transmission_bridge.transmissions import load_transmissions
+    names = list(load_transmissions(URDF).joint_names)
+    gains = [x for j in names for x in ('-p', f'gains.{j}.p:=400.0', '-p', f'gains.{j}.d:=4.0')]
+    logs = {k: open(f'/tmp/bench_mujoco_{k}.log', 'w') for k in ('sim', 'bridge', 'kin')}
+    procs = {
+        'sim': ['transmission_bridge.tools.actuator_simulator', '-p', 'engine:=mujoco',
+                '-p', f'transmissions_file:={URDF}', '-p', f'model_file:={MJCF}',
+                '-p', 'floating_base:=true', '-p', 'dynamics:=motor_gains',
+                '-p', f'rate:={args.rate}'],
+        'bridge': ['transmission_bridge.bridge.node', '-p', f'transmissions_file:={URDF}',
+                   '-p', 'impedance_output:=motor_gains', '-p', 'command_timeout:=0.0',
+                   '-p', 'use_sim_time:=true', *gains],
+        'kin': ['transmission_bridge.robot_state.node', '-p', f'model_file:={URDF}',
+                '-p', 'use_sim_time:=true']}
+    for k in args.without:
+        del procs[k]
+    started = {k: subprocess.Popen([sys.executable, '-m', m[0], '--ros-args', *m[1:]],
+                                   stdout=logs[k], stderr=subprocess.STDOUT)
+               for k, m in procs.items()}
+    import rclpy
+    from geometry_msgs.msg import PoseStamped
+    from sensor_msgs.msg import JointState
+    rclpy.init(args=[])
+    node = rclpy.create_node('bench_mujoco')
+    pub = node.create_publisher(JointState, 'joint_commands', 10)
+    base = []
+    node.create_subscription(PoseStamped, 'actuator_simulator/base_pose', base.append, 10)
+    target = JointState(name=names, position=[
+        next((v for k, v in STAND.items() if j.endswith(k)), 0.0) for j in names])
+    cpu = {k: psutil.Process(p.pid) for k, p in started.items()}
+
+    def stream(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pub.publish(target)
+            rclpy.spin_once(node, timeout_sec=0.02)
+
+    try:
+        stream(SETTLE_S)
+        for p in cpu.values():
+            p.cpu_percent()
+        stream(args.seconds)
+        usage = {k: p.cpu_percent() for k, p in cpu.items()}
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+        for p in started.values():
+            p.send_signal(signal.SIGINT)
+        for p in started.values():
+            p.wait(20)
+    text = {k: pathlib.Path(f'/tmp/bench_mujoco_{k}.log').read_text() for k in logs}
+    paces = re.findall(r'real-time factor (\d+\.\d+)\); the slowest state took (\d+\.\d+) ms',
+                       text['sim'])[1:]         # the first window holds the start-up
+    dropped = sum(int(n) for n in re.findall(r'input overload: (\d+) messages dropped',
+                                               text['bridge']))
+    rows = [{'what': 'legged robot on MuJoCo, 1 kHz, bridge + kinematics',
+             'real_time_factor': min(float(f) for f, _ in paces) if paces else float('nan'),
+             'slowest_state_ms': max(float(s) for _, s in paces) if paces else float('nan'),
+             'sim_cpu_percent': usage['sim'], 'bridge_cpu_percent': usage.get('bridge', 0.0),
+             'kinematics_cpu_percent': usage.get('kin', 0.0), 'bridge_dropped': dropped,
+             'base_height_m': base[-1].pose.position.z if base else float('nan')}]
+    report('mujoco_legged', rows, list(rows[0]))
+
+
+if __name__ == '__main__':
+    main()
