@@ -135,9 +135,9 @@ def test_excite_send_record_identify_end_to_end(tmp_path):
 
     The robot is MuJoCo's (``engine:=mujoco``: its URDF import, its integrator; the motors'
     rotors, friction and stages as the drives'), not this package's dynamics. The springs:
-    config/identify_bridge.yaml. The simulated forearm is 30 % heavier than the URDF says. From the recorded
-    bag the tool finds the torques that hold the arm and the motors' rotors and friction
-    (the simulator's: the transmissions file's).
+    config/identify_bridge.yaml. The simulated forearm is 30 % heavier than the URDF says.
+    From the recorded bag the tool finds the torques that hold the arm and the motors'
+    rotors and friction (the simulator's: the transmissions file's).
     """
     pytest.importorskip('control_msgs.msg', reason='control_msgs is not installed')
     pytest.importorskip('rosbags', reason='the bag is written with rosbags')

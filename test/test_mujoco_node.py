@@ -67,7 +67,7 @@ def _stack(tmp_path, ns, sim_args, bridge=True, sim=True):
 
 @pytest.fixture
 def burner(request):
-    """A process that keeps one core busy (the 'burner' case), or nothing."""
+    """Keep one core busy in another process (the 'burner' case), or do nothing."""
     if request.param != 'burner':
         yield None
         return
@@ -141,8 +141,8 @@ def _lockstep_run(tmp_path, tag, states):
         graph.node.create_subscription(JointState, 'actuator_simulator/joint_states',
                                        got.append, 5000, raw=True)
         graph.spin_until(lambda: False, 1.0, lambda: pub.publish(target), 0.05)
-        sim = _stack(tmp_path / tag, ns, ['-p', 'floating_base:=true', '-p',
-                                           'lockstep:=true'], bridge=False)[0]
+        sim = _stack(tmp_path / tag, ns, ['-p', 'floating_base:=true',
+                                          '-p', 'lockstep:=true'], bridge=False)[0]
         assert graph.spin_until(lambda: len(got) > states, 120), sim.output()
     finally:
         graph.close()
