@@ -19,8 +19,8 @@ noise, and delayed by ``delay`` states. Off by default: exact states.
 """
 
 import collections
-import math
 from dataclasses import dataclass
+import math
 
 import numpy as np
 

@@ -22,17 +22,16 @@ import math
 import struct
 import time
 
-import numpy as np
-
 from geometry_msgs.msg import PoseStamped
+import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from ..ros.configurable import RELIABLE_10
 from ..messages.wire import (CdrWriter, DoublesTemplate, JointStateLayout, STAMP, Template,
                              TransformsTemplate)
+from ..ros.configurable import RELIABLE_10
 from ..ros.node_main import StartupError
 from ..ros.parameters import declare
 
