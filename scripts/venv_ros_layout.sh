@@ -28,7 +28,7 @@ ln -sfn "$root/package.xml" "$venv/share/$pkg/package.xml"
 for dir in launch config; do
   rm -rf "${venv:?}/share/$pkg/$dir"
   mkdir -p "$venv/share/$pkg/$dir"
-  for f in "$root/$dir"/*.launch.py "$root/$dir"/*.yaml "$root/$dir"/*.urdf; do
+  for f in "$root/$dir"/*.launch.py "$root/$dir"/*.yaml "$root/$dir"/*.urdf "$root/$dir"/*.xml; do
     [ -f "$f" ] && ln -s "$f" "$venv/share/$pkg/$dir/"
   done
 done
