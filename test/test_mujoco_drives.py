@@ -21,6 +21,8 @@ PENDULUM = """<mujoco><option timestep="0.001" gravity="0 0 0"/><worldbody>
 <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="1"/></body>
 </worldbody></mujoco>"""
 TIGHT = 1e-12                     # the same arithmetic, rounded differently
+DRY_TOL = 1e-6                    # N m: MuJoCo's soft friction constraint at its bound
+HELD = 1e-3                       # rad in 0.5 s: a stuck gear
 
 
 def pendulum(tmp_path, stage=None, dynamics='effort', joint='joint', kind='hinge',
@@ -39,15 +41,40 @@ def pendulum(tmp_path, stage=None, dynamics='effort', joint='joint', kind='hinge
 
 
 @pytest.mark.parametrize('w, tau_a, tau_o', [(1.0, 1.25, 1.0), (-1.0, 0.5, 1.0),
-                                             (0.0, 1.0, 1.4)])
+                                             (0.0, 1.0, 0.8)])
 def test_the_stage_passes_notations_pinned_torques(tmp_path, w, tau_a, tau_o):
-    """eta_f 0.8, eta_b 0.5: NOTATION's 'Pinned gear losses', measured direction."""
+    """
+    eta_f 0.8, eta_b 0.5: NOTATION's 'Pinned gear losses', measured direction, moving.
+
+    What reaches the joint is the stage's pass plus its dry friction (MuJoCo's constraint
+    force). From rest the motor drives a free load: eta_f of its torque.
+    """
     sim = pendulum(tmp_path, stage=(0.8, 0.5))
     sim.drives.set_efforts([0], [tau_a])
     sim.robot.data.qvel[0] = w
     sim.advance()
-    assert sim.robot.data.qfrc_applied[0] == pytest.approx(tau_o, abs=TIGHT)
+    data = sim.robot.data
+    assert data.qfrc_applied[0] + data.qfrc_constraint[0] == pytest.approx(tau_o, abs=DRY_TOL)
     assert sim.report()[2][0] == tau_a                  # the driver reports its own torque
+
+
+@pytest.mark.parametrize('factor, holds', [
+    (1.0, True), (0.6, True), (1.2, True), (0.4, False), (1.4, False)])
+def test_a_stuck_stage_holds_a_load_within_its_band(tmp_path, factor, holds):
+    """
+    At rest a stage holds a load whose torque lies within [eta_b, 1/eta_f] of the motor's.
+
+    eta_f 0.8, eta_b 0.5: a motor torque of 0.6-1.2 times the load holds it (the gear
+    sticks); 0.4 lets the load drive it down, 1.4 drives the load up.
+    """
+    sim = pendulum(tmp_path, stage=(0.8, 0.5))
+    sim.robot.model.opt.gravity[:] = (0.0, 0.0, -9.81)
+    load = 1.0 * 9.81 * 0.15            # the 1 kg capsule at its middle, lever 0.15 m
+    sim.drives.set_efforts([0], [-load * factor])     # gravity turns it about +y
+    start = sim.robot.data.qpos[0]
+    for _ in range(500):
+        sim.advance()
+    assert (abs(sim.robot.data.qpos[0] - start) < HELD) == holds
 
 
 def test_torque_saturates_at_the_effort_limit(tmp_path):

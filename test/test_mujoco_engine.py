@@ -131,8 +131,15 @@ def test_no_torque_falls_as_plain_mujoco_does():
     assert worst < FALL_TOL, worst
 
 
-def test_holding_torques_through_lossy_stages_hold_the_arm():
+@pytest.mark.parametrize('stages', ['friction', 'efficiency'])
+def test_holding_torques_through_lossy_stages_hold_the_arm(stages):
+    """Hold MuJoCo's arm with the kinematics library's gravity through the commanded law."""
     tset = load_transmissions(CONFIG / 'example_robot_transmissions.yaml')
+    if stages == 'efficiency':          # gears that lose 15-30 % besides their friction
+        tset = tset.replace_fields(actuators={
+            'shoulder_lift_motor': {'efficiency_driving': 0.85, 'efficiency_driven': 0.7},
+            'elbow_motor': {'efficiency_driving': 0.8, 'efficiency_driven': 0.75},
+            'wrist_left_motor': {'efficiency_driving': 0.9, 'efficiency_driven': 0.8}})
     assert not tset.losses.lossless and tset.rotors is not None
     model = load_model(CONFIG / 'example_arm_model.yaml')
     robot = load(CONFIG / 'example_robot.urdf', rate=1000.0)

@@ -96,6 +96,25 @@ class Drives:
             tau = k * (target - theta) + d * (target_d - thetad) + feed
         return np.clip(tau, -self.limit, self.limit)
 
+    def dry_stage(self, tau, thetad, rotor_acceleration):
+        """
+        Return ``(out, gain, band)``: each gear stage as a mean gain and a dry friction.
+
+        The stage passes ``c τ_in`` with ``c`` the middle of its two gains (η_f and 1/η_b),
+        and loses up to ``band = h |τ_in|``, ``h`` half their spread, as dry friction on the
+        motor's coordinate (MuJoCo's ``frictionloss``, which sticks): sliding, that is η_f
+        τ_in where the motor drives and τ_in / η_b where the load drives (NOTATION's stage);
+        at rest it holds whatever lies within the band, as a stuck gear does. ``out`` is
+        ``c (τ − f)``, the rotor's ``I θ̈`` left to the caller as inertia ``c I`` (implicit);
+        ``τ_in = τ − f − I θ̈`` uses the last step's ``θ̈`` for the band.
+        """
+        losses = self.losses
+        driving, back = losses.measured_gains
+        centre, half = (driving + back) * 0.5, (back - driving) * 0.5
+        tau_f = tau - losses.friction(thetad)
+        tau_in = tau_f - self.rotor * rotor_acceleration
+        return centre * tau_f, centre, half * np.abs(tau_in)
+
     def stage(self, tau, thetad, rotor_acceleration):
         """
         Return ``(out, gain)``: what each gear stage passes on, and its gain d out / d τ.

@@ -11,9 +11,11 @@ No ROS here. Each motor of the transmission set is simulated where it is:
   joints' (the set's maps), its torque to the joints by the effort map at the pose.
 
 Every physics step runs each drive's law (:mod:`.drives`) on the motors' state, passes it through
-the gear stage (rotor before the loss), applies it, and steps MuJoCo; a rotor's inertia is
-MuJoCo's too (``armature``: on a motor joint ``g I``, on the joints of a placed motor the
-diagonal of ``Tᵀ diag(g I) T``, its coupling terms from the last step's accelerations).
+the gear stage (rotor before the loss; an inefficient stage as its mean gain and MuJoCo dry
+friction on the motor's coordinate, :meth:`.drives.Drives.dry_stage`), applies it, and steps
+MuJoCo; a rotor's inertia is MuJoCo's too (``armature``: on a motor joint ``g I``, on the
+joints of a placed motor the diagonal of ``Tᵀ diag(g I) T``, its coupling terms from the last
+step's accelerations).
 MuJoCo's equality constraints are soft (they open by ~1e-5 m under load at a 1 ms step):
 after each state period the chains are closed again on MuJoCo's own residuals and Jacobian,
 as an impulse would close them (:class:`.model.ChainCloser`), so a published state is a
@@ -29,6 +31,11 @@ from .drives import Drives
 from .model import ChainCloser, import_mujoco, set_pose, SimulationError
 from ..transmissions import TransmissionSet
 
+# A stage's dry friction as stiff as a step allows: MuJoCo's soft friction creeps under a
+# held load at a speed its impedance sets (at the default 0.9-0.95, a gear holding an arm
+# slid 20 mrad/s); at 0.9999 it holds within microradians.
+STICK = [0.9999, 0.9999, 0.001, 0.5, 2.0]
+
 
 class MujocoSimulation:
     """The simulator's state and step (module docstring)."""
@@ -41,6 +48,8 @@ class MujocoSimulation:
         self.mujoco.set_mju_user_warning(self._warning)
         self.last_warning = ''
         self.tset, self.robot, self.options = tset, robot, options
+        self._place(tset, robot)
+        robot = self.robot = self._stage_carriers(tset, robot)
         model = robot.model
         ratio = 1.0 / (rate * model.opt.timestep)
         self.substeps = int(round(ratio))
@@ -50,11 +59,13 @@ class MujocoSimulation:
                                   'states per second)')
         self._timestep = float(model.opt.timestep)
         self.period = self.substeps * self._timestep
-        self._place(tset, robot)
         self._all_qpos = np.array([robot.qpos_of[j] for j in robot.joints], dtype=int)
         self._all_dofs = np.array([robot.dof_of[j] for j in robot.joints], dtype=int)
         self.drives = Drives(tset, options)
         self._armature = model.dof_armature.copy()
+        self._frictionloss = model.dof_frictionloss.copy()
+        if self._dry.any():
+            self._stiff_friction()
         self._close = ChainCloser(robot)
         self._damp_joints(tset, robot)
         self._accel = np.zeros(tset.num_actuators)      # the motors' last accelerations
@@ -107,6 +118,46 @@ class MujocoSimulation:
             self._linear = (self.placed.joint_to_actuator('velocity', np.eye(nj)).T,
                             np.asarray(self.placed.joint_offsets, dtype=float),
                             self.placed.actuator_to_joint('effort', np.eye(na)).T)
+
+    def _stage_carriers(self, tset, robot):
+        """
+        Say where each inefficient stage's dry friction acts; return the robot to run.
+
+        A motor joint's own degree of freedom; a placed motor of a linear set, a fixed tendon
+        along its coordinate (``θ = A q``, added to the model here); any other stage (a placed
+        motor of a linkage) stays NOTATION's measured stage, explicit.
+        """
+        n = tset.num_actuators
+        self._dry = np.zeros(n, dtype=bool)
+        self._tendon = np.full(n, -1, dtype=int)
+        if tset.losses.lossless:
+            return robot
+        inefficient = tset.losses.inefficient
+        self._dry[self.model_motors] = inefficient[self.model_motors]
+        tendons = {}
+        if self.placed is not None and self._linear is not None:
+            A = self._linear[0]
+            for k, i in enumerate(self.placed_motors):
+                if inefficient[i]:
+                    tendons[f'{tset.actuator_names[i]}_stage'] = [
+                        (j, A[k, c]) for c, j in enumerate(self.placed.joint_names) if A[k, c]]
+        if not tendons:
+            return robot
+        robot = robot.with_tendons(tendons)
+        for i in self.placed_motors:
+            tendon = robot.tendon_of.get(f'{tset.actuator_names[i]}_stage')
+            if tendon is not None:
+                self._tendon[i], self._dry[i] = tendon, True
+        return robot
+
+    def _stiff_friction(self):
+        """Make the stages' dry friction stick (MuJoCo's default lets it creep ~2 % / s)."""
+        model = self.robot.model
+        ref = [2.0 * model.opt.timestep, 1.0]
+        dofs = self._motor_dof[self._dry[self.model_motors]]
+        model.dof_solref[dofs], model.dof_solimp[dofs] = ref, STICK
+        tendons = self._tendon[self._tendon >= 0]
+        model.tendon_solref_fri[tendons], model.tendon_solimp_fri[tendons] = ref, STICK
 
     def _damp_joints(self, tset, robot):
         """Give a joint the model leaves undamped its transmission's damping (implicit)."""
@@ -225,6 +276,16 @@ class MujocoSimulation:
             out, gain = tau, None
         else:
             out, gain = drives.stage(tau, thetad, self._accel)
+            dry = self._dry
+            if dry.any():       # a mean gain and dry friction (MuJoCo's, which sticks)
+                dry_out, dry_gain, band = drives.dry_stage(tau, thetad, self._accel)
+                out[dry], gain[dry] = dry_out[dry], dry_gain[dry]
+                inside_dry = dry[self.model_motors]
+                dofs = self._motor_dof[inside_dry]
+                model.dof_frictionloss[dofs] = self._frictionloss[dofs] + \
+                    band[self.model_motors[inside_dry]]
+                on_tendon = self._tendon >= 0
+                model.tendon_frictionloss[self._tendon[on_tendon]] = band[on_tendon]
         inside = self.model_motors
         if len(inside):
             data.qfrc_applied[self._motor_dof] += out[inside]

@@ -51,10 +51,11 @@ class Robot:
     address (or None).
     """
 
-    def __init__(self, model, home, floating):
+    def __init__(self, model, home, floating, spec=None):
         mujoco = import_mujoco()
-        self.model, self.data = model, mujoco.MjData(model)
+        self.model, self.data, self.spec = model, mujoco.MjData(model), spec
         self.home, self.floating = home, floating
+        self.warnings = []
         kinds = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
         self.joint_ids = [j for j in range(model.njnt) if model.jnt_type[j] in kinds]
         self.joints = [model.joint(j).name for j in self.joint_ids]
@@ -67,6 +68,25 @@ class Robot:
         self.free_dof = int(model.jnt_dofadr[free[0]]) if free else None
         body = int(model.jnt_bodyid[free[0]]) if free else (1 if model.nbody > 1 else 0)
         self.root = model.body(body).name or 'world'
+
+    def with_tendons(self, tendons):
+        """
+        Return this robot compiled again with fixed tendons ``{name: [(joint, coef)]}``.
+
+        A tendon's length is ``Σ coef q_joint``: a motor coordinate made of the joints', on
+        which MuJoCo can put dry friction (``tendon_frictionloss``).
+        """
+        mujoco = import_mujoco()
+        for name, joints in tendons.items():
+            tendon = self.spec.add_tendon(name=name)
+            for joint, coef in joints:
+                tendon.wrap_joint(joint, float(coef))
+        model = self.spec.compile()
+        robot = Robot(model, self.home, self.floating, self.spec)
+        robot.warnings = self.warnings
+        robot.tendon_of = {name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_TENDON, name)
+                           for name in tendons}
+        return robot
 
 
 def _keyframe(mujoco, spec, path):
@@ -214,7 +234,7 @@ def load(path, floating_base=False, rate=None):
                                     size=[0, 0, 1], friction=[1.0, 0.005, 0.0001])
         floating = True
     model = _compile(mujoco, spec, path)
-    robot = Robot(model, home, floating)
+    robot = Robot(model, home, floating, spec)
     robot.warnings = warnings
     if robot.free_qpos is not None:
         robot.floating = True
