@@ -94,6 +94,9 @@ class MujocoSimulation:
         self._motor_dof = np.array([robot.dof_of[names[i]] for i in inside], dtype=int)
         placed_specs = [s for s in tset.specs
                         if any(a.name not in robot.qpos_of for a in s.actuators)]
+        self._weld([s for s in placed_specs
+                    if all(j.name in robot.fixed_joints for j in s.joints)], tset)
+        placed_specs = [s for s in placed_specs if s.name not in self.welded]
         for spec in placed_specs:
             for j in spec.joints:
                 if j.name not in robot.qpos_of:
@@ -118,6 +121,25 @@ class MujocoSimulation:
             self._linear = (self.placed.joint_to_actuator('velocity', np.eye(nj)).T,
                             np.asarray(self.placed.joint_offsets, dtype=float),
                             self.placed.actuator_to_joint('effort', np.eye(na)).T)
+
+    def _weld(self, specs, tset):
+        """
+        Hold the motors of transmissions whose joints are all fixed in the URDF, and say so.
+
+        A real file's transmission can name a joint the URDF makes fixed (example-robot-data's
+        Kinova fingers, the PR2's casters): its motors report the joints' zero pose and their
+        torques move nothing.
+        """
+        self.welded = {s.name for s in specs}
+        self.warnings = [f'transmission {s.name!r}: its joints '
+                         f'({", ".join(j.name for j in s.joints)}) are fixed in the URDF; its '
+                         f'motors ({", ".join(a.name for a in s.actuators)}) report their zero '
+                         'pose and their torques move nothing' for s in specs]
+        self.welded_motors = np.array([tset.actuator_index[a.name] for s in specs
+                                       for a in s.actuators], dtype=int)
+        welded = TransmissionSet(specs) if specs else None
+        self._welded_theta = np.zeros(0) if welded is None else welded.joint_to_actuator(
+            'position', np.zeros(welded.num_joints))
 
     def _stage_carriers(self, tset, robot):
         """
@@ -213,6 +235,7 @@ class MujocoSimulation:
         theta, thetad = np.empty(n), np.empty(n)
         theta[self.model_motors] = data.qpos[self._motor_qpos]
         thetad[self.model_motors] = data.qvel[self._motor_dof]
+        theta[self.welded_motors], thetad[self.welded_motors] = self._welded_theta, 0.0
         if self.placed is not None:
             q, v = data.qpos[self._joint_qpos], data.qvel[self._joint_dof]
             if self._linear is not None:

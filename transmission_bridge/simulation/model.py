@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
+from .urdf_repair import repair_inertials
 from ..transmissions import ConfigError
 
 PIP = 'pip install mujoco'
@@ -56,6 +57,7 @@ class Robot:
         self.model, self.data, self.spec = model, mujoco.MjData(model), spec
         self.home, self.floating = home, floating
         self.warnings = []
+        self.fixed_joints = set()        # a URDF's fixed joints (MuJoCo welds them)
         kinds = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
         self.joint_ids = [j for j in range(model.njnt) if model.jnt_type[j] in kinds]
         self.joints = [model.joint(j).name for j in self.joint_ids]
@@ -83,7 +85,7 @@ class Robot:
                 tendon.wrap_joint(joint, float(coef))
         model = self.spec.compile()
         robot = Robot(model, self.home, self.floating, self.spec)
-        robot.warnings = self.warnings
+        robot.warnings, robot.fixed_joints = self.warnings, self.fixed_joints
         robot.tendon_of = {name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_TENDON, name)
                            for name in tendons}
         return robot
@@ -133,7 +135,7 @@ def _mesh_file(name, folder):
     return path if path.is_file() else None
 
 
-def urdf_for_mujoco(text, folder, floating_base=False):
+def urdf_for_mujoco(text, folder, floating_base=False, meshes=True):
     """
     Return ``(text, warnings)``: a URDF MuJoCo's importer keeps whole.
 
@@ -141,10 +143,12 @@ def urdf_for_mujoco(text, folder, floating_base=False):
     fixed joints; here the root hangs from a ``world`` link on a fixed joint (a ``floating``
     one with ``floating_base``) and nothing is fused, so every link is a body of its name.
     Visual elements are dropped (MuJoCo draws nothing here); a collision mesh MuJoCo cannot
-    read (not found, or not STL/OBJ/MSH) is dropped with a warning naming the link.
+    read (not found, or not STL/OBJ/MSH; every one without ``meshes``) is dropped with a
+    warning naming the link. Inertials MuJoCo refuses become the nearest it takes
+    (:mod:`.urdf_repair`), each said.
     """
     root = ElementTree.fromstring(text)
-    warnings = []
+    warnings = repair_inertials(root)
     for link in root.findall('link'):
         for visual in link.findall('visual'):
             link.remove(visual)
@@ -153,7 +157,9 @@ def urdf_for_mujoco(text, folder, floating_base=False):
             if mesh is None:
                 continue
             found = _mesh_file(mesh.get('filename', ''), folder)
-            if found is None or found.suffix.lower() not in MESHES:
+            if not meshes:
+                link.remove(collision)
+            elif found is None or found.suffix.lower() not in MESHES:
                 link.remove(collision)
                 warnings.append(f'link {link.get("name")!r}: collision mesh '
                                 f'{mesh.get("filename")!r} left out (MuJoCo reads only '
@@ -187,8 +193,18 @@ def _read(mujoco, file, floating_base):
     warnings = []
     try:
         if ElementTree.fromstring(text).tag == 'robot':
-            text, warnings = urdf_for_mujoco(text, file.parent, floating_base)
-            return mujoco.MjSpec.from_string(text), warnings, True
+            made, warnings = urdf_for_mujoco(text, file.parent, floating_base)
+            spec = mujoco.MjSpec.from_string(made)
+            try:
+                spec.compile()
+            except ValueError as exc:         # a mesh MuJoCo reads but cannot use
+                if 'mesh' not in str(exc).lower() and 'stl' not in str(exc).lower():
+                    raise
+                made, warnings = urdf_for_mujoco(text, file.parent, floating_base, False)
+                warnings.append(f'collision meshes left out: MuJoCo cannot use one of them '
+                                f'({str(exc).strip().splitlines()[0]})')
+                spec = mujoco.MjSpec.from_string(made)
+            return spec, warnings, True
         return mujoco.MjSpec.from_file(str(file)), warnings, False
     except (ValueError, ElementTree.ParseError) as exc:
         raise SimulationError(f'model_file {file}: MuJoCo cannot read it: '
@@ -236,6 +252,9 @@ def load(path, floating_base=False, rate=None):
     model = _compile(mujoco, spec, path)
     robot = Robot(model, home, floating, spec)
     robot.warnings = warnings
+    if urdf:
+        robot.fixed_joints = {j.get('name') for j in ElementTree.fromstring(
+            file.read_text()).findall('joint') if j.get('type') == 'fixed'}
     if robot.free_qpos is not None:
         robot.floating = True
     return robot

@@ -99,7 +99,7 @@ class MujocoDrivers:
         except SimulationError as exc:
             raise StartupError(str(exc)) from None
         log = node.get_logger()
-        for warning in robot.warnings:
+        for warning in robot.warnings + self.sim.warnings:
             log.warning(warning)
         if self.sim.added_damping:
             log.info('the model has no damping on ' + ', '.join(self.sim.added_damping)
