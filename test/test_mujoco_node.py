@@ -17,6 +17,7 @@ import sys
 import numpy as np
 import pytest
 from ros_harness import Graph, NodeProcess, unique_namespace
+from geometry_msgs.msg import PoseStamped
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
@@ -86,14 +87,19 @@ def test_every_joint_state_of_the_bridge_is_mujocos(tmp_path, burner):
         names = _joints()
         bridge = graph.collect(JointState, 'joint_states', 5000)
         truth = graph.collect(JointState, 'actuator_simulator/joint_states', 5000)
+        base = graph.collect(PoseStamped, 'actuator_simulator/base_pose', 100)
         pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
         stand, crouch = np.array(_pose(names, STAND)), np.array(_pose(names, CROUCH))
 
         def send(q):
             pub.publish(JointState(name=names, position=[float(x) for x in q]))
 
-        assert graph.spin_until(lambda: bridge and truth, 60, lambda: send(stand)), \
+        assert graph.spin_until(lambda: bridge and truth and base, 60, lambda: send(stand)), \
             procs[0].output() + procs[1].output()
+        # Standing upright on its feet: ROS's quaternion order (x, y, z, w), height in m.
+        o, p = base[-1].pose.orientation, base[-1].pose.position
+        assert abs(o.w) == pytest.approx(1.0, abs=1e-3) and abs(o.x) < 1e-3, base[-1]
+        assert base[-1].header.frame_id == 'world' and 0.9 < p.z < 1.0, base[-1]
         start = _stamp(truth[-1])
         bridge.clear()
 
