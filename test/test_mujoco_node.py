@@ -14,10 +14,10 @@ import pathlib
 import subprocess
 import sys
 
+from geometry_msgs.msg import PoseStamped
 import numpy as np
 import pytest
 from ros_harness import Graph, NodeProcess, unique_namespace
-from geometry_msgs.msg import PoseStamped
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
