@@ -134,45 +134,50 @@ def test_every_joint_state_of_the_bridge_is_mujocos(tmp_path, burner):
 
 
 def _lockstep_run(tmp_path, tag, states):
-    """Run the lockstep chain for ``states`` states; return MuJoCo's states as bytes."""
+    """
+    Run the lockstep chain for ``states`` states; return MuJoCo's states as bytes.
+
+    The chain starts only when the bridge has a target, and the target goes out once this
+    reader has the simulator's start state: so the reader sees every state from the first.
+    """
     ns = unique_namespace(tag)
     names = _joints()
-    bridge, sim = _stack(tmp_path / tag, ns, [], sim=False)[0], None
+    procs = _stack(tmp_path / tag, ns, ['-p', 'floating_base:=true', '-p', 'lockstep:=true'])
     graph = Graph(ns)
     got = []
     try:
         pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
-        target = JointState(name=names, position=_pose(names, CROUCH))
-        assert graph.spin_until(lambda: graph.node.count_subscribers('joint_commands') > 0, 30)
         graph.node.create_subscription(JointState, 'actuator_simulator/joint_states',
                                        got.append, 5000, raw=True)
-        graph.spin_until(lambda: False, 1.0, lambda: pub.publish(target), 0.05)
-        sim = _stack(tmp_path / tag, ns, ['-p', 'floating_base:=true',
-                                          '-p', 'lockstep:=true'], bridge=False)[0]
-        assert graph.spin_until(lambda: len(got) > states, 120), sim.output()
+        assert graph.spin_until(lambda: got and graph.node.count_subscribers(
+            'joint_commands') > 0, 60), procs[1].output()       # the start state, resent
+        assert len(set(got)) == 1                             # held: no command yet
+        target = JointState(name=names, position=_pose(names, CROUCH))
+        assert graph.spin_until(lambda: len(got) > states + 10, 120,
+                                lambda: pub.publish(target), 1.0), procs[1].output()
     finally:
         graph.close()
-        for p in (bridge, sim):
-            if p is not None:
-                assert p.stop() == 0, p.output()
-    return got[:states]
+        for p in procs:
+            assert p.stop() == 0, p.output()
+    start = next(k for k, raw in enumerate(got) if raw != got[0]) - 1   # the last resend
+    return got[start:start + states]
+
+
+def _stamp_ns(raw):
+    """Return a serialized JointState's stamp (after CDR's 4-byte header), ns."""
+    return int.from_bytes(raw[4:8], 'little') * 10**9 + int.from_bytes(raw[8:12], 'little')
 
 
 def test_lockstep_runs_repeat_bit_for_bit(tmp_path):
-    """The same states at the same stamps (the test's reader may join a run some states in)."""
+    """Two runs: the same states, byte for byte, from the start state on."""
     (tmp_path / 'a').mkdir()
     (tmp_path / 'b').mkdir()
-    first = _by_stamp(_lockstep_run(tmp_path, 'a', 600))
-    second = _by_stamp(_lockstep_run(tmp_path, 'b', 600))
-    common = sorted(set(first) & set(second))
-    assert len(common) > 250, (len(first), len(second), len(common))
-    assert len({first[t] for t in common}) == len(common)    # the states moved on
-    assert [first[t] for t in common] == [second[t] for t in common]
-
-
-def _by_stamp(raws):
-    """Return {stamp bytes: the message's bytes} (the stamp sits after CDR's 4-byte header)."""
-    return {raw[4:12]: raw for raw in raws}
+    first = _lockstep_run(tmp_path, 'a', 600)
+    second = _lockstep_run(tmp_path, 'b', 600)
+    stamps = [_stamp_ns(raw) for raw in first]
+    assert stamps[0] == 0 and len(set(stamps)) == len(stamps) == 600, stamps[:5]
+    assert stamps == sorted(stamps)                       # one state per period, in order
+    assert first == second
 
 
 def test_reset_and_malformed_commands(tmp_path):

@@ -66,6 +66,7 @@ class MujocoSimulation:
         self._frictionloss = model.dof_frictionloss.copy()
         if self._dry.any():
             self._stiff_friction()
+        self._hot_indices(tset)
         self._close = ChainCloser(robot)
         self._damp_joints(tset, robot)
         self._accel = np.zeros(tset.num_actuators)      # the motors' last accelerations
@@ -171,6 +172,18 @@ class MujocoSimulation:
             if tendon is not None:
                 self._tendon[i], self._dry[i] = tendon, True
         return robot
+
+    def _hot_indices(self, tset):
+        """Index the dry-friction carriers once, not at every physics step (None: none)."""
+        inside = self.model_motors[self._dry[self.model_motors]]
+        dofs = self._motor_dof[self._dry[self.model_motors]]
+        self._dry_inside, self._dry_dofs = (inside, dofs) if len(dofs) else (None, None)
+        self._dry_base = self._frictionloss[dofs]
+        motors = np.flatnonzero(self._tendon >= 0)
+        self._tendon_motors = motors if len(motors) else None
+        self._tendon_ids = self._tendon[motors] if len(motors) else None
+        explicit = tset.losses.inefficient & ~self._dry
+        self._explicit = explicit if explicit.any() else None
 
     def _stiff_friction(self):
         """Make the stages' dry friction stick (MuJoCo's default lets it creep ~2 % / s)."""
@@ -298,17 +311,18 @@ class MujocoSimulation:
         if drives.lossless:
             out, gain = tau, None
         else:
-            out, gain = drives.stage(tau, thetad, self._accel)
-            dry = self._dry
-            if dry.any():       # a mean gain and dry friction (MuJoCo's, which sticks)
-                dry_out, dry_gain, band = drives.dry_stage(tau, thetad, self._accel)
-                out[dry], gain[dry] = dry_out[dry], dry_gain[dry]
-                inside_dry = dry[self.model_motors]
-                dofs = self._motor_dof[inside_dry]
-                model.dof_frictionloss[dofs] = self._frictionloss[dofs] + \
-                    band[self.model_motors[inside_dry]]
-                on_tendon = self._tendon >= 0
-                model.tendon_frictionloss[self._tendon[on_tendon]] = band[on_tendon]
+            # Every stage but an inefficient one with no carrier for its dry friction (a placed
+            # linkage's motor) is a mean gain and dry friction; with efficiency 1 that is the
+            # measured stage itself (τ − f), so one call serves them all.
+            out, gain, band = drives.dry_stage(tau, thetad, self._accel)
+            explicit = self._explicit
+            if explicit is not None:
+                out_x, gain_x = drives.stage(tau, thetad, self._accel)
+                out[explicit], gain[explicit] = out_x[explicit], gain_x[explicit]
+            if self._dry_dofs is not None:
+                model.dof_frictionloss[self._dry_dofs] = self._dry_base + band[self._dry_inside]
+            if self._tendon_ids is not None:
+                model.tendon_frictionloss[self._tendon_ids] = band[self._tendon_motors]
         inside = self.model_motors
         if len(inside):
             data.qfrc_applied[self._motor_dof] += out[inside]

@@ -278,7 +278,8 @@ class MujocoDrivers:
 
     def _on_reset(self, request, response):
         self.sim.reset()
-        self.publish()
+        if self.lockstep:   # the chain waits for a state: the next one, held at the start pose
+            self._tick()    # (paced, the next tick sends it: one state per stamp either way)
         response.success = True
         response.message = (f'reset to the start pose at t = {self.sim.time:.3f} s; held until '
                             'the next command')
