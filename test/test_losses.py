@@ -15,7 +15,7 @@ Pinocchio's links, and each term counted once between the kinematics node and th
 import numpy as np
 import pytest
 
-from transmission_bridge.transmissions import load_transmissions
+from transmission_bridge.transmissions import ConfigError, load_transmissions
 from transmission_bridge.transmissions.losses import Losses, REST_LINEAR, REST_ROTARY
 from transmission_bridge.transmissions.losses import screw_efficiency
 from transmission_oracles import fd_jacobian, lossy_set as _lossy, oracle_commanded
@@ -498,3 +498,12 @@ def test_a_streamed_command_past_a_motor_s_limit_after_its_losses_is_scaled_as_a
     note = mapper.last_result.limited[0]
     assert "(its gear stage's losses included): efforts scaled by" in note, note
     assert note.startswith("effort of actuator '"), note
+
+
+def test_a_stage_that_lowers_harder_than_it_lifts_is_refused_by_name():
+    """η_b ≤ −1/η_f: the mean gain (1/η_f + η_b)/2 ≤ 0, which no screw has (Shigley)."""
+    with pytest.raises(ConfigError, match=r"actuator 'm'.*efficiency.driven.*-3"):
+        load_transmissions({'transmissions': [{
+            'name': 't', 'type': 'simple',
+            'actuators': [{'name': 'm', 'efficiency': {'driving': 0.5, 'driven': -3.0}}],
+            'joints': [{'name': 'j'}]}]})

@@ -96,24 +96,33 @@ class Drives:
             tau = k * (target - theta) + d * (target_d - thetad) + feed
         return np.clip(tau, -self.limit, self.limit)
 
-    def dry_stage(self, tau, thetad, rotor_acceleration):
+    def dry_stage(self, tau, thetad, rotor_acceleration, load):
         """
         Return ``(out, gain, band)``: each gear stage as a mean gain and a dry friction.
 
-        The stage passes ``c τ_in`` with ``c`` the middle of its two gains (η_f and 1/η_b),
-        and loses up to ``band = h |τ_in|``, ``h`` half their spread, as dry friction on the
-        motor's coordinate (MuJoCo's ``frictionloss``, which sticks): sliding, that is η_f
-        τ_in where the motor drives and τ_in / η_b where the load drives (NOTATION's stage);
-        at rest it holds whatever lies within the band, as a stuck gear does. ``out`` is
-        ``c (τ − f)``, the rotor's ``I θ̈`` left to the caller as inertia ``c I`` (implicit);
-        ``τ_in = τ − f − I θ̈`` uses the last step's ``θ̈`` for the band.
+        NOTATION's stage written on its load: the motor's input ``τ_in`` and the torque ``s``
+        the stage passes on satisfy ``τ_in = c s + δ`` with ``c = (1/η_f + η_b) / 2`` (the
+        commanded law's mean gain) and a dry friction ``|δ| ≤ h |s|``, ``h = (1/η_f − η_b) / 2``.
+        Sliding, ``δ = h |s| sign θ̇`` gives ``s = η_f τ_in`` where the motor drives and
+        ``τ_in = η_b s`` where the load drives, every quadrant, self-locking stages included;
+        stuck, any ``τ_in`` in ``[η_b s, s / η_f]`` holds the load ``s`` — with ``η_b ≤ 0`` that
+        includes no torque at all: an unpowered self-locking stage holds any load.
+
+        On the mechanism's side of the motor's coordinate: ``out = (τ − f) / c`` applied,
+        the rotor as inertia ``I / c`` (the caller's), and a dry friction (MuJoCo's
+        ``frictionloss``) of ``band = h / c · max(|s|, η_f |τ_in|)``: ``load`` is ``s`` of the
+        last step (the stage's load lags one physics step), ``η_f |τ_in|`` what the stage passes
+        when its motor drives, so a motor starting a free load slides at once. ``τ_in`` uses the
+        last step's ``θ̈``. ``gain`` is ``1 / c``.
         """
         losses = self.losses
-        driving, back = losses.measured_gains
-        centre, half = (driving + back) * 0.5, (back - driving) * 0.5
+        up, back = losses.commanded_gains
+        gain = 2.0 / (up + back)
         tau_f = tau - losses.friction(thetad)
         tau_in = tau_f - self.rotor * rotor_acceleration
-        return centre * tau_f, centre, half * np.abs(tau_in)
+        band = (up - back) * 0.5 * gain * np.maximum(np.abs(load),
+                                                     losses.eta_f * np.abs(tau_in))
+        return gain * tau_f, gain, band
 
     def stage(self, tau, thetad, rotor_acceleration):
         """

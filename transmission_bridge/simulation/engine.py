@@ -12,10 +12,14 @@ No ROS here. Each motor of the transmission set is simulated where it is:
 
 Every physics step runs each drive's law (:mod:`.drives`) on the motors' state, passes it through
 the gear stage (rotor before the loss; an inefficient stage as its mean gain and MuJoCo dry
-friction on the motor's coordinate, :meth:`.drives.Drives.dry_stage`), applies it, and steps
-MuJoCo; a rotor's inertia is MuJoCo's too (``armature``: on a motor joint ``g I``, on the
-joints of a placed motor the diagonal of ``Tᵀ diag(g I) T``, its coupling terms from the last
-step's accelerations).
+friction on the motor's coordinate, as wide as the load the stage passed the step before,
+:meth:`.drives.Drives.dry_stage`), applies it, and steps MuJoCo; a rotor's inertia is MuJoCo's
+too (``armature``: on a motor joint ``g I``, on the joints of a placed motor the diagonal of
+``Tᵀ diag(g I) T``, its coupling terms from the last step's accelerations). Armatures that do
+not change are written once and MuJoCo's constants recomputed (``mj_setConst``); where they
+change with the pose (a placed linkage's rotors) MuJoCo's compile-time shortcut for simple
+bodies (``dof_simplenum``, which reads the mass matrix from ``dof_M0``) is turned off, so no
+rotor is silently dropped.
 MuJoCo's equality constraints are soft (they open by ~1e-5 m under load at a 1 ms step):
 after each state period the chains are closed again on MuJoCo's own residuals and Jacobian,
 as an impulse would close them (:class:`.model.ChainCloser`), so a published state is a
@@ -35,6 +39,9 @@ from ..transmissions import TransmissionSet
 # held load at a speed its impedance sets (at the default 0.9-0.95, a gear holding an arm
 # slid 20 mrad/s); at 0.9999 it holds within microradians.
 STICK = [0.9999, 0.9999, 0.001, 0.5, 2.0]
+# The band of a stage whose load is not known yet (the first step after a start or a reset):
+# every stage held, so the friction MuJoCo needs to hold it is the load.
+HOLD_ALL = 1e12
 
 
 class MujocoSimulation:
@@ -67,14 +74,18 @@ class MujocoSimulation:
         if self._dry.any():
             self._stiff_friction()
         self._hot_indices(tset)
+        self._constant_armature(tset)
         self._close = ChainCloser(robot)
         self._damp_joints(tset, robot)
         self._accel = np.zeros(tset.num_actuators)      # the motors' last accelerations
+        self._load = None         # what each stage passed the last step (None: not known)
+        self._out = np.zeros(tset.num_actuators)        # each stage's applied part, last step
         self._motors_now = None                         # (θ, θ̇) after the last period
         # A lossy stage needs its motor's last acceleration (its rotor acts before the loss),
         # a placed rotor's coupling terms the joints'.
         self._rotors_seen = not self.drives.lossless or (
             self.placed is not None and bool(self._placed_rotor.any()))
+        self._dry_any = bool(self._dry.any())
         self.applied = np.zeros(tset.num_actuators)     # mean motor torque of the last period
         self.steps = 0
         self.unstable = 0          # times MuJoCo found the state diverging (and reset it)
@@ -181,9 +192,61 @@ class MujocoSimulation:
         self._dry_base = self._frictionloss[dofs]
         motors = np.flatnonzero(self._tendon >= 0)
         self._tendon_motors = motors if len(motors) else None
+        # Each such motor's row of the placed set's θ = A q.
+        self._tendon_rows = np.array([list(self.placed_motors).index(m) for m in motors],
+                                     dtype=int)
         self._tendon_ids = self._tendon[motors] if len(motors) else None
         explicit = tset.losses.inefficient & ~self._dry
         self._explicit = explicit if explicit.any() else None
+        # MuJoCo's friction rows back to the motors whose stage they carry (-1: none).
+        mj = self.mujoco.mjtConstraint
+        self._friction_rows = (int(mj.mjCNSTR_FRICTION_DOF), int(mj.mjCNSTR_FRICTION_TENDON))
+        self._quadratic = int(self.mujoco.mjtConstraintState.mjCNSTRSTATE_QUADRATIC)
+        model = self.robot.model
+        self._motor_of_dof = np.full(model.nv, -1, dtype=int)
+        if self._dry_dofs is not None:
+            self._motor_of_dof[self._dry_dofs] = self._dry_inside
+        self._motor_of_tendon = np.full(max(model.ntendon, 1), -1, dtype=int)
+        if self._tendon_ids is not None:
+            self._motor_of_tendon[self._tendon_ids] = self._tendon_motors
+
+    def _constant_armature(self, tset):
+        """
+        Write the rotors' armature that does not change, once; MuJoCo's constants after it.
+
+        A motor joint's rotor is ``g I`` (``g`` its stage's gain, constant), a placed linear
+        set's ``diag(Tᵀ diag(g I) T)`` (``T`` constant); a placed linkage's changes with the
+        pose and is written at every step on degrees of freedom whose simple-body shortcut is
+        off (``dof_simplenum``: MuJoCo would read the compile-time ``dof_M0`` and drop it).
+        """
+        model, drives = self.robot.model, self.drives
+        gain = np.ones(tset.num_actuators) if drives.lossless else \
+            drives.dry_stage(np.zeros(tset.num_actuators), np.zeros(tset.num_actuators),
+                             np.zeros(tset.num_actuators), 0.0)[1]
+        self._gain = gain
+        inside = self.model_motors
+        changed = False
+        if len(inside) and drives.rotor[inside].any():
+            model.dof_armature[self._motor_dof] = (
+                self._armature[self._motor_dof] + gain[inside] * drives.rotor[inside])
+            changed = True
+        self._rotor_coupling = None
+        self._moving_armature = False
+        if self.placed is not None and self._placed_rotor.any():
+            if self._linear is not None and self._explicit is None:
+                placed, dofs = self.placed_motors, self._joint_dof
+                T = self._linear[0]
+                R = T.T @ ((gain[placed] * self._placed_rotor)[:, None] * T)
+                model.dof_armature[dofs] = self._armature[dofs] + np.diag(R)
+                coupling = R - np.diag(np.diag(R))
+                self._rotor_coupling = coupling if coupling.any() else None
+                changed = True
+            else:
+                self._moving_armature = True
+        if changed:
+            self.mujoco.mj_setConst(model, self.robot.data)
+        if self._moving_armature:
+            model.dof_simplenum[self._joint_dof] = 0
 
     def _stiff_friction(self):
         """Make the stages' dry friction stick (MuJoCo's default lets it creep ~2 % / s)."""
@@ -231,6 +294,7 @@ class MujocoSimulation:
             raise SimulationError(f'the start pose leaves a chain of the model open by '
                                   f"{left:.3g}: the motors' joints cannot close it")
         self.drives.reset()
+        self._load = None
         self._motors_now = None
         self._accel[:] = 0.0
         self.applied[:] = 0.0
@@ -289,6 +353,8 @@ class MujocoSimulation:
             theta, thetad = self.motors()
             tau = self.drives.torques(theta, thetad)
             total += tau
+            if self._dry_any and self._load is None:
+                self._load = self._held_loads(tau, theta, thetad)
             self._apply(tau, theta, thetad)
             mujoco.mj_step(model, data)
             if data.warning[self._bad].number:
@@ -298,10 +364,12 @@ class MujocoSimulation:
                 return
             if self._rotors_seen:
                 self._remember_accelerations()
+            if self._dry_any:
+                self._load = self._stage_loads()
         self.steps += self.substeps
         self.applied = total / self.substeps
         if model.neq:
-            self._close()
+            self._close(self._stuck_dofs())
         self._motors_now = self.motors()
 
     def _apply(self, tau, theta, thetad):
@@ -314,7 +382,9 @@ class MujocoSimulation:
             # Every stage but an inefficient one with no carrier for its dry friction (a placed
             # linkage's motor) is a mean gain and dry friction; with efficiency 1 that is the
             # measured stage itself (τ − f), so one call serves them all.
-            out, gain, band = drives.dry_stage(tau, thetad, self._accel)
+            out, gain, band = drives.dry_stage(tau, thetad, self._accel,
+                                               0.0 if self._load is None else self._load)
+            self._out = out
             explicit = self._explicit
             if explicit is not None:
                 out_x, gain_x = drives.stage(tau, thetad, self._accel)
@@ -326,9 +396,6 @@ class MujocoSimulation:
         inside = self.model_motors
         if len(inside):
             data.qfrc_applied[self._motor_dof] += out[inside]
-            if gain is not None:
-                model.dof_armature[self._motor_dof] = (
-                    self._armature[self._motor_dof] + gain[inside] * drives.rotor[inside])
         if self.placed is None:
             return
         placed = self.placed_motors
@@ -339,7 +406,7 @@ class MujocoSimulation:
         else:
             tau_j = self.placed.actuator_to_joint('effort', out[placed], theta[placed])
         data.qfrc_applied[dofs] += tau_j
-        if self._placed_rotor.any():
+        if self._moving_armature:
             g = np.ones(len(placed)) if gain is None else gain[placed]
             T = self.placed.rotors.jacobian(q)
             R = T.T @ ((g * self._placed_rotor)[:, None] * T)
@@ -347,6 +414,8 @@ class MujocoSimulation:
             coupling = R - np.diag(np.diag(R))
             if coupling.any():
                 data.qfrc_applied[dofs] -= coupling @ data.qacc[dofs]
+        elif self._rotor_coupling is not None:
+            data.qfrc_applied[dofs] -= self._rotor_coupling @ data.qacc[dofs]
 
     def _remember_accelerations(self):
         data = self.robot.data
@@ -354,3 +423,64 @@ class MujocoSimulation:
         if self.placed is not None and self._placed_rotor.any():
             T = self.placed.rotors.jacobian(data.qpos[self._joint_qpos])
             self._accel[self.placed_motors] = T @ data.qacc[self._joint_dof]
+
+    def _friction_forces(self):
+        """Return the force MuJoCo's dry friction put on each stage's coordinate (set order)."""
+        data = self.robot.data
+        n = data.nefc
+        kind, ids, force = data.efc_type[:n], data.efc_id[:n], data.efc_force[:n]
+        phi = np.zeros(self.tset.num_actuators)
+        dof_rows = kind == self._friction_rows[0]
+        if dof_rows.any():
+            motors = self._motor_of_dof[ids[dof_rows]]
+            phi[motors[motors >= 0]] = force[dof_rows][motors >= 0]
+        tendon_rows = kind == self._friction_rows[1]
+        if tendon_rows.any():
+            motors = self._motor_of_tendon[ids[tendon_rows]]
+            phi[motors[motors >= 0]] = force[tendon_rows][motors >= 0]
+        return phi
+
+    def _stuck_dofs(self):
+        """Return the motor joints whose stage is stuck now (its friction row not sliding)."""
+        if self._dry_dofs is None:
+            return None
+        data = self.robot.data
+        n = data.nefc
+        rows = (data.efc_type[:n] == self._friction_rows[0]) & \
+            (data.efc_state[:n] == self._quadratic)
+        dofs = data.efc_id[:n][rows]
+        dofs = dofs[self._motor_of_dof[dofs] >= 0]
+        return dofs if len(dofs) else None
+
+    def _stage_loads(self):
+        """
+        Return what each stage passed on in the step just taken, ``s`` (mechanism's side).
+
+        The applied part, less the rotor's inertia it accelerated, plus the dry friction
+        MuJoCo applied: the load that sets the stage's band at the next step.
+        """
+        data = self.robot.data
+        accel = np.zeros(self.tset.num_actuators)
+        accel[self.model_motors] = data.qacc[self._motor_dof]
+        if self._tendon_motors is not None:
+            accel[self._tendon_motors] = self._linear[0][self._tendon_rows] @ \
+                data.qacc[self._joint_dof]
+        return self._out - self._gain * self.drives.rotor * accel + self._friction_forces()
+
+    def _held_loads(self, tau, theta, thetad):
+        """
+        Return each stage's load when nothing is known of it (a start, a reset): held.
+
+        One ``mj_forward`` at rest with every stage stuck: the friction MuJoCo needs to hold a
+        stage is the load it passes (a free load: none, so a motor starts it at once). A
+        stage already sliding then finds its own load within a few steps (the band follows
+        ``s`` at the rate ``h / c``, below 1 for every back-drivable stage).
+        """
+        model, data = self.robot.model, self.robot.data
+        self._load = np.full(self.tset.num_actuators, HOLD_ALL)
+        self._apply(tau, theta, thetad)
+        moving = data.qvel.copy()
+        data.qvel[:] = 0.0            # held: the load, not the force that would stop it
+        self.mujoco.mj_forward(model, data)
+        data.qvel[:] = moving
+        return self._stage_loads()

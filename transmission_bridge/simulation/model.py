@@ -350,8 +350,13 @@ class ChainCloser:
         robot.model.opt.jacobian = int(mujoco.mjtJacobian.mjJAC_DENSE)   # same dynamics
         self._residual = None
 
-    def __call__(self):
-        """Close the chains a step opened; keep the motion along them."""
+    def __call__(self, held=None):
+        """
+        Close the chains a step opened; keep the motion along them.
+
+        ``held``: degrees of freedom that do not move (a stuck gear stage's motor: its dry
+        friction takes the impulse), or None.
+        """
         mujoco, model, data = self.mujoco, self.robot.model, self.robot.data
         mujoco.mj_fwdPosition(model, data)
         ne, nv = data.ne, model.nv
@@ -361,6 +366,8 @@ class ChainCloser:
         self._residual = data.efc_pos[:ne].copy()
         MinvJT = np.empty((ne, nv))
         mujoco.mj_solveM(model, data, MinvJT, J)
+        if held is not None:
+            MinvJT[:, held] = 0.0
         # One Cholesky factor of J M⁻¹ Jᵀ serves the velocities too: it barely moves with a
         # step of ~1e-5; J itself is taken anew at the closed pose (J v must vanish there).
         # MuJoCo's own small dense Cholesky: numpy's LAPACK call costs 5-10x more at 20x20.

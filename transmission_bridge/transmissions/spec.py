@@ -83,6 +83,13 @@ class ActuatorSpec:
             self.efficiency_driving, f'{who}: efficiency.driving'))
         object.__setattr__(self, 'efficiency_driven', _checks.efficiency_driven(
             self.efficiency_driven, f'{who}: efficiency.driven'))
+        if self.efficiency_driven * self.efficiency_driving <= -1.0:
+            # The stage's mean gain (1/η_f + η_b) / 2 would be <= 0: lowering a load would
+            # take more torque than lifting it, which no screw or worm does (Shigley).
+            raise ConfigError(
+                f'{who}: efficiency.driven must be above -1/efficiency.driving '
+                f'({-1.0 / self.efficiency_driving:.6g}: lowering a load cannot take more '
+                f'torque than lifting it), got {self.efficiency_driven!r}')
         if not isinstance(self.linear, bool):
             raise ConfigError(f'{who}: linear must be true or false, got {self.linear!r}')
 
