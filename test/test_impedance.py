@@ -422,3 +422,62 @@ def test_a_spring_s_motor_gains_give_at_the_state_what_the_stage_needs(name):
         want = [oracle_commanded(t, thetad[i], *_stage(tset, m))
                 for t, i, m in zip(at_state(plain), motors, names)]
         assert at_state(got) == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+
+def _damped(tset, rng):
+    """Return ``tset`` with a random damping on every joint (``ros2 param set``'s way)."""
+    from transmission_bridge.transmissions.parameters import apply_parameters
+    return apply_parameters(tset, {f'joints.{j}.damping': float(rng.uniform(0.2, 2.0))
+                                   for j in tset.joint_names})
+
+
+@pytest.mark.parametrize('lossy', [False, True])
+@pytest.mark.parametrize('name', LINEAR_SETS + LINKAGE_SETS)
+def test_the_mit_output_run_by_the_motors_gives_the_effort_outputs_torques(name, lossy):
+    """
+    motor_gains evaluated as each motor runs it, at the state, equals the effort output.
+
+    Joint damping b on every joint: the commanded law adds ``b q̇`` back (NOTATION), so both
+    outputs must (the MIT feed-forward lacked it: 6.6 % of a 1:10 joint's torque). Targets at
+    the measured pose (the spring's position term, exact for a linkage only there) with any
+    q̇* and τ*, and for linear sets anywhere; per-message forms and the reference alike.
+    No effort limits (the effort output scales a command past them; MIT does not).
+    """
+    from transmission_bridge.control.impedance import ImpedanceCore
+    from transmission_bridge.transmissions.parameters import apply_parameters
+    from transmission_oracles import lossy_set
+    rng = np.random.default_rng(RNG_SEED + 20)
+    tset = lossy_set(CONFIG + name, rng) if lossy else _ideal(load_transmissions(CONFIG + name))
+    tset = _damped(apply_parameters(tset, {
+        f'{kind}.{x}.limits.effort': float('inf') for kind, names in (
+            ('actuators', tset.actuator_names), ('joints', tset.joint_names)) for x in names}),
+        rng)
+    cores = {o: ImpedanceCore(tset, o) for o in ('effort', 'motor_gains')}
+    for j in tset.joint_names:
+        p, d = float(rng.uniform(5, 50)), float(rng.uniform(0.1, 2))
+        for core in cores.values():
+            core.set_gain(j, 'p', p)
+            core.set_gain(j, 'd', d)
+    state_map = tset.state_map()
+    for trial in range(10):
+        q, theta = _pose(tset, rng)
+        n = tset.num_actuators
+        thetad = rng.uniform(0.2, 2.0, n) * rng.choice([-1, 1], n)
+        flat = _flat(theta, thetad)
+        state = np.empty((3, tset.num_joints))
+        assert state_map.writer(state)(flat)
+        q_t = state[0] + (rng.normal(scale=0.05, size=len(q)) if tset.linear else 0.0)
+        targets = [q_t, rng.normal(size=len(q)), rng.normal(size=len(q))]
+        for core in cores.values():
+            _take_all(core, tset, *targets)
+        effort, _ = _filled(cores['effort'], tset, state_map, flat)
+        mit, _ = _filled(cores['motor_gains'], tset, state_map, flat)
+        reference = cores['motor_gains'].step(*state[:2], theta, thetad, 0)
+        motors = [tset.actuator_index[m]
+                  for m in cores['motor_gains'].block_at(None, 0, state).names]
+        run = mit[:, 3] * (mit[:, 0] - theta[motors]) + mit[:, 4] * (
+            mit[:, 1] - thetad[motors]) + mit[:, 2]
+        run_reference = reference.stiffness * (reference.position - theta[motors]) + \
+            reference.damping * (reference.velocity - thetad[motors]) + reference.effort
+        assert run == pytest.approx(effort, rel=EXACT, abs=EXACT), (name, trial)
+        assert run_reference == pytest.approx(effort, rel=EXACT, abs=EXACT), (name, trial)

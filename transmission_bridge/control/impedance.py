@@ -305,6 +305,9 @@ class ImpedanceCore:
         n_act = self._tset.num_actuators
         if not effort:
             goal, tau_ff = self.motor_goal(block)
+            if block.damped:            # the law's b q̇ at the measured motion, in τ*
+                speed = state[1, block.joints]
+                tau_ff = tau_ff + block.damping * np.where(np.isnan(speed), 0.0, speed)
             done = bool(loops.mit_state(jacobian, block.joints, block.actuators, block.kp,
                                         block.kd, goal, tau_ff, flat, n_act, law))
             if done and block.stages is not None:
@@ -420,6 +423,7 @@ class ImpedanceCore:
             J = (block.linear_j if block.linear_j is not None
                  else impedance.jacobian(tset, theta)[np.ix_(joints, acts)])
             (theta_t, thetad_t), tau_ff = self.motor_goal(block)
+            tau_ff = tau_ff + block.damping * qd[joints]    # the law's b q̇ (measured)
             speed = np.where(np.isnan(thetad), 0.0, thetad)[acts]
             target, target_d, k, d, feed = impedance.mit_commands(
                 J, block.kp, block.kd, theta_t, thetad_t, tau_ff, theta[acts], speed)

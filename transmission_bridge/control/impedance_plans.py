@@ -30,6 +30,7 @@ class Block:
         self.names = tuple(names[i] for i in every)
         self.kp, self.kd = kp[self.joints], kd[self.joints]
         self.damping = np.asarray(tset.damping, dtype=float)[self.joints]
+        self.damped = bool(self.damping.any())
         self.limits = (tset.command_limits(self.joints, self.actuators) if len(self.joints)
                        else None)
         #: 1 / effort limit of the law's joints and motors (0: unlimited).
@@ -104,8 +105,10 @@ class LinearPlan:
     effort: τ_a = Jᵀ (Kp (q* − q) + Kd (q̇* − q̇) + τ* + b q̇) = c − K θ − B θ̇ with
     K = Jᵀ Kp J, B = Jᵀ (Kd − b) J, c = Jᵀ (Kp (q* − offset) + Kd q̇* + τ*);
     motor_gains: θ* = J⁻¹ (q* − offset), θ̇* = J⁻¹ q̇*, the stiffness and damping the
-    diagonals of Jᵀ Kp J and Jᵀ Kd J, and the feed-forward Jᵀ τ* + K' (θ* − θ) + D' (θ̇* − θ̇)
-    with K', D' their off-diagonal parts.
+    diagonals of Jᵀ Kp J and Jᵀ Kd J, and the feed-forward
+    Jᵀ τ* + K' (θ* − θ) + D' (θ̇* − θ̇) + Jᵀ b J θ̇ with K', D' their off-diagonal parts: the
+    joint damping the commanded law adds back (``b q̇``), so the motors' law gives at the
+    state the ``effort`` output's torques.
     """
 
     def __init__(self, J, tset, joints, acts, kp, kd, limits, output, lossy=False):
@@ -133,7 +136,8 @@ class LinearPlan:
         k, d = np.diag(K).copy(), np.diag(D).copy()
         self._K_off, self._D_off = K - np.diag(k), D - np.diag(d)
         self.A[:, acts] = -self._K_off
-        self.A[:, n_act + acts] = -self._D_off
+        self.A[:, n_act + acts] = \
+            -self._D_off + (J.T * np.asarray(tset.damping)[joints]) @ J
         self.columns[2:] = k, d
 
     def aim(self, q_t, qd_t, tau_t):
