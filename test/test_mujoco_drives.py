@@ -177,3 +177,14 @@ def test_a_model_mujoco_cannot_compile_is_refused_with_its_message(tmp_path):
         'size="0.02"', 'size="0.02" material="nowhere"'))
     with pytest.raises(SimulationError, match='MuJoCo cannot .*nowhere'):
         load(xml)
+
+
+def test_a_urdf_with_a_doctype_is_refused_in_one_line_as_the_bridge_refuses_it(tmp_path):
+    """The guarded parser every XML of the package goes through: no entity expansion."""
+    urdf = tmp_path / 'laughs.urdf'
+    urdf.write_text('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaa">]>'
+                    '<robot name="r"><link name="base">&a;</link></robot>')
+    with pytest.raises(SimulationError) as refused:
+        load(urdf)
+    message = str(refused.value)
+    assert 'DOCTYPE' in message and str(urdf) in message and '\n' not in message

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ElementTree
 import numpy as np
 
 from .urdf_repair import repair_inertials
+from .._shared import urdf_xml
 from ..transmissions import ConfigError
 
 PIP = 'pip install mujoco'
@@ -147,7 +148,7 @@ def urdf_for_mujoco(text, folder, floating_base=False, meshes=True):
     warning naming the link. Inertials MuJoCo refuses become the nearest it takes
     (:mod:`.urdf_repair`), each said.
     """
-    root = ElementTree.fromstring(text)
+    root = urdf_xml.parse(text, SimulationError)
     warnings = repair_inertials(root)
     for link in root.findall('link'):
         for visual in link.findall('visual'):
@@ -191,8 +192,12 @@ def _read(mujoco, file, floating_base):
     """Return ``(spec, warnings, whether a URDF)`` of an MJCF or URDF file."""
     text = file.read_text()
     warnings = []
+    try:        # the package's guarded parser, as for every XML it reads: no DOCTYPE
+        root = urdf_xml.parse(text, ValueError)
+    except ValueError as exc:
+        raise SimulationError(f'model_file {file}: {exc}') from None
     try:
-        if ElementTree.fromstring(text).tag == 'robot':
+        if root.tag == 'robot':
             made, warnings = urdf_for_mujoco(text, file.parent, floating_base)
             spec = mujoco.MjSpec.from_string(made)
             try:
@@ -253,8 +258,8 @@ def load(path, floating_base=False, rate=None):
     robot = Robot(model, home, floating, spec)
     robot.warnings = warnings
     if urdf:
-        robot.fixed_joints = {j.get('name') for j in ElementTree.fromstring(
-            file.read_text()).findall('joint') if j.get('type') == 'fixed'}
+        robot.fixed_joints = {j.get('name') for j in urdf_xml.parse(
+            file.read_text(), SimulationError).findall('joint') if j.get('type') == 'fixed'}
     if robot.free_qpos is not None:
         robot.floating = True
     return robot
