@@ -33,6 +33,7 @@ import numpy as np
 
 from .drives import Drives
 from .model import ChainCloser, import_mujoco, set_pose, SimulationError
+from .stage_friction import StageFriction
 from ..transmissions import TransmissionSet
 
 # A stage's dry friction as stiff as a step allows: MuJoCo's soft friction creeps under a
@@ -192,23 +193,17 @@ class MujocoSimulation:
         self._dry_base = self._frictionloss[dofs]
         motors = np.flatnonzero(self._tendon >= 0)
         self._tendon_motors = motors if len(motors) else None
-        # Each such motor's row of the placed set's θ = A q.
-        self._tendon_rows = np.array([list(self.placed_motors).index(m) for m in motors],
-                                     dtype=int)
         self._tendon_ids = self._tendon[motors] if len(motors) else None
+        # Each such motor's row of the placed set's θ = A q.
+        rows = np.array([list(self.placed_motors).index(m) for m in motors], dtype=int)
+        self._friction = StageFriction(
+            self.mujoco, self.robot.model, self.robot.data, tset.num_actuators,
+            (self.model_motors, self._motor_dof), (self._dry_inside, self._dry_dofs),
+            (self._tendon_motors, self._tendon_ids,
+             None if self._tendon_motors is None else self._linear[0][rows], self._joint_dof
+             if self.placed is not None else None))
         explicit = tset.losses.inefficient & ~self._dry
         self._explicit = explicit if explicit.any() else None
-        # MuJoCo's friction rows back to the motors whose stage they carry (-1: none).
-        mj = self.mujoco.mjtConstraint
-        self._friction_rows = (int(mj.mjCNSTR_FRICTION_DOF), int(mj.mjCNSTR_FRICTION_TENDON))
-        self._quadratic = int(self.mujoco.mjtConstraintState.mjCNSTRSTATE_QUADRATIC)
-        model = self.robot.model
-        self._motor_of_dof = np.full(model.nv, -1, dtype=int)
-        if self._dry_dofs is not None:
-            self._motor_of_dof[self._dry_dofs] = self._dry_inside
-        self._motor_of_tendon = np.full(max(model.ntendon, 1), -1, dtype=int)
-        if self._tendon_ids is not None:
-            self._motor_of_tendon[self._tendon_ids] = self._tendon_motors
 
     def _constant_armature(self, tset):
         """
@@ -365,11 +360,11 @@ class MujocoSimulation:
             if self._rotors_seen:
                 self._remember_accelerations()
             if self._dry_any:
-                self._load = self._stage_loads()
+                self._load = self._friction.loads(self._out, self._gain, self.drives.rotor)
         self.steps += self.substeps
         self.applied = total / self.substeps
         if model.neq:
-            self._close(self._stuck_dofs())
+            self._close(self._friction.stuck_dofs())
         self._motors_now = self.motors()
 
     def _apply(self, tau, theta, thetad):
@@ -424,49 +419,6 @@ class MujocoSimulation:
             T = self.placed.rotors.jacobian(data.qpos[self._joint_qpos])
             self._accel[self.placed_motors] = T @ data.qacc[self._joint_dof]
 
-    def _friction_forces(self):
-        """Return the force MuJoCo's dry friction put on each stage's coordinate (set order)."""
-        data = self.robot.data
-        n = data.nefc
-        kind, ids, force = data.efc_type[:n], data.efc_id[:n], data.efc_force[:n]
-        phi = np.zeros(self.tset.num_actuators)
-        dof_rows = kind == self._friction_rows[0]
-        if dof_rows.any():
-            motors = self._motor_of_dof[ids[dof_rows]]
-            phi[motors[motors >= 0]] = force[dof_rows][motors >= 0]
-        tendon_rows = kind == self._friction_rows[1]
-        if tendon_rows.any():
-            motors = self._motor_of_tendon[ids[tendon_rows]]
-            phi[motors[motors >= 0]] = force[tendon_rows][motors >= 0]
-        return phi
-
-    def _stuck_dofs(self):
-        """Return the motor joints whose stage is stuck now (its friction row not sliding)."""
-        if self._dry_dofs is None:
-            return None
-        data = self.robot.data
-        n = data.nefc
-        rows = (data.efc_type[:n] == self._friction_rows[0]) & \
-            (data.efc_state[:n] == self._quadratic)
-        dofs = data.efc_id[:n][rows]
-        dofs = dofs[self._motor_of_dof[dofs] >= 0]
-        return dofs if len(dofs) else None
-
-    def _stage_loads(self):
-        """
-        Return what each stage passed on in the step just taken, ``s`` (mechanism's side).
-
-        The applied part, less the rotor's inertia it accelerated, plus the dry friction
-        MuJoCo applied: the load that sets the stage's band at the next step.
-        """
-        data = self.robot.data
-        accel = np.zeros(self.tset.num_actuators)
-        accel[self.model_motors] = data.qacc[self._motor_dof]
-        if self._tendon_motors is not None:
-            accel[self._tendon_motors] = self._linear[0][self._tendon_rows] @ \
-                data.qacc[self._joint_dof]
-        return self._out - self._gain * self.drives.rotor * accel + self._friction_forces()
-
     def _held_loads(self, tau, theta, thetad):
         """
         Return each stage's load when nothing is known of it (a start, a reset): held.
@@ -483,4 +435,4 @@ class MujocoSimulation:
         data.qvel[:] = 0.0            # held: the load, not the force that would stop it
         self.mujoco.mj_forward(model, data)
         data.qvel[:] = moving
-        return self._stage_loads()
+        return self._friction.loads(self._out, self._gain, self.drives.rotor)
