@@ -109,10 +109,7 @@ def _table(text, names):
 
 def _predicted(model, tset, q, qd, qdd):
     """Return the motor torques the written files predict (loaded as a user loads them)."""
-    thetad = tset.joint_to_actuator('velocity', qd)
-    joint = model.inverse_dynamics(q, qd, qdd) + tset.damping * qd
-    return (tset.commanded_motor_efforts(joint, thetad)
-            + tset.rotors.inertia * tset.joint_to_actuator('velocity', qdd))
+    return model.motor_torques(q, qd, qdd, tset)
 
 
 def _scale(table, reference):

@@ -116,12 +116,7 @@ def rig(tmp_path_factory):
 
 def _predicted(model, tset, q, qd, qdd):
     """Return the motors' torques the files predict (the library's dynamics, not the fit's)."""
-    Q = np.asarray(q)
-    pose = None if tset.linear else Q
-    thetad = tset.joint_to_actuator('velocity', qd, pose)
-    joint = model.inverse_dynamics(Q, qd, qdd) + tset.damping * qd
-    return (tset.commanded_motor_efforts(joint, thetad, pose)
-            + tset.rotors.inertia * tset.joint_to_actuator('velocity', qdd))
+    return model.motor_torques(np.asarray(q), qd, qdd, tset)
 
 
 def test_the_identified_files_predict_an_independent_motion_s_motor_torques(rig):

@@ -62,9 +62,10 @@ def test_measured_and_commanded_efforts_are_the_oracle_s_in_every_quadrant(path)
         want = np.linalg.solve(J.T, tau_o)
         got = tset.measured_joint_efforts(tau_a, thetad, None if tset.linear else theta)
         assert got == pytest.approx(want, rel=FD_TOL, abs=FD_TOL)
-        # commanded: τ_o = Jᵀ τ_j, then the stages' inverse per motor
+        # commanded: τ_o = Jᵀ (τ_j + b q̇) (the damping the joints lose, added back), then
+        # the stages' inverse per motor
         tau_j = rng.normal(scale=3.0, size=tset.num_joints)
-        tau_o = J.T @ tau_j
+        tau_o = J.T @ (tau_j + tset.damping * (J @ thetad))
         want = np.array([oracle_commanded(tau_o[i], thetad[i], *_stage_numbers(tset, n))
                          for i, n in enumerate(tset.actuator_names)])
         got = tset.commanded_motor_efforts(tau_j, thetad, None if tset.linear else q)

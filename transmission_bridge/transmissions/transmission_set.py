@@ -288,11 +288,13 @@ class TransmissionSet(ChangesMixin, StreamsMixin):
         """
         Return the motor efforts that give joint ``efforts`` (..., nJ) at motor ``velocities``.
 
-        The set's effort map (a linkage's at the joint ``positions``), then each stage's
-        inverse (:meth:`~.losses.Losses.commanded`) and its motor's friction.
+        The one commanded law (:func:`.effort_law.commanded_efforts`) at the motion of the
+        motors' ``velocities``: the joints' damping added back, the set's effort map (a
+        linkage's at the joint ``positions``), each stage's inverse and its motor's friction.
         """
-        out = self.joint_to_actuator('effort', efforts, positions)
-        return self.losses.commanded(out, velocities)
+        from .effort_law import command_motion, commanded_efforts
+        qd, thetad = command_motion(self, None, velocities, positions)
+        return commanded_efforts(self, efforts, qd, thetad, positions)
 
     # --- the motors' dynamics (rotors.py) ---------------------------------------
     @property
