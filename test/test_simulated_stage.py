@@ -20,10 +20,11 @@ import math
 
 import numpy as np
 import pytest
-
 from transmission_bridge.simulation import DriveOptions, load, MujocoSimulation
+from transmission_bridge.simulation.builtin import BuiltinSimulation
 from transmission_bridge.transmissions import load_transmissions
 from transmission_bridge.transmissions.effort_law import commanded_efforts
+import yaml
 
 LIFT = """<mujoco><option timestep="0.0005" gravity="0 0 -9.81"/><worldbody>
 <body name="carriage" pos="0 0 1"><joint name="lift" type="slide" axis="0 0 1"/>
@@ -52,9 +53,17 @@ ACME = shigley(LEAD, 0.011, 0.15, math.radians(14.5))      # self-locking: η_b 
 BALL = (0.9, 0.6)                                           # a back-drivable ball screw
 
 
-def lift(tmp_path, stage, carriage='centred', rotor=ROTOR, viscous=0.0, coulomb=0.0):
-    xml = tmp_path / 'lift.xml'
-    xml.write_text(LIFT.format(com=CARRIAGES[carriage], mass=MASS))
+LIFT_YAML = {'name': 'lift', 'gravity': [0, 0, -9.81], 'bodies': [{
+    'name': 'carriage', 'parent': 'world',
+    'joint': {'name': 'lift', 'type': 'prismatic', 'axis': [0, 0, 1],
+              'origin': {'xyz': [0, 0, 1], 'rpy': [0, 0, 0]}},
+    'inertial': {'mass': MASS, 'com': None, 'inertia': {
+        'ixx': 0.01, 'iyy': 0.01, 'izz': 0.01, 'ixy': 0, 'ixz': 0, 'iyz': 0}}}]}
+ENGINES = ('mujoco', 'builtin')
+
+
+def lift(tmp_path, stage, carriage='centred', rotor=ROTOR, viscous=0.0, coulomb=0.0,
+         engine='mujoco'):
     actuator = {'name': 'motor', 'mechanical_reduction': N, 'rotor_inertia': rotor,
                 'efficiency': {'driving': stage[0], 'driven': stage[1]},
                 'friction': {'viscous': viscous, 'coulomb': coulomb}}
@@ -62,7 +71,33 @@ def lift(tmp_path, stage, carriage='centred', rotor=ROTOR, viscous=0.0, coulomb=
         'name': 'screw', 'type': 'simple', 'actuators': [actuator],
         'joints': [{'name': 'lift'}]}]})
     rate = 2000.0                                       # one physics step per state
+    if engine == 'builtin':
+        model = dict(LIFT_YAML)
+        body = dict(model['bodies'][0])
+        body['inertial'] = dict(body['inertial'],
+                                com=[float(x) for x in CARRIAGES[carriage].split()])
+        model['bodies'] = [body]
+        path = tmp_path / 'lift.yaml'
+        path.write_text(yaml.safe_dump(model))
+        return tset, BuiltinSimulation(tset, path, rate, DriveOptions())
+    xml = tmp_path / 'lift.xml'
+    xml.write_text(LIFT.format(com=CARRIAGES[carriage], mass=MASS))
     return tset, MujocoSimulation(tset, load(xml), rate, DriveOptions())
+
+
+def joint(sim):
+    """Return the lift's (position, velocity, last acceleration), either engine."""
+    if isinstance(sim, BuiltinSimulation):
+        return sim.q[0], sim.v[0], sim.qacc[0]
+    data = sim.robot.data
+    return data.qpos[0], data.qvel[0], data.qacc[0]
+
+
+def set_speed(sim, speed):
+    if isinstance(sim, BuiltinSimulation):
+        sim.v[0] = speed
+    else:
+        sim.robot.data.qvel[0] = speed
 
 
 def run(sim, torque, steps):
@@ -70,8 +105,7 @@ def run(sim, torque, steps):
     for _ in range(steps):
         sim.drives.set_efforts([0], [torque() if callable(torque) else torque])
         sim.advance()
-    data = sim.robot.data
-    return data.qpos[0], data.qvel[0], data.qacc[0]
+    return joint(sim)
 
 
 def test_shigleys_acme_screw_is_self_locking():
@@ -79,31 +113,34 @@ def test_shigleys_acme_screw_is_self_locking():
     assert 0.40 < eta_f < 0.45 and eta_b < 0.0       # Shigley's example range for ACME
 
 
+@pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('carriage', sorted(CARRIAGES))
-def test_an_unpowered_self_locking_lift_holds_its_load(tmp_path, carriage):
+def test_an_unpowered_self_locking_lift_holds_its_load(engine, tmp_path, carriage):
     """No motor torque: the screw holds 10 kg (it fell 4.6 m in 1 s before)."""
-    _, sim = lift(tmp_path, ACME, carriage)
-    start = sim.robot.data.qpos[0]
+    _, sim = lift(tmp_path, ACME, carriage, engine=engine)
+    start = joint(sim)[0]
     position, velocity, _ = run(sim, 0.0, 2000)
     assert abs(position - start) < HELD
     assert abs(velocity) < HELD
 
 
+@pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('carriage', sorted(CARRIAGES))
-def test_a_self_locking_lift_holds_under_any_load(tmp_path, carriage):
+def test_a_self_locking_lift_holds_under_any_load(engine, tmp_path, carriage):
     """Five times the load (the motor pushing down with less than lowering needs): held."""
     eta_f, eta_b = ACME
-    _, sim = lift(tmp_path, ACME, carriage)
-    start = sim.robot.data.qpos[0]
+    _, sim = lift(tmp_path, ACME, carriage, engine=engine)
+    start = joint(sim)[0]
     # A push down of half what lowering the load would take (|η_b| m g / N): still held.
     position, _, _ = run(sim, 0.5 * eta_b * MASS * G / N, 2000)
     assert abs(position - start) < HELD
 
 
+@pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('carriage', sorted(CARRIAGES))
-def test_a_driven_self_locking_lift_rises_at_its_driving_efficiency(tmp_path, carriage):
+def test_a_driven_self_locking_lift_rises_at_its_driving_efficiency(engine, tmp_path, carriage):
     eta_f, _ = ACME
-    _, sim = lift(tmp_path, ACME, carriage)
+    _, sim = lift(tmp_path, ACME, carriage, engine=engine)
     tau = 2.0 * MASS * G / (N * eta_f)             # twice the holding torque
     _, velocity, accel = run(sim, tau, SETTLE)
     expected = (N * eta_f * tau - MASS * G) / (MASS + eta_f * N * N * ROTOR)
@@ -111,12 +148,13 @@ def test_a_driven_self_locking_lift_rises_at_its_driving_efficiency(tmp_path, ca
     assert accel == pytest.approx(expected, rel=ACCEL_TOL)
 
 
+@pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('carriage', sorted(CARRIAGES))
 def test_an_unpowered_back_drivable_lift_falls_at_newtons_rate_with_its_rotor(
-        tmp_path, carriage):
+        engine, tmp_path, carriage):
     """-m g / (m + N² I / η_b): the rotor's inertia counts whatever MuJoCo simplifies."""
     _, eta_b = BALL
-    _, sim = lift(tmp_path, BALL, carriage)
+    _, sim = lift(tmp_path, BALL, carriage, engine=engine)
     _, velocity, accel = run(sim, 0.0, SETTLE)
     expected = -MASS * G / (MASS + N * N * ROTOR / eta_b)
     assert velocity < 0.0
@@ -128,10 +166,11 @@ QUADRANTS = {'lifting, accelerating': (2.0, 0.5), 'lowering, braking': (1.0, -0.
              'rising, pulled down': (-12.0, 0.5), 'falling, pushed down': (-12.0, -0.5)}
 
 
+@pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('carriage', sorted(CARRIAGES))
 @pytest.mark.parametrize('quadrant', sorted(QUADRANTS))
 def test_the_commanded_law_applied_by_the_simulated_stage_gives_the_wanted_force(
-        tmp_path, carriage, quadrant):
+        engine, tmp_path, carriage, quadrant):
     """
     The bridge's commanded torque for m (a + g), applied by the sliding stage, gives a.
 
@@ -140,13 +179,13 @@ def test_the_commanded_law_applied_by_the_simulated_stage_gives_the_wanted_force
     band, so each is exact).
     """
     wanted, speed = QUADRANTS[quadrant]
-    tset, sim = lift(tmp_path, BALL, carriage, viscous=2e-4, coulomb=0.02)
-    sim.robot.data.qvel[0] = speed
-    data = sim.robot.data
+    tset, sim = lift(tmp_path, BALL, carriage, viscous=2e-4, coulomb=0.02,
+                     engine=engine)
+    set_speed(sim, speed)
 
     def law():
-        force = MASS * (wanted + G)
-        return float(commanded_efforts(tset, [force], [data.qvel[0]], [N * data.qvel[0]],
+        force, v = MASS * (wanted + G), joint(sim)[1]
+        return float(commanded_efforts(tset, [force], [v], [N * v],
                                        joint_accelerations=[wanted])[0])
 
     _, velocity, accel = run(sim, law, SETTLE)
@@ -208,8 +247,9 @@ def test_a_back_driven_motor_joint_reflects_its_rotor_over_eta_b(tmp_path, r):
     assert accel == pytest.approx(ARM_MASS * G * r / inertia, rel=SOFT)
 
 
+@pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('speed', [-0.05, -0.5])
-def test_a_self_locking_lift_lowers_at_the_commanded_laws_torque(tmp_path, speed):
+def test_a_self_locking_lift_lowers_at_the_commanded_laws_torque(engine, tmp_path, speed):
     """
     The law's lowering torque (pushing down, |η_b| of the load) keeps the lift's speed.
 
@@ -218,12 +258,12 @@ def test_a_self_locking_lift_lowers_at_the_commanded_laws_torque(tmp_path, speed
     reflects N² I = 4.9 kg here; a stage's load lags one physics step, which holds its speed
     while the reflected rotor outweighs (h/c − 1) of the load (NOTATION, doc/simulation.md).
     """
-    tset, sim = lift(tmp_path, ACME, viscous=2e-4, coulomb=0.02)
-    data = sim.robot.data
-    data.qvel[0] = speed
+    tset, sim = lift(tmp_path, ACME, viscous=2e-4, coulomb=0.02, engine=engine)
+    set_speed(sim, speed)
 
     def law():
-        return float(commanded_efforts(tset, [MASS * G], [data.qvel[0]], [N * data.qvel[0]],
+        v = joint(sim)[1]
+        return float(commanded_efforts(tset, [MASS * G], [v], [N * v],
                                        joint_accelerations=[0.0])[0])
 
     assert law() < 0.0                       # the motor pushes the load down
