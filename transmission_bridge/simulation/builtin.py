@@ -33,13 +33,21 @@ HOLD_ALL = 1e12         # a stage's band before its load is known: held (the eng
 
 
 class BuiltinSimulation:
-    """The builtin engine's state and step (module docstring), MuJoCo's engine's interface."""
+    """
+    The builtin engine's state and step (module docstring), MuJoCo's engine's interface.
 
-    def __init__(self, tset, model_file, rate, options):
-        try:
-            self.model = load_model(str(model_file))
-        except (ModelError, OSError) as exc:
-            raise SimulationError(f'model_file {model_file}: {exc}') from None
+    ``model_file``: a YAML model or URDF path, or a loaded kinematics ``Model``; ``substeps``:
+    physics steps per state (default: steps of at most :data:`STEP`).
+    """
+
+    def __init__(self, tset, model_file, rate, options, substeps=None):
+        if hasattr(model_file, 'joint_names'):         # a loaded kinematics Model
+            self.model = model_file
+        else:
+            try:
+                self.model = load_model(str(model_file))
+            except (ModelError, OSError) as exc:
+                raise SimulationError(f'model_file {model_file}: {exc}') from None
         model = self.model
         index = {n: i for i, n in enumerate(model.joint_names)}
         for spec in tset.specs:
@@ -51,7 +59,7 @@ class BuiltinSimulation:
         self.tset, self.options = tset, options
         self.columns = np.array([index[j] for j in tset.joint_names], dtype=np.intp)
         period = 1.0 / rate
-        self.substeps = max(1, math.ceil(period / STEP - 1e-9))
+        self.substeps = substeps or max(1, math.ceil(period / STEP - 1e-9))
         self._h = period / self.substeps
         self.period = period
         self.drives = Drives(tset, options)

@@ -26,11 +26,13 @@ drive (what a FollowJointTrajectory goal sent through the bridge needs to move).
 
 With ``dynamics`` (``effort`` or ``motor_gains``) the motors move a robot instead: the joints
 follow the rigid-body dynamics of ``model_file`` (default: ``transmissions_file``, a URDF),
-gravity included, under the motors' torques (:mod:`.motor_dynamics`): torque-controlled
-motors take the efforts of ``actuator_commands``; MIT-mode motors the target, stiffness,
-damping and feed-forward of ``actuator_impedance_commands`` (control_msgs/DynamicJointState),
-their law evaluated at every step. The joints start at their default positions, held
-there until the first command.
+gravity included, under the motors' torques: the builtin engine
+(:mod:`transmission_bridge.simulation.builtin`, the drives and gear stages MuJoCo's engine
+has: saturation, rotors, friction, efficiency): torque-controlled motors take the efforts of
+``actuator_commands``; MIT-mode motors the target, stiffness, damping and feed-forward of
+``actuator_impedance_commands`` (control_msgs/DynamicJointState), their law evaluated at
+every step. The joints start at their default positions, held there until the first
+command.
 
 With ``engine:=mujoco`` MuJoCo integrates the robot of ``model_file`` (an MJCF or a URDF):
 its bodies, joints, contacts and equality constraints; each motor named like a hinge or
@@ -133,7 +135,7 @@ class ActuatorSimulator(Node):
         self._t0 = self.get_clock().now()
         self._followed = self._robot = None
         if dynamics:
-            self._robot = self._dynamics(dynamics, model_file or path, max(1, substeps))
+            self._robot = self._dynamics(dynamics, model_file or path, max(1, substeps), rate)
         if follow:
             q, _ = joint_motion(self._tset, 0.0, 0.0, 0.0)
             self._followed = np.stack([self._tset.joint_to_actuator('position', q),
@@ -151,21 +153,24 @@ class ActuatorSimulator(Node):
                f'{self._amplitude:g} * sin(2 pi {self._frequency:g} t + {PHASE_STEP} k) about '
                'their default positions'))
 
-    def _dynamics(self, kind, model_file, substeps):
-        """Return the robot the motors move; subscribe to the commands of ``kind``."""
-        from .motor_dynamics import MotorDynamics
+    def _dynamics(self, kind, model_file, substeps, rate):
+        """Return the builtin engine the motors move; subscribe to the commands of ``kind``."""
         from ..kinematics import load_model, ModelError
+        from ..simulation import DriveOptions, SimulationError
+        from ..simulation.builtin import BuiltinSimulation
         try:
-            model = load_model(model_file)
-            robot = MotorDynamics(self._tset, model, self._tset.default_positions, substeps)
+            robot = BuiltinSimulation(self._tset, load_model(model_file), rate,
+                                      DriveOptions(dynamics=kind), substeps)
         except (ModelError, ValueError) as exc:
             raise StartupError(f'dynamics: {model_file}: {exc}') from None
-        index = self._tset.actuator_index
+        except SimulationError as exc:
+            raise StartupError(f'dynamics: {exc}') from None
+        index, drives = self._tset.actuator_index, robot.drives
         if kind == 'effort':
             def on_effort(msg):
                 pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
                 if pairs:
-                    robot.set_efforts(*map(list, zip(*pairs)))
+                    drives.set_efforts(*map(list, zip(*pairs)))
             self.create_subscription(JointState, 'actuator_commands', on_effort, RELIABLE_10)
         else:
             from control_msgs.msg import DynamicJointState
@@ -174,8 +179,8 @@ class ActuatorSimulator(Node):
                 for name, value in zip(msg.joint_names, msg.interface_values):
                     if name in index:
                         v = dict(zip(value.interface_names, value.values))
-                        robot.set_gains(index[name], v['position'], v['velocity'],
-                                        v['effort'], v['stiffness'], v['damping'])
+                        drives.set_gains([index[name]], v['position'], v['velocity'],
+                                         v['effort'], v['stiffness'], v['damping'])
             self.create_subscription(DynamicJointState, 'actuator_impedance_commands', on_gains,
                                      RELIABLE_10)
         return robot
@@ -201,11 +206,11 @@ class ActuatorSimulator(Node):
             # clock), not the clock at a late tick: a recording's time base is its dynamics'.
             if self._start is None:
                 self._start = now
-            self._robot.advance(self._period)
+            self._robot.advance()
             self._steps += 1
             msg.header.stamp = Time(nanoseconds=self._start.nanoseconds + round(
                 self._steps * self._period * 1e9), clock_type=now.clock_type).to_msg()
-            state = self._robot.motors()
+            state = self._robot.report()
             msg.position, msg.velocity, msg.effort = (doubles(x) for x in state)
             self._pub.publish(msg)
             return
