@@ -112,3 +112,31 @@ def test_no_file_is_longer_than_450_lines_but_compiled_kernels():
     long = {path: n for path, n in sizes.items()
             if n > MAX_LINES and not path.startswith(KERNELS)}
     assert long == {}
+
+
+def packages(graph):
+    """Return the graph of ``graph``'s subpackages (``transmission_bridge.X``): who needs whom."""
+    def room(module):
+        return '.'.join(module.split('.')[:2])
+    out = {}
+    for module, targets in graph.items():
+        out.setdefault(room(module), set()).update(
+            room(t) for t in targets if room(t) != room(module))
+    return out
+
+
+def test_the_walker_finds_a_circle_between_packages(tmp_path):
+    pkg = tmp_path / 'pkg'
+    for sub in ('a', 'b'):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / '__init__.py').write_text('')
+    (pkg / '__init__.py').write_text('')
+    (pkg / 'a' / 'x.py').write_text('from ..b import y\n')
+    (pkg / 'b' / 'y.py').write_text('def f():\n    from ..a import z\n')
+    (pkg / 'a' / 'z.py').write_text('')
+    assert circles(packages(import_graph(pkg))) == [['pkg.a', 'pkg.b']]
+
+
+def test_no_two_packages_need_each_other():
+    """kinematics and transmissions, bag and tools...: one direction each (deferred counted)."""
+    assert circles(packages(import_graph(PKG))) == []

@@ -150,7 +150,7 @@ def test_your_robot_in_three_steps_and_recorded_data(tmp_path):
     # Each motor's holding torque; the SCARA's two arm joints turn about vertical axes (their
     # motors hold no weight: only their joints' damping at the measured motion, NOTATION.md's
     # one motion, at most b * the stand-in motion's top speed / n), the quill's holds its weight.
-    from transmission_bridge.tools.demo_motion import AMPLITUDE, FREQUENCY
+    from transmission_bridge.simulation.demo_motion import AMPLITUDE, FREQUENCY
     motors = yaml.safe_load(out[out.index('header:'):].split('---')[0])
     assert motors['name'] == ['j1_motor', 'j2_motor', 'quill_motor'], out
     top_speed = 2 * math.pi * FREQUENCY * AMPLITUDE             # rad/s of each joint

@@ -58,7 +58,7 @@ def test_a_batch_maps_each_row_as_alone_bit_for_bit(ts, interface):
     kind = map_kind(interface)
     if kind == 'effort':        # the stages' and the damping loss, with the same velocities
         velocity = ts.actuator_to_joint('velocity', a)
-        assert np.array_equal(stacked[:, 2], ts.damped_joint_effort(
+        assert np.array_equal(stacked[:, 2], ts.after_damping(
             ts.measured_joint_efforts(a, a), velocity))
     else:
         assert np.array_equal(stacked[:, {'position': 0, 'velocity': 1}[kind]], batch)
@@ -118,7 +118,7 @@ def test_damped_effort(ts):
     tau = np.arange(7.0)
     v = np.full(7, 2.0)
     v[1] = np.nan
-    out = ts.damped_joint_effort(tau, v)
+    out = ts.after_damping(tau, v)
     assert out[0] == 0.0 - 0.5 * 2.0
     assert out[1] == 1.0            # unknown velocity: effort unchanged
     assert out[5] == 5.0            # no damping on finger_proximal
@@ -166,7 +166,7 @@ def test_one_pass_state_map_equals_the_three_maps_bit_for_bit(ts):
     assert np.isnan(velocities[3]).any() and ts.damping.any()     # the test can tell
     assert np.array_equal(out[:, 0], ts.actuator_to_joint('position', a[:, 0]), equal_nan=True)
     assert np.array_equal(out[:, 1], velocities, equal_nan=True)
-    assert np.array_equal(out[:, 2], ts.damped_joint_effort(
+    assert np.array_equal(out[:, 2], ts.after_damping(
         ts.measured_joint_efforts(a[:, 2], a[:, 1]), velocities), equal_nan=True)
     for k in range(len(a)):
         assert np.array_equal(ts.joint_state(a[k]), out[k], equal_nan=True)

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import io
 from .joint_state_cdr import build, JointStateBatchCodec, MSGTYPE
-from ..tools.demo_motion import joint_motion
+from ..simulation.demo_motion import joint_motion
 
 
 def write_actuator_bag(path, tset, seconds=3.0, rate=100.0, storage='mcap',

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..kinematics import regressor as reg
 from ..kinematics.errors import ModelError
-
-REST_ROTARY, REST_LINEAR = 0.05, 0.005      # no loss model (joint_states): the same widths
+# No loss model (joint_states): the stages' rest widths all the same.
+from ..transmissions.losses import REST_LINEAR, REST_ROTARY
 DEFAULT_MIN_SPEED = 1.0     # rad/s of a rotary motor: the slowest row fitted
 
 

@@ -93,14 +93,11 @@ class DynamicsMixin:
         stages ``transmissions.joint_to_actuator('effort', inverse_dynamics(q, v, a,
         transmissions) + b v, q)`` without the friction (up to rounding).
         """
-        from ..transmissions import effort_law
         q, v, a = self._qva(q, v, a)
         columns = self._transmission_columns(transmissions)
-        joint = self.inverse_dynamics(q, v, a, effort_law.joint_side(transmissions))
-        qt, vt, at = q[..., columns], v[..., columns], a[..., columns]
-        qd, thetad = effort_law.command_motion(transmissions, vt, None, qt)
-        return effort_law.commanded_efforts(transmissions, joint[..., columns], qd, thetad,
-                                            qt, at)
+        joint = self.inverse_dynamics(q, v, a, transmissions.joint_side())
+        return transmissions.motor_torques_for(joint[..., columns], q[..., columns],
+                                               v[..., columns], a[..., columns])
 
     def nonlinear_effects(self, q, v, transmissions=None):
         """Return ``C(q, v) v - tau_g(q)`` (+ the rotors' velocity terms and friction)."""

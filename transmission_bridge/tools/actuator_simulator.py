@@ -63,11 +63,11 @@ from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
-from .demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
 from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import doubles
 from ..ros.node_main import exit_with, run_node, StartupError
 from ..ros.parameters import declare
+from ..simulation.demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
 from ..transmissions import ConfigError, load_transmissions
 
 HELP = __doc__

@@ -54,7 +54,7 @@ class StreamsMixin:
 
         Returns ``(..., 3, nJ)``: what the bridge publishes for that state, joint
         positions with their offsets, velocities, and efforts after the damping loss
-        (:meth:`damped_joint_effort`). The states are taken in order, as one stream, by a
+        (:meth:`after_damping`). The states are taken in order, as one stream, by a
         new :meth:`state_map` (a linkage's first from the zero pose): each element has the
         bits of the separate maps, and the same bits for one state or a whole bag. The live
         bridge and the offline converter call the same map. A linkage state refused is NaN

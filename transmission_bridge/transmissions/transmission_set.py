@@ -284,14 +284,25 @@ class TransmissionSet(ChangesMixin, StreamsMixin):
         out = self.losses.measured(efforts, velocities)
         return self.actuator_to_joint('effort', out, positions)
 
-    def commanded_motor_efforts(self, efforts, velocities, positions=None):
+    def motor_torques_for(self, joint_torques, positions, velocities, accelerations):
         """
-        Return the motor efforts that give joint ``efforts`` (..., nJ) at motor ``velocities``.
+        Return the motor torques (..., nA) of a joint motion's torques: the commanded law.
 
-        The one commanded law (:func:`.effort_law.commanded_efforts`) at the motion of the
-        motors' ``velocities``: the joints' damping added back, the set's effort map (a
-        linkage's at the joint ``positions``), each stage's inverse and its motor's friction.
+        ``joint_torques``: the links' inverse dynamics with :meth:`joint_side`'s rotors at
+        the joints' positions, velocities and accelerations (``Model.motor_torques`` calls
+        it: the kinematics library imports nothing of this one).
         """
+        from .effort_law import command_motion, commanded_efforts
+        qd, thetad = command_motion(self, velocities, None, positions)
+        return commanded_efforts(self, joint_torques, qd, thetad, positions, accelerations)
+
+    def joint_side(self):
+        """Return the set a joint-space feed-forward counts (:func:`.effort_law.joint_side`)."""
+        from .effort_law import joint_side
+        return joint_side(self)
+
+    def commanded_motor_efforts(self, efforts, velocities, positions=None):
+        """Return the motor efforts of joint ``efforts`` at motor ``velocities``: the law."""
         from .effort_law import command_motion, commanded_efforts
         qd, thetad = command_motion(self, None, velocities, positions)
         return commanded_efforts(self, efforts, qd, thetad, positions)
@@ -394,12 +405,8 @@ class TransmissionSet(ChangesMixin, StreamsMixin):
             actuator_lower=[a.lower_limit for a in actuators],
             actuator_upper=[a.upper_limit for a in actuators])
 
-    def damped_joint_effort(self, joint_effort, joint_velocity):
-        """
-        Joint effort after the transmission's viscous loss: ``tau - b * v``.
-
-        Where the velocity is not finite (unknown) the effort is returned unchanged.
-        """
+    def after_damping(self, joint_effort, joint_velocity):
+        """Return ``τ − b q̇``, the effort after the joints' damping (unknown q̇: unchanged)."""
         tau = np.asarray(joint_effort, dtype=float)
         v = np.asarray(joint_velocity, dtype=float)
         loss = self._damping * v
