@@ -102,13 +102,13 @@ def commanded_motor_efforts(tset, ctx, q, qd, qdd, tau, thetad):
 
 
 def _model_motion(ctx, tset, q, qd, qdd):
-    """The model's (q, q̇, q̈) in its own order from the set's."""
+    """Return the model's (q, q̇, q̈) in its own order from the set's."""
     order = [tset.joint_index[j] for j in ctx['model'].joint_names]
     return q[order], qd[order], qdd[order]
 
 
 def _links(ctx, tset, q, qd, qdd, side):
-    """The links' inverse dynamics with ``side``'s rotors, in the set's joint order."""
+    """Return the links' inverse dynamics with ``side``'s rotors, in the set's joint order."""
     model = ctx['model']
     mq, mv, ma = _model_motion(ctx, tset, q, qd, qdd)
     joint = model.inverse_dynamics(mq, mv, ma, side)

@@ -115,7 +115,7 @@ def test_no_file_is_longer_than_450_lines_but_compiled_kernels():
 
 
 def packages(graph):
-    """Return the graph of ``graph``'s subpackages (``transmission_bridge.X``): who needs whom."""
+    """Return which subpackage (``transmission_bridge.X``) needs which, from a module graph."""
     def room(module):
         return '.'.join(module.split('.')[:2])
     out = {}
@@ -138,5 +138,5 @@ def test_the_walker_finds_a_circle_between_packages(tmp_path):
 
 
 def test_no_two_packages_need_each_other():
-    """kinematics and transmissions, bag and tools...: one direction each (deferred counted)."""
+    """Between any two packages, one direction at most (deferred imports counted)."""
     assert circles(packages(import_graph(PKG))) == []
