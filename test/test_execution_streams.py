@@ -101,20 +101,19 @@ class Law:
             self.feed[idx[j]] = FEED[j]
         self.b = np.array([tset.joint(j).damping for j in tset.joint_names])
 
-    def joint_torque(self, phase, damping_loss):
+    def joint_torque(self, phase):
         """τ_j with the streamed targets (``'targets'``) or the hold at the measured pose."""
         q_t = self.target if phase == 'targets' else self.q
         feed = self.feed if phase == 'targets' else 0.0
-        tau = self.kp * (q_t - self.q) + self.kd * (0.0 - self.qd) + feed
-        if damping_loss:
-            tau = tau + self.b * self.qd
+        # the damping the joints lose, added back by both outputs (NOTATION's one law)
+        tau = self.kp * (q_t - self.q) + self.kd * (0.0 - self.qd) + feed + self.b * self.qd
         out = np.zeros(self.tset.num_joints)
         out[self.joints] = tau[self.joints]
         return out
 
-    def motor_torques(self, phase, damping_loss):
-        """Jᵀ τ_j: what the motors apply (the effort output adds the damping loss back)."""
-        return self.J.T @ self.joint_torque(phase, damping_loss)
+    def motor_torques(self, phase):
+        """Jᵀ τ_j: what the motors apply (both outputs add the damping loss back)."""
+        return self.J.T @ self.joint_torque(phase)
 
 
 class Run:
@@ -312,7 +311,7 @@ def _check(run, first_output, second_output):
             if not switched:
                 expected_topic = first_output if stamp < ev['output'] else second_output
                 assert topic == expected_topic, (stamp - ev['stream'], topic)
-            want = law.motor_torques(phase, damping_loss=topic == 'effort')
+            want = law.motor_torques(phase)
             for m, value in torque.items():
                 a = tset.actuator_index[m]
                 if topic == 'motor_gains' and m in ANKLE_MOTORS and phase == 'targets':

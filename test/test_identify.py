@@ -203,7 +203,7 @@ def test_bad_inputs_end_in_one_line_and_write_nothing(tmp_path, nominal):
 def test_regressor_times_the_models_parameters_is_pinocchios_holding_torque(nominal):
     pin = pytest.importorskip('pinocchio', reason='Pinocchio is not installed (pip install pin)')
     from robot_corpus import pinocchio_gravity, pinocchio_model, pinocchio_q, random_q
-    from transmission_bridge.kinematics import identification as ident
+    from transmission_bridge.identification import static as ident
     for path in (UR5, robots_dir() / 'panda_description/urdf/panda.urdf'):
         model, pm = load_model(path), pinocchio_model(pin, path)
         pi = ident.parameters(model)
@@ -215,7 +215,7 @@ def test_regressor_times_the_models_parameters_is_pinocchios_holding_torque(nomi
 
 
 def test_fit_keeps_a_mass_the_data_would_make_negative(nominal):
-    from transmission_bridge.kinematics import identification as ident
+    from transmission_bridge.identification import static as ident
     bodies = [b for b in nominal.body_names if nominal.body(b).inertial.mass > 0]
     q = _poses(nominal, np.random.default_rng(4), 30)
     y = ident.regressor(nominal, q, bodies)
@@ -234,7 +234,7 @@ def test_fit_keeps_a_mass_the_data_would_make_negative(nominal):
 
 
 def test_static_samples_average_each_still_stretch_long_enough():
-    from transmission_bridge.kinematics.identification import static_samples
+    from transmission_bridge.identification.static import static_samples
     t = np.arange(0, 3.0, 0.01)
     # still at 0 until 1 s, ramp, still at 1 from 1.2 to 2 s, ramp, 0.2 s still, ramp
     q = np.interp(t, [0, 1.0, 1.2, 2.0, 2.2, 2.4, 3.0], [0, 0, 1, 1, 1.2, 1.2, 1.8])[:, None]

@@ -232,7 +232,7 @@ def _check_streamed(tset, motors):
     assert len(quadrants) == 6, quadrants               # both signs moving both ways, at rest
 
 
-def _spring_law(tset, motors, stamp, damping_loss):
+def _spring_law(tset, motors, stamp):
     """Return (motor torques Jᵀ τ_j of the springs at the state of ``stamp``, θ, θ̇)."""
     theta, thetad, _ = motors.states[stamp]
     J, qd = _geometry(tset, theta, thetad)
@@ -241,9 +241,8 @@ def _spring_law(tset, motors, stamp, damping_loss):
     tau_j = np.zeros(tset.num_joints)
     for j in SPRUNG:
         i = tset.joint_index[j]
-        tau_j[i] = KP[j] * (q_t[i] - q[i]) - KD[j] * qd[i] + tau_t[i]
-        if damping_loss:
-            tau_j[i] += tset.damping[i] * qd[i]
+        # the damping the joint loses, added back by both outputs (NOTATION's one law)
+        tau_j[i] = KP[j] * (q_t[i] - q[i]) - KD[j] * qd[i] + tau_t[i] + tset.damping[i] * qd[i]
     return J.T @ tau_j, theta, thetad
 
 
@@ -271,7 +270,7 @@ def _check_springs(tset, motors, output):
             if stamp in motors.commands or stamp < start or len(msg.position):
                 continue
             assert set(msg.name) == sprung, (msg.name, stamp)
-            tau_o, _, thetad = _spring_law(tset, motors, stamp, damping_loss=True)
+            tau_o, _, thetad = _spring_law(tset, motors, stamp)
             for m, value in zip(msg.name, msg.effort):
                 i = tset.actuator_index[m]
                 want = _commanded_oracle(tau_o[i], thetad[i], _stage(tset, m))
@@ -282,7 +281,7 @@ def _check_springs(tset, motors, output):
             stamp = _stamp(msg)
             if stamp < start:
                 continue
-            tau_o, theta, thetad = _spring_law(tset, motors, stamp, damping_loss=False)
+            tau_o, theta, thetad = _spring_law(tset, motors, stamp)
             assert set(msg.joint_names) == sprung
             for m, values in zip(msg.joint_names, msg.interface_values):
                 t = dict(zip(values.interface_names, values.values))

@@ -44,11 +44,11 @@ import dataclasses
 import numpy as np
 
 from . import convex, fitting
+from .least_change import least_change, MOVING_RANK_RTOL
 from .problem import Parameters
 from ..kinematics import regressor as reg
 from ..kinematics.errors import ModelError
 
-RANK_RTOL = 1e-8
 MIN_DIRECTION_ROWS = 50     # rows of a power-flow direction that identify its efficiency
 PRIOR_SPREAD = 1.0          # a link parameter's prior spread, of its body's scale
 GAIN_SPREAD = 0.3           # a gain's prior spread about the model's (1/η_f, η_b)
@@ -130,7 +130,7 @@ def solve(problem, normal, previous=None, scale_known=False):
                       max(1.0 / SCALE_SPREAD, fit.loose))
     iterations += more
     J, r = _constrained(*fitting.linearised(problem, weighed, p), fit.scale, fitting.pack(p))
-    _, info = least_change(J, -r, np.zeros(P + 5 * nA), free)
+    _, info = least_change(J, -r, np.zeros(P + 5 * nA), free, MOVING_RANK_RTOL)
     r = r[:len(r) - 1] if fit.scale is not None else r
     info.update(rms=float(np.linalg.norm(r) / np.sqrt(max(rows, 1))), rows=rows)
     info['sigma'] = float(np.linalg.norm(r) / np.sqrt(max(rows - info['rank'], 1)))
@@ -255,37 +255,6 @@ def _constrained(J, r, scale, z):
         return J, r
     row, offset = scale
     return np.vstack([J, row]), np.concatenate([r, [row @ z - offset]])
-
-
-def least_change(A, b, x0, free, rtol=RANK_RTOL):
-    """
-    Return ``(x, info)``: ``A x ~ b`` changing ``x0`` least in the ``free`` columns.
-
-    Columns scaled to unit norm; the numerical rank: the singular values above ``rtol`` of
-    the largest; the step is the minimum-norm one within that many directions. ``info``:
-    rank, condition, the scaled SVD's pieces and the column norms, for the spread.
-    """
-    A = np.asarray(A, dtype=float)
-    norms = np.linalg.norm(A, axis=0)
-    use = free & (norms > (norms.max() if norms.size else 0.0) * 1e-13)
-    x = np.array(x0, dtype=float)
-    info = {'rank': 0, 'condition': float('nan'), 'norms': norms, 'use': use,
-            'vt': np.zeros((0, int(use.sum()))), 's': np.zeros(0)}
-    if not use.any():
-        return x, info
-    scaled = A[:, use] / norms[use]
-    residual = b - A @ x
-    width = scaled.shape[1]
-    if scaled.shape[0] > 2 * width:     # a tall system: its triangle (and Q^T b), fewer rows
-        both = np.linalg.qr(np.column_stack([scaled, residual]), mode='r')
-        scaled, residual = both[:width, :width], both[:width, width]
-    u, s, vt = np.linalg.svd(scaled, full_matrices=False)
-    rank = int((s > s[0] * rtol).sum()) if s.size and s[0] > 0 else 0
-    info.update(rank=rank, condition=float(s[0] / s[rank - 1]) if rank else float('inf'),
-                vt=vt[:rank], s=s[:rank])
-    if rank:
-        x[use] += (vt[:rank].T @ ((u[:, :rank].T @ residual) / s[:rank])) / norms[use]
-    return x, info
 
 
 def _std(problem, info):

@@ -179,7 +179,7 @@ class ActuatorSimulator(Node):
                 for name, value in zip(msg.joint_names, msg.interface_values):
                     if name in index:
                         v = dict(zip(value.interface_names, value.values))
-                        drives.set_gains([index[name]], v['position'], v['velocity'],
+                        drives.set_gains(index[name], v['position'], v['velocity'],
                                          v['effort'], v['stiffness'], v['damping'])
             self.create_subscription(DynamicJointState, 'actuator_impedance_commands', on_gains,
                                      RELIABLE_10)

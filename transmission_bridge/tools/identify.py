@@ -226,7 +226,7 @@ def samples_of_bag(bag, joints, tset, options):
     read, has no message on the topic, or no efforts.
     """
     from ..bag.states import read_states
-    from ..kinematics.identification import static_samples
+    from ..identification.static import static_samples
     topic, speed_threshold, min_static = options
     names = tset.actuator_names if tset is not None else tuple(joints)
     stamps, values = read_states(bag, topic, names)
@@ -243,7 +243,7 @@ def samples_of_bag(bag, joints, tset, options):
 
 
 def _fit_all(model, q, tau, known):
-    from ..kinematics import identification as ident
+    from ..identification import static as ident
     # Bodies the model gives mass: a massless link (tool0, a sensor frame) stays massless.
     bodies = [b for b in model.body_names if model.body(b).inertial.mass > 0]
     y = ident.regressor(model, q, bodies)
@@ -275,7 +275,7 @@ def _changed(model, fitted):
 
 
 def _fit_payload(model, body, q, tau):
-    from ..kinematics import identification as ident
+    from ..identification import static as ident
     rows = np.isfinite(tau).all(axis=1)
     mass, com, result = ident.payload_fit(model, body, q[rows], tau[rows])
     return model.with_payload(body, mass, com), [

@@ -3,10 +3,8 @@
 
 Per bag (on Dask for many, or when asked): the motors' states read, resampled, filtered and
 differentiated (:mod:`..identification.data`), then at each pass the square-root normal
-equations of its rows (:class:`..identification.problem.Normal`), merged in bag order. The
-fit (:func:`..identification.dynamic.solve`) is repeated over fresh factors while rows
-change their power-flow direction, fewer each pass, and the answer moves by more than
-:data:`PASS_SIGMAS` of its σ (at most :data:`MAX_PASSES`). Writes
+equations of its rows (:class:`..identification.problem.Normal`), merged in bag order; the
+passes are the library's (:func:`..identification.passes.fit_in_passes`). Writes
 the model (only the ``<inertial>`` elements changed) and, with --output-transmissions, the
 transmissions YAML with the identified actuator values, after everything is computed,
 never over an input.
@@ -20,8 +18,6 @@ from . import cli
 from . import identify_report as reporting
 
 DASK = ('distributed', 'pip install "dask[distributed]"')
-MAX_PASSES = 8
-PASS_SIGMAS = 0.1           # no further pass once a pass moves no unknown by more (its σ)
 
 
 def run(args, model, tset, bags, failure):
@@ -149,7 +145,7 @@ def _payload(args, problem, failure):
 def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None):
     """Return ``(fit, training samples, held_out, kept bags)`` of every readable bag."""
     from ..bag.errors import BagError
-    from ..identification import dynamic
+    from ..identification import passes
     from ..kinematics import ModelError
     tests, sizes = [], []
     if engine is None:
@@ -200,33 +196,18 @@ def _fit(problem, bags, options, engine, failure, keep_idle=False, payload=None)
     # Few: read here, fitted whole (nothing of them held out).
     carried = [] if payload is None else _whole_bags(payload[0], problem, options,
                                                      '--payload-bags', failure)
-    pi, fit, previous, last_flips, last_fit = None, None, None, np.inf, None
-    for _ in range(MAX_PASSES):
-        parts = normals(pi) + [normal_of(c, problem, pi, payload[1]) for c in carried]
-        normal = parts[0]
-        for part in parts[1:]:
-            normal = normal.merge(part)
-        idle = [problem.names[k] for k in np.flatnonzero(normal.count.sum(axis=1) == 0)]
-        if idle and not keep_idle:
-            raise failure(f'{", ".join(idle)} never move faster than --min-speed in the '
-                          'data: their rotor inertia, friction and efficiency would stay '
-                          'unidentified (record them moving: transmission_bridge_identify '
-                          "excite; or keep the model's values with --keep-idle)")
-        try:
-            fit = dynamic.solve(problem, normal, fit, scale_known=bool(carried))
-        except ModelError as exc:       # Stalled only in a first pass with no step at all
-            raise failure(str(exc)) from None
-        # Another pass while rows change their power-flow direction, fewer each pass, and
-        # the answer moves (a few flip where the stage output crosses 0 and weigh next to
-        # nothing: a thousandth of the rows is none; as many as the pass before, or more,
-        # flip back and forth).
-        if previous is not None:
-            flips = int(np.abs(previous - normal.count).sum())
-            if (flips <= max(1, 1e-3 * normal.count.sum()) or flips >= last_flips
-                    or fit.change_from(last_fit) <= PASS_SIGMAS):
-                break
-            last_flips = flips
-        previous, pi, last_fit = normal.count.copy(), fit.parameters.pi, fit
+    try:
+        fit = passes.fit_in_passes(
+            problem, lambda pi: normals(pi) + [normal_of(c, problem, pi, payload[1])
+                                               for c in carried],
+            keep_idle, scale_known=bool(carried))
+    except passes.IdleMotors as exc:
+        raise failure(f'{", ".join(exc.names)} never move faster than --min-speed in the '
+                      'data: their rotor inertia, friction and efficiency would stay '
+                      'unidentified (record them moving: transmission_bridge_identify '
+                      "excite; or keep the model's values with --keep-idle)") from None
+    except ModelError as exc:       # Stalled only in a first pass with no step at all
+        raise failure(str(exc)) from None
     # The held-out samples' residuals, before and after, where the samples are.
     if engine is None:
         parts = [held_out_of(t, problem, fit.parameters) for t in tests]

@@ -26,12 +26,10 @@ import dataclasses
 
 import numpy as np
 
-from .errors import ModelError
-from .spatial import skew
+from .least_change import least_change, STILL_RANK_RTOL
+from ..kinematics.errors import ModelError
+from ..kinematics.spatial import skew
 
-# Singular values of the scaled regressor below this fraction of the largest are taken as
-# not identified: the directions noise would decide.
-RANK_RTOL = 1e-6
 PER_BODY = 4                # m, h_x, h_y, h_z
 
 
@@ -107,28 +105,24 @@ class Fit:
         return lines
 
 
-def fit(stacked, torques, start, names=None, min_mass=0.0, rank_rtol=RANK_RTOL):
+def fit(stacked, torques, start, names=None, min_mass=0.0, rank_rtol=STILL_RANK_RTOL):
     """
     Return the :class:`Fit` of ``torques ~ stacked @ pi`` changing ``start`` least.
 
     ``stacked`` is the regressors of every sample stacked (S*nq x P), ``torques`` the
     measured holding torques (S*nq), ``start`` the model's ``pi``. ``names`` (one per body)
-    name the bodies whose mass the fit wanted at or below ``min_mass``.
+    name the bodies whose mass the fit wanted at or below ``min_mass``. The step is the
+    identification's one least-change solver (:func:`.least_change.least_change`).
     """
     a = np.asarray(stacked, dtype=float)
-    b = np.asarray(torques, dtype=float) - a @ start
+    b = np.asarray(torques, dtype=float)
     norms = np.linalg.norm(a, axis=0)
     free = norms > norms.max() * 1e-12 if norms.size and norms.max() > 0 else norms > 0
     if not free.any():
         raise ModelError('the samples move no torque: nothing can be identified')
     kept = []
     while True:
-        scaled = a[:, free] / norms[free]
-        u, s, vt = np.linalg.svd(scaled, full_matrices=False)
-        rank = int((s > s[0] * rank_rtol).sum())
-        step = np.zeros_like(start, dtype=float)
-        step[free] = (vt[:rank].T @ ((u[:, :rank].T @ b) / s[:rank])) / norms[free]
-        pi = start + step
+        pi, info = least_change(a, b, start, free, rank_rtol)
         masses = pi[::PER_BODY]
         low = [k for k in range(len(masses)) if masses[k] <= min_mass and free[PER_BODY * k]]
         if not low:
@@ -136,8 +130,8 @@ def fit(stacked, torques, start, names=None, min_mass=0.0, rank_rtol=RANK_RTOL):
         for k in low:
             kept.append(((names or range(len(masses)))[k], float(masses[k])))
             free[PER_BODY * k] = False          # mass fixed at the model's value
-    return Fit(pi, rank, int(free.sum()), float(s[0] / s[rank - 1]), tuple(kept), vt[:rank],
-               np.flatnonzero(free))
+    return Fit(pi, info['rank'], int(info['use'].sum()), info['condition'], tuple(kept),
+               info['vt'], np.flatnonzero(info['use']))
 
 
 def labels(bodies):
@@ -157,7 +151,7 @@ def payload_fit(model, body, samples_q, torques, rank_needed=PER_BODY):
     y = regressor(model, samples_q, [body]).reshape(-1, PER_BODY)
     holding = -model.gravity_generalized_forces(np.asarray(samples_q, dtype=float))
     rest = (np.asarray(torques, dtype=float) - holding).reshape(-1)
-    result = fit(y, rest, np.zeros(PER_BODY), rank_rtol=RANK_RTOL)
+    result = fit(y, rest, np.zeros(PER_BODY))
     if result.rank < rank_needed:
         raise ModelError(f'the samples identify {result.rank} of the 4 payload parameters '
                          '(mass and centre of mass): hold the robot in more varied poses')
