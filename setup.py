@@ -75,7 +75,7 @@ setup(
     entry_points={
         'console_scripts': [
             'transmission_bridge = transmission_bridge.bridge.node:main',
-            'kinematics = transmission_bridge.robot_state.node:main',
+            'kinematics = transmission_bridge.kinematics_node.node:main',
             'actuator_simulator = transmission_bridge.tools.actuator_simulator:main',
             'transmission_bridge_replay = transmission_bridge.tools.replay:console',
             'transmission_bridge_record = transmission_bridge.tools.record:console',

@@ -112,7 +112,7 @@ def _robot_rows(pin, label, relative, number):
 def _feed_forward_rows(number):
     from robot_corpus import random_q, robot
     from transmission_bridge.kinematics import load_model
-    from transmission_bridge.robot_state.core import KinematicsCore
+    from transmission_bridge.kinematics_node.core import KinematicsCore
     model = load_model(robot(ROBOTS[1][1]))
     cores = {'ours': KinematicsCore(model), 'numpy': KinematicsCore(model.with_kernels('numpy'))}
     rng = np.random.default_rng(100)

@@ -59,7 +59,7 @@ TARGETS = {
     'chain': ('actuator_states', 'actuator_commands'),
 }
 BRIDGE = ['-m', 'transmission_bridge.bridge.node']
-KINEMATICS = ['-m', 'transmission_bridge.robot_state.node']
+KINEMATICS = ['-m', 'transmission_bridge.kinematics_node.node']
 RELAY = [str(HERE / 'relay_node.py')]
 
 

@@ -56,7 +56,7 @@ def one_run(label, clock_rate, every, kinematics, seconds, rate, names):
         'bridge': ['transmission_bridge.bridge.node', '-p', f'transmissions_file:={URDF}',
                    '-p', 'impedance_output:=motor_gains', '-p', 'command_timeout:=0.0',
                    '-p', 'use_sim_time:=true', *gains],
-        'kin': ['transmission_bridge.robot_state.node', '-p', f'model_file:={URDF}',
+        'kin': ['transmission_bridge.kinematics_node.node', '-p', f'model_file:={URDF}',
                 '-p', 'use_sim_time:=true',
                 *[x for o in EVERY_TENTH for x in ('-p', f'publish_every.{o}:={every}')]]}
     if not kinematics:

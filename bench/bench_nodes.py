@@ -86,7 +86,7 @@ def main(argv=None):
     import rclpy
     from transmission_bridge.bridge.node import TransmissionBridge
     from transmission_bridge.kinematics import load_model
-    from transmission_bridge.robot_state.node import KinematicsNode, OUTPUTS
+    from transmission_bridge.kinematics_node.node import KinematicsNode, OUTPUTS
     from sensor_msgs.msg import JointState
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--log-level', 'warn'], domain_id=231)

@@ -103,7 +103,7 @@ def test_a_lossy_bridge_without_linkages_loads_no_numba(built):
     script = (
         'import sys\n'
         'import numpy as np\n'
-        'from transmission_bridge.mapping.routes import warm_up\n'
+        'from transmission_bridge.mapping.warm_up import warm_up\n'
         'from transmission_bridge.mapping.commands import CommandMapper\n'
         'from transmission_bridge.transmissions import load_transmissions, loss_loops\n'
         f'ts = load_transmissions({CONFIG!r})\n'
@@ -191,7 +191,7 @@ def test_a_legged_bridge_with_springs_loads_no_numba(built):
         'import sys\n'
         'import numpy as np\n'
         'from transmission_bridge.control.impedance import ImpedanceCore\n'
-        'from transmission_bridge.mapping.routes import warm_up\n'
+        'from transmission_bridge.mapping.warm_up import warm_up\n'
         'from transmission_bridge.transmissions import linkage_loops, load_transmissions\n'
         f'ts = load_transmissions({LEGGED!r})\n'
         'assert len(ts.linkage_joints)\n'

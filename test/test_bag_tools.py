@@ -46,7 +46,7 @@ class LiveRobot:
                                    # converter here, the replays' gaps would add them
                                    '-p', 'command_timeout:=0.0', *common],
                                   tmp_path / 'bridge.log')
-        self.kin = NodeProcess('transmission_bridge.robot_state.node',
+        self.kin = NodeProcess('transmission_bridge.kinematics_node.node',
                                ['-p', f'model_file:={model}', *common], tmp_path / 'kin.log')
         self.graph = Graph(ns)
         # Ready when each says so (the bridge once active, its kernels compiled; the

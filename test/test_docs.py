@@ -103,7 +103,7 @@ def _table_names(html_text, table_id):
     ('transmission_bridge', 'transmission_bridge.bridge.node',
      ['transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml'),
       'transmissions_file:=' + str(CONFIG / 'three_motor_wrist_transmissions.yaml')]),
-    ('kinematics', 'transmission_bridge.robot_state.node',
+    ('kinematics', 'transmission_bridge.kinematics_node.node',
      ['model_file:=' + str(CONFIG / 'scara_model.yaml')]),
     ('actuator_simulator', 'transmission_bridge.tools.actuator_simulator',
      ['transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml')]),

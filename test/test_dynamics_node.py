@@ -96,7 +96,7 @@ def _send(g, traj, box):
 def test_inverse_dynamics_feed_forward_with_the_motors_and_at_runtime(tmp_path):
     params = {'model_file': str(ROBOT), 'feed_forward': 'inverse_dynamics',
               'transmissions_file': str(_motors_yaml(tmp_path))}
-    with started_node(tmp_path, 'transmission_bridge.robot_state.node', NODE, params, 'id',
+    with started_node(tmp_path, 'transmission_bridge.kinematics_node.node', NODE, params, 'id',
                       'joint_states') as g:
         box = g.collect(JointTrajectory, f'{NODE}/trajectory_out')
         g.pub = g.node.create_publisher(JointTrajectory, f'{NODE}/trajectory_in', 10)
@@ -122,7 +122,7 @@ def _pair(tmp_path, ns, kinematics_file, bridge_file):
     """Start the kinematics node (inverse_dynamics) and the bridge in ``ns``; their processes."""
     procs = []
     for module, node, params in (
-            ('transmission_bridge.robot_state.node', NODE,
+            ('transmission_bridge.kinematics_node.node', NODE,
              {'model_file': str(ROBOT), 'feed_forward': 'inverse_dynamics',
               'transmissions_file': str(kinematics_file)}),
             ('transmission_bridge.bridge.node', 'transmission_bridge',

@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState
 from transmission_bridge.bag import io
 from transmission_bridge.bag.joint_state_cdr import build
 from transmission_bridge.bridge.node import TransmissionBridge
-from transmission_bridge.robot_state.node import KinematicsNode, OUTPUTS
+from transmission_bridge.kinematics_node.node import KinematicsNode, OUTPUTS
 from transmission_bridge.ros.conversions import now_ns_function
 from transmission_bridge.ros.node_main import StartupError
 from transmission_bridge.transmissions import load_transmissions

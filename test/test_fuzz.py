@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from transmission_bridge.kinematics import load_model, ModelError
 from transmission_bridge.kinematics import parameters as kparams
+from transmission_bridge.kinematics_node.core import KinematicsCore
 from transmission_bridge.mapping.commands import CommandMapper
 from transmission_bridge.mapping.state import ActuatorStates
-from transmission_bridge.robot_state.core import KinematicsCore
 from transmission_bridge.transmissions import ConfigError, load_transmissions
 from transmission_bridge.transmissions import parameters as tparams
 import yaml

@@ -390,7 +390,7 @@ def test_kinematics_withholds_torques_when_a_joint_goes_stale(tmp_path):
     from tf2_msgs.msg import TFMessage
     model_file = CONFIG / 'example_arm_model.yaml'
     ns = unique_namespace('hwk')
-    proc = NodeProcess('transmission_bridge.robot_state.node',
+    proc = NodeProcess('transmission_bridge.kinematics_node.node',
                        ['-p', f'model_file:={model_file}', '-p', 'stale_timeout:=0.3',
                         '-p', 'diagnostics_period:=0.1', '-r', f'__ns:={ns}',
                         '-r', f'/diagnostics:={ns}/diagnostics', '-r', f'/tf:={ns}/tf'],

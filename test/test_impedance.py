@@ -32,7 +32,7 @@ def _motor_torques_of_joint_law(tset, kp, q_target, theta):
     """τ_a(θ) of the joint spring at motor pose θ: q by the set's solver, Jᵀ by its map."""
     q = tset.actuator_to_joint('position', theta)
     tau_j = kp * (q_target - q)
-    return tset.joint_to_actuator('effort', tau_j, positions=None if tset.linear else q)
+    return tset.joint_to_actuator('effort', tau_j, positions=None if tset.constant_map else q)
 
 
 @pytest.mark.parametrize('name', LINEAR_SETS + LINKAGE_SETS)
@@ -76,7 +76,7 @@ def _mit_and_joint_law(tset, rng, offset):
     J = impedance.jacobian(tset, theta)
     thetad = np.linalg.solve(J, qd) if J.shape[0] == J.shape[1] else np.linalg.pinv(J) @ qd
     theta_target = tset.joint_to_actuator('position', q_target)
-    thetad_target = (tset.joint_to_actuator('velocity', qd_target) if tset.linear else
+    thetad_target = (tset.joint_to_actuator('velocity', qd_target) if tset.constant_map else
                      np.linalg.solve(J, qd_target))
     target, target_d, k, d, feed = impedance.mit_commands(J, kp, kd, theta_target,
                                                           thetad_target, tau_ff, theta, thetad)
@@ -168,7 +168,7 @@ def test_the_linear_plan_gives_what_the_reference_step_gives(output):
     rng = np.random.default_rng(RNG_SEED + 4)
     core = ImpedanceCore(tset, output)
     _random_gains(core, tset, ('elbow', 'wrist_pitch', 'wrist_roll'), rng)
-    assert core.linear
+    assert core.constant_map
     within = 0
     for trial in range(20):
         q, theta = _pose(tset, rng, 0.3)
@@ -241,7 +241,7 @@ def test_motion_to_actuator_maps_as_the_separate_maps_do(name):
     q, _ = _pose(tset, rng)
     v = rng.normal(size=tset.num_joints)
     theta, thetad = tset.motion_to_actuator(q, v)
-    at = {} if tset.linear else {'positions': q}
+    at = {} if tset.constant_map else {'positions': q}
     assert np.array_equal(theta, tset.joint_to_actuator('position', q))
     assert np.array_equal(thetad, tset.joint_to_actuator('velocity', v, **at))
 
@@ -466,7 +466,7 @@ def test_the_mit_output_run_by_the_motors_gives_the_effort_outputs_torques(name,
         flat = _flat(theta, thetad)
         state = np.empty((3, tset.num_joints))
         assert state_map.writer(state)(flat)
-        q_t = state[0] + (rng.normal(scale=0.05, size=len(q)) if tset.linear else 0.0)
+        q_t = state[0] + (rng.normal(scale=0.05, size=len(q)) if tset.constant_map else 0.0)
         targets = [q_t, rng.normal(size=len(q)), rng.normal(size=len(q))]
         for core in cores.values():
             _take_all(core, tset, *targets)

@@ -9,8 +9,8 @@ from std_msgs.msg import Float64
 from transmission_bridge.kinematics import load_model
 from transmission_bridge.kinematics.parameters import (
     apply_parameters, joint_parameter, parameter_values)
-from transmission_bridge.robot_state.core import KinematicsCore
-from transmission_bridge.robot_state.fast import JointStatesRelay
+from transmission_bridge.kinematics_node.core import KinematicsCore
+from transmission_bridge.kinematics_node.fast import JointStatesRelay
 
 MODEL = load_model(CONFIG / 'example_arm_model.yaml')
 JOINTS = list(MODEL.joint_names)

@@ -172,7 +172,7 @@ def test_models_without_movable_joints_in_one_call_and_in_batch():
 def test_core_pose_rows_are_the_poses_in_the_base_frame(base):
     # What both kinematics node paths publish on body_poses, in world or in a body's frame.
     from transmission_bridge.kinematics.spatial import rotation_to_quaternion
-    from transmission_bridge.robot_state.core import KinematicsCore
+    from transmission_bridge.kinematics_node.core import KinematicsCore
     model = random_model(31, 7)
     core = KinematicsCore(model, base_frame=base)
     rows = np.empty((len(model.body_names), 7))

@@ -30,7 +30,7 @@ def _start(tmp_path, model_file, extra=None):
     params.update(extra or {})
     pfile = tmp_path / 'params.yaml'
     pfile.write_text(yaml.safe_dump({f'/**/{NODE}': {'ros__parameters': params}}))
-    proc = NodeProcess('transmission_bridge.robot_state.node',
+    proc = NodeProcess('transmission_bridge.kinematics_node.node',
                        ['--params-file', str(pfile), '-r', f'__ns:={ns}',
                         '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
     g = Graph(ns)
@@ -295,7 +295,7 @@ def test_invalid_model_stops_startup(tmp_path, change, words):
     data.update(change)
     f = tmp_path / 'bad.yaml'
     f.write_text(yaml.safe_dump(data))
-    proc = NodeProcess('transmission_bridge.robot_state.node',
+    proc = NodeProcess('transmission_bridge.kinematics_node.node',
                        ['-p', f'model_file:={f}', '-r', f'__ns:={unique_namespace("bad")}'],
                        tmp_path / 'node.log')
     proc.proc.wait(30)

@@ -9,7 +9,7 @@ import yaml
 @pytest.mark.parametrize('module,node,params_file,extra', [
     ('transmission_bridge.bridge.node', 'transmission_bridge', 'bridge.yaml',
      f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}'),
-    ('transmission_bridge.robot_state.node', 'kinematics', 'kinematics.yaml',
+    ('transmission_bridge.kinematics_node.node', 'kinematics', 'kinematics.yaml',
      f'model_file:={CONFIG / "example_arm_model.yaml"}'),
 ])
 def test_shipped_params_are_accepted(tmp_path, module, node, params_file, extra):

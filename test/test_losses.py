@@ -60,7 +60,7 @@ def test_measured_and_commanded_efforts_are_the_oracle_s_in_every_quadrant(path)
         tau_o = np.array([oracle_measured(tau_a[i], thetad[i], *_stage_numbers(tset, n))
                           for i, n in enumerate(tset.actuator_names)])
         want = np.linalg.solve(J.T, tau_o)
-        got = tset.measured_joint_efforts(tau_a, thetad, None if tset.linear else theta)
+        got = tset.measured_joint_efforts(tau_a, thetad, None if tset.constant_map else theta)
         assert got == pytest.approx(want, rel=FD_TOL, abs=FD_TOL)
         # commanded: τ_o = Jᵀ (τ_j + b q̇) (the damping the joints lose, added back), then
         # the stages' inverse per motor
@@ -68,7 +68,7 @@ def test_measured_and_commanded_efforts_are_the_oracle_s_in_every_quadrant(path)
         tau_o = J.T @ (tau_j + tset.damping * (J @ thetad))
         want = np.array([oracle_commanded(tau_o[i], thetad[i], *_stage_numbers(tset, n))
                          for i, n in enumerate(tset.actuator_names)])
-        got = tset.commanded_motor_efforts(tau_j, thetad, None if tset.linear else q)
+        got = tset.commanded_motor_efforts(tau_j, thetad, None if tset.constant_map else q)
         assert got == pytest.approx(want, rel=FD_TOL, abs=FD_TOL)
         quadrants |= {(bool(t > 0), bool(v > 0)) for t, v in zip(tau_o, thetad)}
     assert quadrants == {(True, True), (True, False), (False, True), (False, False)}
@@ -434,7 +434,7 @@ def test_the_kinematics_feed_forward_through_the_bridge_counts_each_term_once():
     rotors before a loss), for the same motion.
     """
     from transmission_bridge.mapping.commands import CommandMapper
-    from transmission_bridge.robot_state.dynamics import joint_side
+    from transmission_bridge.kinematics_node.dynamics import joint_side
     rng = np.random.default_rng(RNG_SEED + 9)
     model, tset, q, v, a, thetad, cols = _moving_arm(rng)
     # half of the stages ideal but for friction: their rotors stay the kinematics node's
@@ -460,7 +460,7 @@ def test_the_kinematics_feed_forward_through_the_bridge_counts_each_term_once():
 
 def test_a_lossy_robot_whose_zero_pose_is_beyond_its_limits_warms_up():
     """A quadruped's knee (limits [-2.8, -0.9] rad) with a lossy stage: the bridge starts."""
-    from transmission_bridge.mapping.routes import warm_up
+    from transmission_bridge.mapping.warm_up import warm_up
     knee = load_transmissions({'transmissions': [{
         'name': 'knee', 'type': 'simple',
         'actuators': [{'name': 'knee_motor', 'mechanical_reduction': 9.0,

@@ -64,7 +64,7 @@ def states(tset, rng):
         q = rng.uniform(-0.4, 0.4, tset.num_joints)
         q[linkage] = rng.uniform(-0.25, 0.25, 2)
         qd = rng.normal(scale=2.0, size=tset.num_joints)
-        thetad = tset.joint_to_actuator('velocity', qd, None if tset.linear else q)
+        thetad = tset.joint_to_actuator('velocity', qd, None if tset.constant_map else q)
         if np.abs(thetad).min() < MOVING:
             continue
         done += 1
@@ -155,7 +155,7 @@ def _spring(tset, ctx, output, q, qd, tau, thetad):
     for j, p, d in zip(tset.joint_names, kp, kd):
         core.set_gain(j, 'p', float(p))
         core.set_gain(j, 'd', float(d))
-    q_t = q if not tset.linear else q + rng.normal(scale=0.05, size=len(q))
+    q_t = q if not tset.constant_map else q + rng.normal(scale=0.05, size=len(q))
     qd_t = rng.normal(size=len(q))
     names = list(tset.joint_names)
     assert core.take(np.arange(len(names)), q_t, qd_t, tau, 0) == ''

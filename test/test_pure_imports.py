@@ -121,7 +121,7 @@ def test_numba_loads_only_for_a_set_with_a_linkage(robot, loads):
     assert result.stdout.split()[-1] == str(loads), result.stdout
 
 
-@pytest.mark.parametrize('node', ['bridge/node.py', 'robot_state/node.py'])
+@pytest.mark.parametrize('node', ['bridge/node.py', 'kinematics_node/node.py'])
 def test_node_files_stay_small(node):
     # ROS wiring only: parameter tables, message routes, diagnostics and the deadline's glue
     # live in rooms of their own (settings.py, mapping/routes.py, status.py), which

@@ -116,7 +116,7 @@ def test_stale_publisher_recovers_and_two_publishers_are_warned(tmp_path):
 @pytest.mark.parametrize('module,name,args', [
     ('transmission_bridge.bridge.node', 'transmission_bridge',
      ['-p', f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}']),
-    ('transmission_bridge.robot_state.node', 'kinematics',
+    ('transmission_bridge.kinematics_node.node', 'kinematics',
      ['-p', f'model_file:={CONFIG / "example_arm_model.yaml"}']),
 ])
 def test_ctrl_c_twice_still_exits_cleanly(tmp_path, module, name, args):
@@ -147,7 +147,7 @@ def test_ctrl_c_twice_still_exits_cleanly(tmp_path, module, name, args):
 STUCK_TEARDOWN = """
 import ctypes
 
-from transmission_bridge.robot_state.node import KinematicsNode
+from transmission_bridge.kinematics_node.node import KinematicsNode
 from transmission_bridge.ros.node_main import exit_with, run_node
 
 

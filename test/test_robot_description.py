@@ -24,7 +24,7 @@ def _start(tmp_path, bridge_args, kin_args):
     common = ['-r', f'__ns:={ns}', '-r', f'/diagnostics:={ns}/diagnostics']
     bridge = NodeProcess('transmission_bridge.bridge.node', [*bridge_args, *common],
                          tmp_path / 'bridge.log')
-    kin = NodeProcess('transmission_bridge.robot_state.node', [*kin_args, *common],
+    kin = NodeProcess('transmission_bridge.kinematics_node.node', [*kin_args, *common],
                       tmp_path / 'kin.log')
     return ns, bridge, kin
 
@@ -78,10 +78,10 @@ def test_robot_description_parameter_gives_the_yaml_results(tmp_path):
      "give 'transmissions_file' or 'robot_description', not both"),
     ('transmission_bridge.bridge.node', [], "parameter 'transmissions_file' or "
                                             "'robot_description' is required"),
-    ('transmission_bridge.robot_state.node',
+    ('transmission_bridge.kinematics_node.node',
      ['-p', f'model_file:={YAML_M}', '-p', 'robot_description:=<robot name="x"/>'],
      "give 'model_file' or 'robot_description', not both"),
-    ('transmission_bridge.robot_state.node', ['-p', 'robot_description:=<robot name="x">'],
+    ('transmission_bridge.kinematics_node.node', ['-p', 'robot_description:=<robot name="x">'],
      'robot description is not valid XML'),
 ])
 def test_sources_are_exactly_one(tmp_path, module, args, words):

@@ -21,7 +21,7 @@ def _chain(tmp_path, tag, bridge_args=()):
     bridge = NodeProcess('transmission_bridge.bridge.node',
                          ['-p', f'transmissions_file:={TRANSMISSIONS}', *bridge_args, *common],
                          tmp_path / 'bridge.log')
-    kin = NodeProcess('transmission_bridge.robot_state.node',
+    kin = NodeProcess('transmission_bridge.kinematics_node.node',
                       ['-p', f'model_file:={MODEL}', *common], tmp_path / 'kin.log')
     return ns, bridge, kin
 

@@ -114,13 +114,13 @@ def _energy_balance(model, tset, q, v, motor_torques, dt=1e-3, steps=300):
 
     def derivative(t, state):
         q, v = state[:model.num_positions], state[model.num_positions:2 * model.num_positions]
-        T = rotors.jacobian(q[cols])
+        T = rotors.motor_jacobian(q[cols])
         tau_a = motor_torques(t)
         tau = np.zeros(model.num_positions)
         tau[cols] = T.T @ tau_a                  # the motors' torques at the joints
         xdot = T @ v[cols]
         power = tau_a @ xdot
-        loss = rotors.viscous @ (xdot * xdot)
+        loss = tset.losses.viscous @ (xdot * xdot)
         return np.concatenate([v, model.forward_dynamics(q, v, tau, tset), [power, loss]])
 
     def energy(state):
@@ -284,7 +284,7 @@ def test_with_the_motors_the_mass_matrix_stays_spd_and_the_dynamics_invert(robot
 
 def test_the_kinematics_node_takes_the_motors_a_urdf_gives_and_only_those():
     import re
-    from transmission_bridge.robot_state.dynamics import motor_transmissions
+    from transmission_bridge.kinematics_node.dynamics import motor_transmissions
     with_rotor = ROBOT.read_text()
     model = load_model(with_rotor)
     warnings = []

@@ -63,8 +63,8 @@ while rclpy.ok():
 @pytest.mark.parametrize('module,param,name', [
     ('transmission_bridge.bridge.node',
      f'transmissions_file:={CONFIG / "example_robot_transmissions.yaml"}', 'transmission_bridge'),
-    ('transmission_bridge.robot_state.node', f'model_file:={CONFIG / "example_arm_model.yaml"}',
-     'kinematics'),
+    ('transmission_bridge.kinematics_node.node',
+     f'model_file:={CONFIG / "example_arm_model.yaml"}', 'kinematics'),
 ])
 def test_nodes_listen_on_no_tcp_port(tmp_path, module, param, name):
     ns = unique_namespace('sec')

@@ -38,7 +38,7 @@ def _start(tmp_path, urdf, extra=None):
     params.update(extra or {})
     pfile = tmp_path / 'params.yaml'
     pfile.write_text(yaml.safe_dump({'/**/kinematics': {'ros__parameters': params}}))
-    proc = NodeProcess('transmission_bridge.robot_state.node',
+    proc = NodeProcess('transmission_bridge.kinematics_node.node',
                        ['--params-file', str(pfile), '-r', f'__ns:={ns}',
                         '-r', f'/tf:={ns}/tf', '-r', f'/tf_static:={ns}/tf_static',
                         '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'node.log')
@@ -191,7 +191,7 @@ def test_a_messy_urdf_runs_both_nodes_with_each_warning_logged_once(tmp_path):
     bridge = NodeProcess('transmission_bridge.bridge.node',
                          ['-p', f'transmissions_file:={path}', '-p', 'diagnostics_period:=0.2',
                           *common], tmp_path / 'bridge.log')
-    kin = NodeProcess('transmission_bridge.robot_state.node',
+    kin = NodeProcess('transmission_bridge.kinematics_node.node',
                       ['-p', f'model_file:={path}', *common], tmp_path / 'kin.log')
     g = Graph(ns)
     try:
@@ -235,7 +235,7 @@ def test_without_tf2_msgs_the_node_runs_with_one_warning(tmp_path):
     ns = unique_namespace('notf')
     import os
     env = {'PYTHONPATH': os.pathsep.join([str(hidden.parent), os.environ.get('PYTHONPATH', '')])}
-    kin = NodeProcess('transmission_bridge.robot_state.node',
+    kin = NodeProcess('transmission_bridge.kinematics_node.node',
                       ['-p', f'model_file:={CONFIG / "scara.urdf"}', '-r', f'__ns:={ns}',
                        '-r', f'/diagnostics:={ns}/diagnostics'], tmp_path / 'kin.log', env=env)
     g = Graph(ns)
@@ -301,7 +301,7 @@ def test_a_base_frame_that_is_no_frame_stops_startup_naming_it(tmp_path):
     path = robot('panda_description/urdf/panda.urdf')
     if path is None:
         pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
-    proc = NodeProcess('transmission_bridge.robot_state.node',
+    proc = NodeProcess('transmission_bridge.kinematics_node.node',
                        ['-p', f'model_file:={path}', '-p', 'base_frame:=pelvis',
                         '-r', f'__ns:={unique_namespace("base")}'], tmp_path / 'node.log')
     proc.proc.wait(30)

@@ -32,7 +32,7 @@ NODES = {
     'transmission_bridge': ('transmission_bridge.bridge.node', 'TransmissionBridge', [
         {'transmissions_file': 'example_robot_transmissions.yaml'},
         {'transmissions_file': 'three_motor_wrist_transmissions.yaml'}]),
-    'kinematics': ('transmission_bridge.robot_state.node', 'KinematicsNode', [
+    'kinematics': ('transmission_bridge.kinematics_node.node', 'KinematicsNode', [
         {'model_file': 'example_arm_model.yaml'}, {'model_file': 'scara_model.yaml'}]),
     'actuator_simulator': ('transmission_bridge.tools.actuator_simulator', 'ActuatorSimulator',
                            [{'transmissions_file': 'example_robot_transmissions.yaml'}]),

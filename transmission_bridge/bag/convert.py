@@ -12,7 +12,7 @@ kept only with ``keep_input=True``. Two paths give those results:
 * **exact**: each message goes through the bridge's
   :class:`~transmission_bridge.mapping.state.ActuatorStates` and
   :class:`~transmission_bridge.mapping.commands.CommandMapper` and the kinematics node's
-  :class:`~transmission_bridge.robot_state.core.KinematicsCore`, the very code the nodes run;
+  :class:`~transmission_bridge.kinematics_node.core.KinematicsCore`, the very code the nodes run;
 * **vectorised** (used when every actuator message has the same names, frame and
   arrays, no infinite value, stamps never go back, no actuator has an absolute encoder
   and no linkage refuses a state): the whole bag is decoded
@@ -33,10 +33,10 @@ from . import encode, io
 from .errors import BagError
 from .joint_state_cdr import batch_decode, FIELDS, MSGTYPE
 from ..kinematics import holding_torques
+from ..kinematics_node.core import KinematicsCore
 from ..mapping.commands import CommandMapper
 from ..mapping.measurement import Measured
 from ..mapping.state import ActuatorStates
-from ..robot_state.core import KinematicsCore
 from ..transmissions import ConfigError
 
 
@@ -195,8 +195,7 @@ def _vectorised_joint_states(ts, tset, raws):
         values.append(full)
     reported = np.zeros(tset.num_actuators, dtype=bool)
     reported[cols] = True
-    complete = [bool(reported[[index[a.name] for a in spec.actuators]].all())
-                for spec in tset.specs for _ in spec.joints]
+    complete = [bool(reported[motors].all()) for motors in tset.membership.joint_actuators]
     idx = np.flatnonzero(complete)
     non_finite = sum(int(np.isnan(a).sum()) for a in arrays if a is not None)
     if not len(idx):

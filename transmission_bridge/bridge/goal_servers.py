@@ -9,7 +9,7 @@ group ``N`` of ``trajectory_controllers`` (``~/N/follow_joint_trajectory``), eac
 are its feed-forward, their positions and velocities are ignored) and is followed at every
 actuator state that measures its joints (:meth:`GoalServers.on_joint_state`, after
 joint_states is published): the desired state goes to the motors through the routes
-(:meth:`~transmission_bridge.mapping.routes.Routes.goal_command`: mapped, or a spring's
+(:meth:`~transmission_bridge.mapping.goal_route.GoalRoute.command`: mapped, or a spring's
 targets); a common state in one compiled call into the layout's message
 (:meth:`~transmission_bridge.control.following.Execution.follow`). A goal is not a stream:
 its joints leave the command deadline while it runs and after it ends. A goal that ends
@@ -28,7 +28,7 @@ from std_msgs.msg import Header
 from .settings import (ALLOW_NONZERO_END, ALLOW_PARTIAL, constraint_name, CONTROLLERS,
                        GOAL_SETTINGS as SETTINGS, GOAL_TIME, MONITOR_RATE, PER_JOINT_TOLERANCES,
                        STOPPED_VELOCITY)
-from ..control import goal_loops, results
+from ..control import following, goal_loops, results
 from ..control.following import Execution, RunningGoal
 from ..control.goal import plan_goal
 from ..control.results import Outcome, Refused, Unmeasured
@@ -47,6 +47,12 @@ try:        # control_msgs: ros-jazzy-control-msgs on a robot; not on PyPI (doc/
 except ImportError:
     FollowJointTrajectory = None
 
+#: Each end's action status and counter.
+STATUS = {following.SUCCEEDED: GoalStatus.STATUS_SUCCEEDED,
+          following.CANCELED: GoalStatus.STATUS_CANCELED,
+          following.ABORTED: GoalStatus.STATUS_ABORTED}
+COUNTERS = {following.SUCCEEDED: 'goals_succeeded', following.CANCELED: 'goals_canceled',
+            following.ABORTED: 'goals_aborted'}
 #: How long a goal waits for its joints' first states, s (DDS found new motors in 1-3 s here).
 START_WAIT = 5.0
 
@@ -245,9 +251,7 @@ class GoalServers:
                                                    'trajectory'))
         for other in self.runs:         # a new goal replaces those it shares joints with
             if set(other.group.joints) & set(group.joints):
-                self._end(other, GoalStatus.STATUS_ABORTED, Outcome(
-                    results.INVALID_GOAL, f'replaced by a new goal on {group.prefix}'
-                    'follow_joint_trajectory'), hold=False)
+                self._end(other, following.replaced(f'{group.prefix}follow_joint_trajectory'))
         group.run = run
         routes.owners.set_goal(idx, run)
         routes.follow('goals', self.on_joint_state)
@@ -265,31 +269,32 @@ class GoalServers:
                 results.SUCCESSFUL, 'canceled before it started'))
             handle.execute()
         elif run is not None and run.handle is handle:
-            self._end(run, GoalStatus.STATUS_CANCELED,
-                      Outcome(results.SUCCESSFUL, 'canceled: the joints hold where they are'))
+            self._publish(self._end(run, following.canceled()))
         return CancelResponse.ACCEPT
 
-    def _end(self, run, status, outcome, hold=True):
-        """End ``run`` (once): its joints freed, held where measured unless ``hold`` is False."""
+    def _end(self, run, end):
+        """
+        Carry out ``end`` (:class:`~transmission_bridge.control.following.End`) once.
+
+        The goal's joints are freed, its action ends; returns the hold's ``(send, message)``
+        pairs (none if ``end`` does not hold), which the caller publishes.
+        """
         if run.ended is not None:
-            return
+            return ()
         self._routes.owners.clear_goal(run)
         if run.group.run is run:
             run.group.run = None
         if not self.runs:
             self._routes.follow('goals', None)
-        key = {GoalStatus.STATUS_SUCCEEDED: 'goals_succeeded',
-               GoalStatus.STATUS_CANCELED: 'goals_canceled'}.get(status, 'goals_aborted')
-        self.counters[key] += 1
-        if hold:
-            self._hold(run.group.joints)
-        if status == GoalStatus.STATUS_ABORTED:
+        self.counters[COUNTERS[end.status]] += 1
+        if end.status == following.ABORTED:
             self._node.get_logger().error(f'{run.group.prefix}follow_joint_trajectory aborted: '
-                                          f'{results.CODE_NAMES[outcome.code]}: '
-                                          f'{outcome.text}')
-        run.ended = (status, outcome)
+                                          f'{results.CODE_NAMES[end.outcome.code]}: '
+                                          f'{end.outcome.text}')
+        run.ended = (STATUS[end.status], end.outcome)
         self._ended[id(run.handle)] = run.ended
         run.handle.execute()
+        return self._hold(run.group.joints) if end.hold else ()
 
     def abort_all(self, reason, hold=True):
         """Abort every goal, running or waiting (INVALID_GOAL, ``reason``); joints held."""
@@ -297,33 +302,32 @@ class GoalServers:
             del self._waiting[id(handle)]
             self._refuse(group, handle, Refused(results.INVALID_GOAL, reason))
         for run in self.runs:
-            self._end(run, GoalStatus.STATUS_ABORTED, Outcome(results.INVALID_GOAL, reason),
-                      hold=hold)
+            self._publish(self._end(run, following.aborted(reason, hold)))
 
     def _hold(self, joints):
+        """Return the ``(send, message)`` pairs holding ``joints`` where they are measured."""
         states = self._routes.states
         if states is None or self._routes.commands is None:
-            return
+            return ()
         idx = [self._joint_index[j] for j in joints if j in self._joint_index]
-        positions = states.measured().position[idx]
-        known = np.isfinite(positions)
-        names = [j for j, k in zip(joints, known) if k]
-        if names:
-            self._send(names, positions[known], np.zeros(len(names)), None)
+        held = following.hold_at([j for j in joints if j in self._joint_index],
+                                 states.measured().position[idx])
+        if held is None:
+            return ()
+        msg = self._command(*held, None)
+        return () if msg is None else ((self._publish_command, msg),)
 
-    def _send(self, names, positions, velocities, efforts, stamp_ns=None,
-              accelerations=None):
-        """Command a goal's joints now (a hold: mapped, or a spring's targets)."""
-        msg = self._command(names, positions, velocities, efforts, stamp_ns, accelerations)
-        if msg is not None:
-            self._publish_command(msg)
+    @staticmethod
+    def _publish(pairs):
+        for send, message in pairs:
+            send(message)
 
     def _command(self, names, positions, velocities, efforts, stamp_ns=None,
                  accelerations=None):
         """Return the message commanding a goal's joints, stamped ``stamp_ns`` (None: none)."""
         now = self._now_ns() if stamp_ns is None else stamp_ns
-        return self._routes.goal_command(names, positions, velocities, efforts,
-                                         self._header_at, now, accelerations)
+        return self._routes.goals.command(names, positions, velocities, efforts,
+                                          self._header_at, now, accelerations)
 
     def _header_at(self, now_ns):
         """Return the header stamped ``now_ns`` (one, reused: publishing copies it out)."""
@@ -349,27 +353,22 @@ class GoalServers:
             joints = run.group.joints
             idx = run.columns(self._joint_index)
             # The common state in one compiled call (sampled, judged, mapped), else the steps.
-            data = (self._routes.goal_step(run.execution, self._loops, joints, idx, now)
+            data = (self._routes.goals.step(run.execution, self._loops, joints, idx, now)
                     if self._loops and not run.feed_forward else None)
             if data is not None:
                 yield self._publish_command, data
                 continue
             measured = measured or self._routes.states.measured()
-            p, v = measured.position[idx], measured.velocity[idx]
-            if np.isnan(p).all():
+            at = run.at_state(now, measured.position[idx], measured.velocity[idx], idx)
+            if at is None:
                 continue
-            desired = run.execution.step(now, p, v)
-            outcome = run.execution.outcome
-            if outcome is not None:
-                status = (GoalStatus.STATUS_SUCCEEDED if outcome.code == results.SUCCESSFUL
-                          else GoalStatus.STATUS_ABORTED)
-                self._end(run, status, outcome, hold=status != GoalStatus.STATUS_SUCCEEDED)
-                if status != GoalStatus.STATUS_SUCCEEDED:
-                    continue
-            msg = self._command(joints, desired[0], desired[1],
-                                run.efforts(idx, desired[3]), now, desired[2])
-            if msg is not None:
-                yield self._publish_command, msg
+            if at.desired is not None:
+                p, v, a, e = at.desired
+                msg = self._command(joints, p, v, e, now, a)
+                if msg is not None:
+                    yield self._publish_command, msg
+            if at.end is not None:
+                yield from self._end(run, at.end)
 
     # --- monitoring ----------------------------------------------------------------------
     def _monitor(self):
@@ -391,10 +390,7 @@ class GoalServers:
                     continue
                 if stale.any():
                     mine = [tset.actuator_names[i] for i in np.asarray(act_idx)[stale]]
-                    self._end(run, GoalStatus.STATUS_ABORTED, Outcome(
-                        results.PATH_TOLERANCE_VIOLATED,
-                        f'actuators {mine} are stale (no state within stale_timeout '
-                        f'{states.stale_ns * 1e-9:g} s): their joints are not measured'))
+                    self._publish(self._end(run, following.stale(mine, states.stale_ns * 1e-9)))
                     continue
             last = run.execution.last
             if last is None:

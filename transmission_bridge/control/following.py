@@ -9,13 +9,81 @@ the last point without that. Errors are desired - actual (JTC's). Times are seco
 trajectory's start. :meth:`Execution.follow` does a common state's step and its command's map
 in one compiled call (:mod:`.goal_loops`), and leaves the rest to :meth:`Execution.step`.
 :class:`RunningGoal`: an accepted goal, and the owner of its joints' streamed commands.
+
+How a goal ends is decided here and returned as data (:class:`End`: its terminal status, the
+result, and whether its joints hold where they are measured): at a state
+(:meth:`RunningGoal.at_state`), canceled, replaced, stale or aborted (:func:`canceled` ...).
+The wiring only carries the decision out: the action's terminal state, the hold's command.
 """
+
+import typing
 
 import numpy as np
 
 from . import goal_loops
-from .results import GOAL_TOLERANCE_VIOLATED, Outcome, PATH_TOLERANCE_VIOLATED, SUCCESSFUL
+from .results import (GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, Outcome, PATH_TOLERANCE_VIOLATED,
+                      SUCCESSFUL)
 from .tolerances import beyond
+
+SUCCEEDED, CANCELED, ABORTED = 'succeeded', 'canceled', 'aborted'
+
+
+class End(typing.NamedTuple):
+    """How a goal ends: its terminal ``status``, the result, whether its joints ``hold``."""
+
+    status: str             # SUCCEEDED, CANCELED or ABORTED
+    outcome: Outcome
+    hold: bool              # held where measured (a success ends on its last point)
+
+
+class AtState(typing.NamedTuple):
+    """What a running goal does at one measured state: a command, an end, or both."""
+
+    desired: tuple          # (p, v, a, effort or None) to command; None: nothing (held)
+    end: End                # None while it runs
+
+
+def finished(outcome):
+    """Return the :class:`End` of a goal whose step set ``outcome``."""
+    if outcome.code == SUCCESSFUL:
+        return End(SUCCEEDED, outcome, hold=False)
+    return End(ABORTED, outcome, hold=True)
+
+
+def canceled():
+    """Return the :class:`End` of a goal canceled while it runs: its joints hold."""
+    return End(CANCELED, Outcome(SUCCESSFUL, 'canceled: the joints hold where they are'), True)
+
+
+def replaced(where):
+    """Return the :class:`End` of a goal a new one on ``where`` replaces (no hold: it moves)."""
+    return End(ABORTED, Outcome(INVALID_GOAL, f'replaced by a new goal on {where}'), False)
+
+
+def aborted(reason, hold=True):
+    """Return the :class:`End` of a goal aborted for ``reason`` (a new configuration ...)."""
+    return End(ABORTED, Outcome(INVALID_GOAL, reason), hold)
+
+
+def stale(actuators, stale_s):
+    """Return the :class:`End` of a goal whose ``actuators`` gave no state within ``stale_s``."""
+    return End(ABORTED, Outcome(
+        PATH_TOLERANCE_VIOLATED, f'actuators {list(actuators)} are stale (no state within '
+        f'stale_timeout {stale_s:g} s): their joints are not measured'), True)
+
+
+def hold_at(joints, positions):
+    """
+    Return (names, positions, velocities) holding ``joints`` at their measured positions.
+
+    Joints not measured (NaN) are left out; None if none is measured.
+    """
+    positions = np.asarray(positions, dtype=float)
+    known = np.isfinite(positions)
+    if not known.any():
+        return None
+    return ([j for j, k in zip(joints, known) if k], positions[known],
+            np.zeros(int(known.sum())))
 
 
 class Execution:
@@ -127,6 +195,25 @@ class RunningGoal:
         for j, e in zip(joints, effort):
             self.feed_forward[int(j)] = float(e)
         return ''
+
+    def at_state(self, now_ns, positions, velocities, idx):
+        """
+        Decide at one measured state of the goal's joints (``idx`` their set indices).
+
+        Returns an :class:`AtState`: the desired state to command (with the streamed
+        feed-forward), and the :class:`End` once the goal ends (a success commands its last
+        desired state; any other end commands nothing here: its joints hold). None where
+        none of its joints is measured.
+        """
+        if np.isnan(positions).all():
+            return None
+        desired = self.execution.step(now_ns, positions, velocities)
+        outcome = self.execution.outcome
+        end = None if outcome is None else finished(outcome)
+        if end is not None and end.hold:
+            return AtState(None, end)
+        return AtState((desired[0], desired[1], desired[2], self.efforts(idx, desired[3])),
+                       end)
 
     def columns(self, joint_index):
         """Return the set indices of the goal's joints (made once: a goal keeps its set)."""

@@ -189,7 +189,7 @@ def check_path(tset, plan, start_positions):
     full_p[:, joint_idx] = p
     full_v = np.full_like(full_p, np.nan)
     full_v[:, joint_idx] = v
-    linkage = not tset.linear
+    linkage = not tset.constant_map
     try:
         motor_p = tset.joint_to_actuator('position', full_p)[:, act_idx]
         all_v = tset.joint_to_actuator('velocity', full_v, positions=full_p if linkage

@@ -103,7 +103,7 @@ class ImpedanceCore:
         self.version = self.shape = 0
         self._latched = np.zeros(len(self.groups), dtype=bool)
         self._linear_j = (impedance.jacobian(tset, np.zeros(tset.num_actuators))
-                          if tset.linear else None)
+                          if tset.constant_map else None)
         self._regroup()
 
     def set_gain(self, joint, which, value):
@@ -133,8 +133,8 @@ class ImpedanceCore:
         self._measured = (False, None)
 
     @property
-    def linear(self):
-        """Say whether every transmission maps linearly: J is then constant."""
+    def constant_map(self):
+        """Say whether no transmission is a linkage: J is then constant."""
         return self._linear_j is not None
 
     # --- targets ---------------------------------------------------------------------------
@@ -276,7 +276,7 @@ class ImpedanceCore:
             return True
         law = out[:k] if len(block.zero_actuators) else out
         effort = self.output == 'effort'
-        if self.linear:
+        if self.constant_map:
             plan = block.plans.get(self.output)
             if plan is None or plan.aimed != self.version:      # gains or targets changed
                 plan = block.plan(self._tset, self.output, self.target, self.version)
@@ -403,7 +403,7 @@ class ImpedanceCore:
                 tau[joints] = impedance.joint_torques(
                     block.kp, block.kd, q_t[joints], qd_t[joints], tau_t[joints], q[joints],
                     qd[joints])
-                at = None if tset.linear else np.where(np.isnan(q), 0.0, q)
+                at = None if tset.constant_map else np.where(np.isnan(q), 0.0, q)
                 # The one commanded law, at the measured motion the spring acts on.
                 motor, gain, offset = (x[acts] for x in effort_law.commanded_parts(
                     tset, tau, qd, thetad, at))

@@ -111,6 +111,6 @@ def _joint_motion(problem, theta, theta_d):
         q[:, problem.columns], v[:, problem.columns] = theta, theta_d
         return q, v
     qj = tset.actuator_to_joint('position', theta)
-    vj = tset.actuator_to_joint('velocity', theta_d, None if tset.linear else theta)
+    vj = tset.actuator_to_joint('velocity', theta_d, None if tset.constant_map else theta)
     q[:, problem.columns], v[:, problem.columns] = qj, vj
     return q, v

@@ -97,7 +97,7 @@ class Limits:
             self.motor_velocity = np.array([_finite_or(a.velocity_limit, np.inf)
                                             for a in acts])
             self.motor_effort = np.array([_finite_or(a.effort_limit, np.inf) for a in acts])
-            self.set_columns = [model.joint_names.index(j) for j in tset.joint_names]
+            self.set_columns = model.set_columns(tset).tolist()
 
     def violation(self, excitation, t):
         """Return '' if the excitation keeps every limit on ``t``, else what it passes."""
@@ -190,7 +190,7 @@ def condition(problem, excitation, limits, t, rank=None):
         mv, ma = v[:, cols], a[:, cols]
     else:
         tset = problem.tset
-        at = None if tset.linear else q[:, cols]
+        at = None if tset.constant_map else q[:, cols]
         mv = tset.joint_to_actuator('velocity', v[:, cols], at)
         ma = tset.joint_accelerations_to_actuator(a[:, cols], q[:, cols], v[:, cols])
     rows = problem.rows(q, v, a, mv, ma, np.zeros_like(mv))

@@ -35,7 +35,7 @@ class Problem:
         if not self.bodies:
             raise ModelError(f'model {model.name!r} has no body a joint moves')
         if tset is not None:
-            self.columns = model._transmission_columns(tset)
+            self.columns = model.set_columns(tset)
             self.names = list(tset.actuator_names)
             losses = tset.losses
             self.rest = 1.0 / losses.inverse_rest
@@ -43,7 +43,7 @@ class Problem:
                      losses.eta_b)
             self.damping = np.asarray(tset.damping, dtype=float)
             self.effort_map = (tset.joint_to_actuator('effort', np.eye(tset.num_joints))
-                               if tset.linear else None)
+                               if tset.constant_map else None)
         else:
             self.columns = np.arange(model.num_positions)
             self.names = list(model.joint_names)

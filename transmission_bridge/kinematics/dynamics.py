@@ -46,8 +46,15 @@ class DynamicsMixin:
             arrays = [np.broadcast_to(x, shape) for x in arrays]
         return arrays
 
-    def _transmission_columns(self, transmissions):
-        """Return the model columns of ``transmissions``' joints, or ModelError naming one."""
+    def set_columns(self, transmissions):
+        """
+        Return the model columns of ``transmissions``' joints (set order), or None for None.
+
+        The one join of a model's joints and a transmission set's: everything that reads a
+        set's joints in a model's vectors (dynamics with a set, excitation, identification,
+        the builtin simulator) takes these columns. ModelError names a joint of the set the
+        model does not have as an independent joint.
+        """
         if transmissions is None:
             return None
         cached = getattr(self, '_dynamics_columns', None)
@@ -75,7 +82,7 @@ class DynamicsMixin:
         """
         q, v, a = self._qva(q, v, a)
         tau = self._backend.inverse_dynamics(q, v, a)
-        columns = self._transmission_columns(transmissions)
+        columns = self.set_columns(transmissions)
         if columns is not None:
             tau[..., columns] += transmissions.reflected_forces(
                 q[..., columns], v[..., columns], a[..., columns])
@@ -94,7 +101,7 @@ class DynamicsMixin:
         transmissions) + b v, q)`` without the friction (up to rounding).
         """
         q, v, a = self._qva(q, v, a)
-        columns = self._transmission_columns(transmissions)
+        columns = self.set_columns(transmissions)
         joint = self.inverse_dynamics(q, v, a, transmissions.joint_side())
         return transmissions.motor_torques_for(joint[..., columns], q[..., columns],
                                                v[..., columns], a[..., columns])
@@ -118,7 +125,7 @@ class DynamicsMixin:
             nq = self.num_positions
             out = _checks.out_arrays(out, q, [('mass_matrix', q.shape[:-1] + (nq, nq))])[0]
         M = self._backend.mass_matrix(q, out)
-        columns = self._transmission_columns(transmissions)
+        columns = self.set_columns(transmissions)
         if columns is not None:
             M[..., columns[:, None], columns] += transmissions.reflected_mass_matrix(
                 q[..., columns])

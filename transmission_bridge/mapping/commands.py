@@ -198,7 +198,7 @@ class CommandMapper:
             full = np.full(tset.num_joints, np.nan)
             full[joint_idx] = values
             out = tset.joint_to_actuator(kind, full, positions=at)[act_idx]
-            if not tset.linear and np.isnan(out).any():
+            if not tset.constant_map and np.isnan(out).any():
                 raise ConfigError(self._unreachable(joint_names))
             return out
         out = [None, None, None]
@@ -206,7 +206,7 @@ class CommandMapper:
             if limits is not None:
                 pos, said = limits.clamp(pos)
                 notes += said
-        if not tset.linear and (vel is not None or eff is not None):
+        if not tset.constant_map and (vel is not None or eff is not None):
             at = self._positions(joint_idx, pos)
         if pos is not None:
             out[0] = mapped('position', pos)
@@ -406,7 +406,7 @@ class CommandMapper:
         raw_eff = eff
         if eff is not None and vel is not None:
             eff = effort_law.damped(tset, eff, vel)
-        linkage = not tset.linear and bool(np.intersect1d(tset.linkage_joints, joint_idx).size)
+        linkage = bool(np.intersect1d(tset.linkage_joints, joint_idx).size)
         if linkage and pos is None and not (vel is None and acc is None and eff is None):
             raise ConfigError(f'joints {list(joint_names)}: a linkage maps velocities and '
                               'efforts at its positions: give positions in every point')

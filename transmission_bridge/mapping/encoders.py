@@ -22,11 +22,10 @@ class EncoderTracks:
 
     def __init__(self, tset):
         self._tset = tset
-        index = tset.actuator_index
         cols, periods, groups = [], [], []
-        joint_index = tset.joint_index
-        for spec, transmission in zip(tset.specs, tset.transmissions):
-            members = [index[a.name] for a in spec.actuators]
+        table = tset.membership
+        for t, (spec, transmission) in enumerate(zip(tset.specs, tset.transmissions)):
+            members = table.actuators[t].tolist()
             mine = [k for k, a in enumerate(spec.actuators) if a.encoder_period is not None]
             if not mine:
                 continue
@@ -34,7 +33,7 @@ class EncoderTracks:
             cols += [members[k] for k in mine]
             periods += [spec.actuators[k].encoder_period for k in mine]
             groups.append((spec, transmission, members, mine, list(range(at, len(cols))),
-                           [joint_index[j.name] for j in spec.joints]))
+                           table.joints[t].tolist()))
         #: The encoder actuators (set order) and their periods.
         self.cols = np.array(cols, dtype=np.intp)
         self.periods = np.array(periods, dtype=float)

@@ -37,6 +37,8 @@ import typing
 
 import numpy as np
 
+_NONE = np.zeros(0, dtype=np.intp)
+
 
 class Split(typing.NamedTuple):
     """
@@ -130,3 +132,25 @@ class Ownership:
             self._cache.clear()
         found = self._cache[key] = Split(np.array(plain, dtype=np.intp), tuple(owned))
         return found
+
+    def dispatch(self, split, count, arrays, now_ns, deadline, warn):
+        """
+        Give each owner of ``split`` its columns of one command received at ``now_ns``.
+
+        ``arrays``: the command's (position, velocity, effort), each of ``count`` values or
+        none. What a streaming owner takes feeds ``deadline``
+        (:class:`.deadline.CommandDeadline`); an owner's refusal is passed to ``warn``.
+        Returns the joints whose timeout this command ends.
+        """
+        resumed = _NONE
+        for owner, cols, joints, reach in split.owned:
+            part = arrays if cols is None else [a[cols] if len(a) == count else a[:0]
+                                                for a in arrays]
+            why = owner.take(joints, *part, now_ns)
+            if why:
+                warn(f'joint_commands refused: {why}')
+            elif owner.stream:
+                back = deadline.commanded(reach, now_ns)
+                if len(back):
+                    resumed = np.concatenate([resumed, back])
+        return resumed

@@ -41,7 +41,8 @@ class PreparedCommand:
         except ConfigError:
             return
         cols = [tset.joint_index[n] for n in self.names]
-        self.usable = bool(tset.linear and sorted(cols) == sorted(np.asarray(joint_idx).tolist())
+        self.usable = bool(tset.constant_map
+                           and sorted(cols) == sorted(np.asarray(joint_idx).tolist())
                            and mapper.stages(self.names) is None)
         if not self.usable:
             return

@@ -14,92 +14,29 @@ fields, times)``), so this room imports no ROS. It logs what a message needs sai
 names, refusals, commands resumed after a timeout) through ``logger``. The node subscribes,
 publishes and decides when (its lifecycle state); tests and benchmarks call
 :meth:`Routes.actuator_states` and :meth:`Routes.joint_commands` directly.
-"""
 
-import time
+Each idea beside it has its own room: who owns a joint's commands and each owner's columns
+(:mod:`.ownership`), a running goal's commands and its compiled step, springs' targets
+included (:mod:`.goal_route`), and the kernels compiled before the first message
+(:mod:`.warm_up`).
+"""
 
 import numpy as np
 
 from .commands import CommandMapper
 from .fast_route import CommandCodec, FastStateRoute
+from .goal_route import GoalRoute
 from .measurement import motor_velocities
 from .ownership import Ownership
-from .prepared import PreparedCommands
 from .state import ActuatorStates
+from .warm_up import warm_up
 from ..messages.named_input import report_input
-from ..messages.wire import JointStateLayout, STAMP
+from ..messages.wire import STAMP
 from ..transmissions import ConfigError
 
 _NONE = np.zeros(0, dtype=np.intp)
 #: The followers of the states published, in the order they see each (:meth:`Routes.follow`).
 FOLLOWERS = ('goals', 'springs')
-
-
-def warm_up(tset, also=()):
-    """
-    Compile every linkage and loss kernel a stream of ``tset`` calls; return the seconds.
-
-    numba compiles a kernel for each kind of array it is called with, on its first call (or
-    loads it from its disk cache): here, before the first message, not on it. The kinds the
-    bridge uses: a state in and a new joint state out (the typed route), into a contiguous
-    array (a degraded relay) and into a message template's view (the fast route), a bag's
-    rows (the converter), streaming commands and trajectories. ``also``: more first calls
-    to make now (the node's goal check), timed with these. A set without linkages and
-    without a lossy gear stage compiles nothing (numba is not imported).
-    """
-    start = time.perf_counter()
-    if len(tset.linkage_joints) or not tset.losses.lossless:
-        n_act, n = tset.num_actuators, tset.num_joints
-        flat = np.zeros(3 * n_act + 1)
-        flat[-1] = 1.0
-        joint_map = tset.state_map()
-        joint_map(flat)
-        joint_map(flat, np.empty((3, n)))
-        joint_map.writer(JointStateLayout(tset.joint_names, '', (n, n, n)).encoder().state)(
-            flat)
-        joint_map(np.stack([flat, flat]))
-        # Limits off: the kernels are the point, and a robot whose zero pose is beyond its
-        # joints' limits (a quadruped's knees) must not stop here.
-        zeros, mapper = [0.0] * n, CommandMapper(tset, limit_commands=False)
-        mapper.map_command(tset.joint_names, zeros, zeros, zeros)
-        try:
-            mapper.map_trajectory(tset.joint_names, *([zeros, zeros],) * 4)
-        except ConfigError:
-            pass                        # a pose the rods cannot reach: warm enough
-        if len(tset.linkage_joints):
-            _warm_springs(tset, joint_map, flat)
-    for first_call in also:
-        first_call(tset)
-    return time.perf_counter() - start
-
-
-def _warm_springs(tset, joint_map, flat):
-    """
-    Compile the springs' linkage kernels (effort and MIT output) with the bridge's arrays.
-
-    Compiled at the first spring state instead, they stall the bridge for a second on a cold
-    cache: a state decided that late trips the deadline against commands still queued.
-    """
-    from ..control.impedance import ImpedanceCore
-    state = np.zeros((3, tset.num_joints + 1))[:, :-1]      # a view, as the fast route's
-    mapped = np.zeros((3, tset.num_joints))
-    joint_map(flat, mapped)
-    state[:] = mapped
-    joints = np.arange(tset.num_joints, dtype=np.intp)
-    zeros = np.zeros(tset.num_joints)
-    for output in ('effort', 'motor_gains'):
-        core = ImpedanceCore(tset, output)
-        for name in tset.joint_names:
-            core.set_gain(name, 'p', 1.0)
-            core.set_gain(name, 'd', 0.1)
-        core.take(joints, zeros, zeros, zeros, 0)
-        block = core.block_at(None, 0, state)
-        if block is not None:       # the wires' views: efforts (m,), MIT rows (m, 5) strided
-            m = len(block.names)
-            out = (JointStateLayout(block.names, '', (0, 0, m)).encoder().fields[2]
-                   if output == 'effort' else np.empty((m, 7))[:, :5])
-            for joint_state in (state, mapped):     # the fast route's view, the typed's array
-                core.fill(block, flat, joint_state, joint_map.jacobian, out)
 
 
 class Routes:
@@ -132,7 +69,8 @@ class Routes:
         #: Takes the actuator states already received and not yet handled (the node's;
         #: None: none): :meth:`stale` judges after them.
         self.take_states = None
-        self._prepared = PreparedCommands()
+        #: How running goals command their joints (:class:`.goal_route.GoalRoute`).
+        self.goals = GoalRoute(self)
 
     def configure(self, tset, stale_ns, limit_commands, warm=()):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
@@ -304,7 +242,8 @@ class Routes:
             split = self.owners.split(names)
             count = len(names)
             if split.owned and all(len(a) in (0, count) for a in arrays):
-                resumed = self._take_owned(split, count, arrays, now)
+                resumed = self.owners.dispatch(split, count, arrays, now, self.deadline,
+                                               self._warn)
                 if not len(split.plain):
                     self._resumed(resumed)
                     return None
@@ -324,25 +263,6 @@ class Routes:
         return codec.encode(out, header) if msg is None else self._typed.commands(out,
                                                                                   msg.header)
 
-    def _take_owned(self, split, count, arrays, now):
-        """
-        Give each owner its columns of one command received at ``now``; feed the deadline.
-
-        (The deadline with what streams.) Returns the joints whose timeout this ends.
-        """
-        resumed = _NONE
-        for owner, cols, joints, reach in split.owned:
-            part = arrays if cols is None else [a[cols] if len(a) == count else a[:0]
-                                                for a in arrays]
-            why = owner.take(joints, *part, now)
-            if why:
-                self._logger.warning(f'joint_commands refused: {why}', throttle_duration_sec=1.0)
-            elif owner.stream:
-                back = self.deadline.commanded(reach, now)
-                if len(back):
-                    resumed = np.concatenate([resumed, back])
-        return resumed
-
     def command(self, names, position, velocity, effort, header, stream=True,
                 accelerations=None):
         """
@@ -354,61 +274,6 @@ class Routes:
         out = self.commands.map_command(names, position, velocity, effort, accelerations)
         self._resumed(self._report_command(out, stream))
         return None if out is None else self._typed.commands(out, header)
-
-    def goal_command(self, names, position, velocity, effort, header_at, now_ns,
-                     accelerations=None):
-        """
-        Command a goal's joints ``names`` (its desired state); return the message to publish.
-
-        The joints a spring drives take it as their targets (:attr:`springs`); the others
-        are mapped (not a stream: the deadline is not fed): by the layout's prepared map
-        (:mod:`.prepared`, serialized bytes) where it applies, else by the reference (a
-        message, its header ``header_at(now_ns)``). ``effort`` None: none.
-        """
-        springs = self.springs
-        driven = (self.owners.spring_columns(names) if springs is not None and springs.owned
-                  else ())
-        if not len(driven):
-            prepared = self._prepared.get(self.commands, names, effort is not None)
-            if prepared.usable:
-                data = prepared.command(position, velocity, effort, now_ns)
-                if data is not None:
-                    return data
-        else:
-            joints = np.array([springs.transmissions.joint_index[names[k]]
-                               for k in driven], dtype=np.intp)
-            springs.take(joints, np.asarray(position)[driven],
-                         np.asarray(velocity)[driven],
-                         np.zeros(len(driven)) if effort is None
-                         else np.asarray(effort)[driven], now_ns)
-            rest = np.setdiff1d(np.arange(len(names)), driven)
-            if not len(rest):
-                return None
-            names = [names[k] for k in rest]
-            position, velocity = np.asarray(position)[rest], np.asarray(velocity)[rest]
-            effort = None if effort is None else np.asarray(effort)[rest]
-            accelerations = (None if accelerations is None
-                             else np.asarray(accelerations)[rest])
-        return self.command(list(names), position, velocity,
-                            () if effort is None else effort, header_at(now_ns), stream=False,
-                            accelerations=accelerations)
-
-    def goal_step(self, execution, loops, names, idx, now_ns):
-        """
-        Follow a goal's state by one compiled call; return its command's bytes, or None.
-
-        ``execution``, ``loops``: the goal's and the compiled step (``control.goal_loops``);
-        ``idx`` the indices of its joints ``names``. None (then the reference step and
-        :meth:`goal_command`): a spring drives one, the layout has no prepared map, the last
-        state left joints out, or the state is not the common case.
-        """
-        springs = self.springs
-        if springs is not None and springs.owned and len(self.owners.spring_columns(names)):
-            return None
-        prepared = self._prepared.get(self.commands, names, False)
-        measured = self.states.joints_now() if prepared.usable else None
-        state = measured and execution.follow(loops, now_ns, *measured, idx, prepared.affine())
-        return None if state is None else prepared.followed(state[0], state[1], now_ns)
 
     def trajectory(self, msg, active):
         """Return the actuator_trajectory message of one joint_trajectory ``msg``, or None."""
@@ -427,6 +292,10 @@ class Routes:
             return None
         return self._typed.trajectory(msg.header, names, fields,
                                       [p.time_from_start for p in points])
+
+    def _warn(self, text):
+        """Log an owner's refusal (at most once a second)."""
+        self._logger.warning(text, throttle_duration_sec=1.0)
 
     def _report_command(self, out, stream=True, now_ns=None):
         """Report one mapped command (received at ``now_ns``); return the joints it resumes."""

@@ -4,11 +4,11 @@ Messages as bytes: fixed CDR layouts for the nodes' per-message fast paths.
 A sensor_msgs/JointState (or a PoseArray, a Float64...) has a fixed byte layout once its
 names, the length of its frame_id and its sequence lengths are fixed: only the header (the
 stamp, and the frame_id's characters) and the doubles change from message to message. The
-nodes' fast paths (``bridge/fast.py``, ``robot_state/fast.py``) learn the layout of an input
-from a message their typed path has decoded, then read the next messages of that layout as
-numpy views of the received bytes, and write their outputs into preallocated byte templates
-(header and doubles in place), which ``Publisher.publish`` sends as they are. Anything else
-takes the typed path.
+nodes' fast paths (``mapping/fast_route.py``, ``kinematics_node/fast.py``) learn the layout
+of an input from a message their typed path has decoded, then read the next messages of that
+layout as numpy views of the received bytes, and write their outputs into preallocated byte
+templates (header and doubles in place), which ``Publisher.publish`` sends as they are.
+Anything else takes the typed path.
 
 CDR as ROS 2 uses it (XCDR1, little endian): a 4-byte encapsulation header (``00 01``,
 two option bytes), then the fields in order, each aligned to its size counted from the end

@@ -49,15 +49,15 @@ class BuiltinSimulation:
             except (ModelError, OSError) as exc:
                 raise SimulationError(f'model_file {model_file}: {exc}') from None
         model = self.model
-        index = {n: i for i, n in enumerate(model.joint_names)}
+        joints = set(model.joint_names)
         for spec in tset.specs:
             for j in spec.joints:
-                if j.name not in index:
+                if j.name not in joints:
                     raise SimulationError(
                         f'transmission {spec.name!r}: its joint {j.name!r} is not a joint of '
                         f'model_file {model_file} (its joints: {", ".join(model.joint_names)})')
+        self.columns = model.set_columns(tset)
         self.tset, self.options = tset, options
-        self.columns = np.array([index[j] for j in tset.joint_names], dtype=np.intp)
         period = 1.0 / rate
         self.substeps = substeps or max(1, math.ceil(period / STEP - 1e-9))
         self._h = period / self.substeps
@@ -134,7 +134,7 @@ class BuiltinSimulation:
         """Return ``A = ∂θ/∂q`` (nA, nJ) at the set's joint positions."""
         tset = self.tset
         eye = np.eye(tset.num_joints)
-        if tset.linear:
+        if tset.constant_map:
             return tset.joint_to_actuator('velocity', eye).T
         pose = np.broadcast_to(q_set, eye.shape).copy()
         return tset.joint_to_actuator('velocity', eye, pose).T
@@ -151,7 +151,7 @@ class BuiltinSimulation:
         out, gain, _ = drives.dry_stage(tau, thetad, accel, 0.0)
         rotor = gain * drives.rotor
         bias = np.zeros(tset.num_actuators)
-        if rotor.any() and not tset.linear:         # the rotors' Ȧ v: θ̈ = A a + Ȧ v
+        if rotor.any() and not tset.constant_map:         # the rotors' Ȧ v: θ̈ = A a + Ȧ v
             bias = tset.joint_accelerations_to_actuator(np.zeros(len(cols)), q_set, v_set)
         nq = len(q)
         M = model.mass_matrix(q)

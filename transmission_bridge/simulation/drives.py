@@ -51,7 +51,7 @@ class Drives:
         actuators = [tset.actuator(a) for a in tset.actuator_names]
         self.limit = np.array([a.effort_limit for a in actuators])
         self.rotor = np.array([a.rotor_inertia for a in actuators])
-        self.linear = np.array([a.linear for a in actuators])
+        self.linear_motor = np.array([a.linear for a in actuators])
         self.losses = tset.losses
         self.lossless = self.losses.lossless
         # θ*, θ̇*, τ_ff, k, d per motor; the position mode's gains fixed.
@@ -146,7 +146,7 @@ class Drives:
         theta, thetad, tau = (np.array(x, dtype=float) for x in (theta, thetad, tau))
         if o.encoder_counts:
             step = 2 * math.pi / o.encoder_counts
-            rotary = ~self.linear
+            rotary = ~self.linear_motor
             theta[rotary] = np.round(theta[rotary] / step) * step
         for values, sigma in ((theta, o.position_noise), (thetad, o.velocity_noise),
                               (tau, o.effort_noise)):

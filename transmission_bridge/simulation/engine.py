@@ -129,7 +129,7 @@ class MujocoSimulation:
         self._placed_rotor = np.array([self.placed.actuator(a).rotor_inertia
                                        for a in self.placed.actuator_names])
         self._linear = None
-        if self.placed.linear:      # θ = A (q − offsets), θ̇ = A q̇, τ_j = B τ: made once
+        if self.placed.constant_map:      # θ = A (q − offsets), θ̇ = A q̇, τ_j = B τ: made once
             nj, na = self.placed.num_joints, self.placed.num_actuators
             self._linear = (self.placed.joint_to_actuator('velocity', np.eye(nj)).T,
                             np.asarray(self.placed.joint_offsets, dtype=float),
@@ -403,7 +403,7 @@ class MujocoSimulation:
         data.qfrc_applied[dofs] += tau_j
         if self._moving_armature:
             g = np.ones(len(placed)) if gain is None else gain[placed]
-            T = self.placed.rotors.jacobian(q)
+            T = self.placed.rotors.motor_jacobian(q)
             R = T.T @ ((g * self._placed_rotor)[:, None] * T)
             model.dof_armature[dofs] = self._armature[dofs] + np.diag(R)
             coupling = R - np.diag(np.diag(R))
@@ -416,7 +416,7 @@ class MujocoSimulation:
         data = self.robot.data
         self._accel[self.model_motors] = data.qacc[self._motor_dof]
         if self.placed is not None and self._placed_rotor.any():
-            T = self.placed.rotors.jacobian(data.qpos[self._joint_qpos])
+            T = self.placed.rotors.motor_jacobian(data.qpos[self._joint_qpos])
             self._accel[self.placed_motors] = T @ data.qacc[self._joint_dof]
 
     def _held_loads(self, tau, theta, thetad):

@@ -58,7 +58,7 @@ def main(argv=None):
                  ('transmission_bridge.bridge.node', ['-p', f'transmissions_file:={tfile}',
                                                       '-r', 'joint_commands:=kinematics/'
                                                       'gravity_torques']),
-                 ('transmission_bridge.robot_state.node', ['-p', f'model_file:={model}'])]]
+                 ('transmission_bridge.kinematics_node.node', ['-p', f'model_file:={model}'])]]
     try:
         ok = _replay_and_listen(bag, title, shown)
     finally:

@@ -149,8 +149,8 @@ def hold_arm(tfile, urdf, model):
         ('transmission_bridge.bridge.node', ['-p', f'transmissions_file:={tfile}',
                                              '-p', 'use_sim_time:=true', '-r',
                                              'joint_commands:=kinematics/gravity_torques']),
-        ('transmission_bridge.robot_state.node', ['-p', f'model_file:={model}',
-                                                  '-p', 'use_sim_time:=true']),
+        ('transmission_bridge.kinematics_node.node', ['-p', f'model_file:={model}',
+                                                      '-p', 'use_sim_time:=true']),
         ('transmission_bridge.tools.actuator_simulator', [
             '-p', 'engine:=mujoco', '-p', f'transmissions_file:={tfile}',
             '-p', f'model_file:={urdf}', '-p', 'dynamics:=effort'])])

@@ -38,9 +38,9 @@ def _config(name):
 
 def warm(transmissions, model_file):
     """Compile (or load) the kernels; return ``[(what, seconds)]``."""
-    from ..mapping.routes import warm_up
+    from ..mapping.warm_up import warm_up
     from ..kinematics import load_model
-    from ..robot_state.dynamics import warm_up_dynamics
+    from ..kinematics_node.dynamics import warm_up_dynamics
     from ..transmissions import ahead, load_transmissions
     start = time.perf_counter()
     done = []

@@ -102,7 +102,7 @@ def command_motion(tset, velocities, measured_motor_velocities, positions=None):
         qd = np.asarray(velocities, dtype=float)
         return qd, tset.joint_to_actuator('velocity', qd, _pose(tset, positions))
     thetad = np.asarray(measured_motor_velocities, dtype=float)
-    if tset.linear:
+    if tset.constant_map:
         return tset.actuator_to_joint('velocity', thetad), thetad
     if positions is None:
         return np.full(thetad.shape[:-1] + (tset.num_joints,), np.nan), thetad
@@ -139,7 +139,7 @@ def commanded_parts(tset, joint_torques, joint_velocities, motor_velocities, pos
     if losses.lossless:
         gain, offset = np.ones_like(tau_o), np.zeros_like(tau_o)
     else:
-        gain, offset = losses.commanded_parts(tau_o, motor_velocities)
+        gain, offset = losses.stage_parts(tau_o, motor_velocities)
     if joint_accelerations is not None:
         inertia = motor_side_inertia(tset)
         if inertia.any():
@@ -179,4 +179,4 @@ def measured_efforts(tset, motor_efforts, motor_velocities, motor_positions=None
 
 def _pose(tset, positions):
     """Return the joint positions a set's maps need (None for a linear set)."""
-    return None if tset.linear else positions
+    return None if tset.constant_map else positions

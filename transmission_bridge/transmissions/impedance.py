@@ -44,7 +44,7 @@ def jacobian(tset, actuator_positions):
     """
     n = tset.num_actuators
     unit = np.eye(n)
-    if tset.linear:
+    if tset.constant_map:
         return tset.actuator_to_joint('velocity', unit).T
     theta = np.broadcast_to(np.asarray(actuator_positions, dtype=float), (n, n)).copy()
     return tset.actuator_to_joint('velocity', unit, positions=theta).T
@@ -60,7 +60,7 @@ def joint_torques(kp, kd, q_target, qd_target, tau_ff, q, qd):
 def motor_efforts(tset, tau_joint, joint_positions=None):
     """Return τ_a = Jᵀ τ_j: the set's effort map (a linkage's at ``joint_positions``)."""
     return tset.joint_to_actuator('effort', np.asarray(tau_joint, dtype=float),
-                                  positions=None if tset.linear else joint_positions)
+                                  positions=None if tset.constant_map else joint_positions)
 
 
 def motor_gains(J, kp, kd):

@@ -193,10 +193,10 @@ class Losses:
         ``(ḡ + d Δg) τ_o + f(θ̇)`` (module docstring): exact where |θ̇| ≥ w, the straight line
         between the exact values at ±w below.
         """
-        gain, friction = self.commanded_parts(outputs, velocities)
+        gain, friction = self.stage_parts(outputs, velocities)
         return gain * np.asarray(outputs, dtype=float) + friction
 
-    def commanded_parts(self, outputs, velocities):
+    def stage_parts(self, outputs, velocities):
         """
         Return ``(gain, friction)`` per motor: τ_a = gain τ_o + friction, for any τ_o ≥ 0 k.
 

@@ -17,19 +17,20 @@ import numpy as np
 
 
 class RotorDynamics:
-    """The actuators' inertia and friction of one transmission set (set order)."""
+    """
+    The actuators' inertia and friction of one transmission set (set order).
+
+    The inertia is read here; the friction is the gear stage's (``tset.losses``), not copied.
+    """
 
     def __init__(self, tset):
-        specs = [tset.actuator(n) for n in tset.actuator_names]
-        self.inertia = np.array([a.rotor_inertia for a in specs])
-        self.viscous = np.array([a.viscous_friction for a in specs])
-        self.coulomb = np.array([a.coulomb_friction for a in specs])
+        self.inertia = np.array([tset.actuator(n).rotor_inertia for n in tset.actuator_names])
         self._tset = tset
         eye = np.eye(tset.num_joints)
         # Rows of T^T: the actuator velocities of each unit joint velocity.
-        self._TT = None if not tset.linear else tset.joint_to_actuator('velocity', eye)
+        self._TT = None if not tset.constant_map else tset.joint_to_actuator('velocity', eye)
 
-    def jacobian(self, positions):
+    def motor_jacobian(self, positions):
         """Return ``T = dx_a/dq`` at joint ``positions`` (..., nJ): (..., nA, nJ), read-only."""
         if self._TT is not None:                # linear: one matrix for every configuration
             return np.broadcast_to(self._TT.T, np.shape(positions)[:-1] + self._TT.T.shape)
@@ -41,19 +42,19 @@ class RotorDynamics:
 
     def mass_matrix(self, positions):
         """Return ``T^T diag(I) T`` (..., nJ, nJ)."""
-        T = self.jacobian(positions)
+        T = self.motor_jacobian(positions)
         return np.einsum('...ak,a,...al->...kl', T, self.inertia, T)
 
     def joint_forces(self, positions, velocities, accelerations):
         """Return ``T^T (I a_x + b x-dot + c sign(x-dot))`` (..., nJ): what the joints feel."""
-        T = self.jacobian(positions)
+        T = self.motor_jacobian(positions)
         xdot = np.einsum('...ak,...k->...a', T, velocities)
         xddot = self._tset.joint_accelerations_to_actuator(accelerations, positions, velocities)
         return np.einsum('...ak,...a->...k', T, self.inertia * xddot + self._friction(xdot))
 
     def friction_forces(self, positions, velocities):
         """Return the friction's generalized forces ``-T^T (b x-dot + c sign(x-dot))``."""
-        T = self.jacobian(positions)
+        T = self.motor_jacobian(positions)
         xdot = np.einsum('...ak,...k->...a', T, velocities)
         return -np.einsum('...ak,...a->...k', T, self._friction(xdot))
 

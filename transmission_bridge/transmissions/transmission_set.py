@@ -83,9 +83,9 @@ class TransmissionSet(ChangesMixin, StreamsMixin):
                                             self._offsets, self.num_actuators)
         # The members that are not linear (linkages) map their own joints after the rest,
         # all of them in one call of the compiled loops (linkage_loops.set_state).
-        linkages = [(t, [self._joint_index[j.name] for j in s.joints],
-                     [self._actuator_index[a.name] for a in s.actuators])
-                    for s, t in zip(specs, self._transmissions) if not s.is_linear]
+        linkages = [(t, members.joints[k].tolist(), members.actuators[k].tolist())
+                    for k, (s, t) in enumerate(zip(specs, self._transmissions))
+                    if not s.is_linear]
         self._linkages = pack(linkages) if linkages else None
         self._linked_actuators = np.array([a for _, _, acts in linkages for a in acts],
                                           dtype=np.intp)      # the motors the linkages drive
@@ -178,7 +178,7 @@ class TransmissionSet(ChangesMixin, StreamsMixin):
 
     # --- the maps ----------------------------------------------------------------
     @property
-    def linear(self):
+    def constant_map(self):
         """Return True when no member is a linkage: no map then needs the positions."""
         return self._linkages is None
 
