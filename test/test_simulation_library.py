@@ -185,3 +185,36 @@ def test_a_transmission_joint_the_model_lacks_is_refused_naming_both(arm, tmp_pa
     trans.write_text(yaml.safe_dump(spec))
     with pytest.raises(SimulationError, match="transmission 'pan': its joint 'yaw'"):
         Simulation(arm, trans, engine='builtin')
+
+
+@pytest.mark.parametrize('engine', ['mujoco', 'builtin'])
+def test_a_joint_damped_twice_applies_the_model_s_and_says_both(arm, tmp_path, engine):
+    """
+    The URDF damps ``pan`` 0.3, its transmission 0.2: the model's is the robot's, said.
+
+    ``lift`` (undamped in the URDF, 0.4 in its transmission) takes the transmission's;
+    ``pitch`` carries 0.05 in both: nothing said. Read back through the engine's own model.
+    """
+    text = ARM.replace('<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>',
+                       '<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/><dynamics damping="0.3"/>')
+    text = text.replace('<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/>',
+                        '<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/><dynamics damping="0.05"/>')
+    urdf = tmp_path / 'damped.urdf'
+    urdf.write_text(text)
+    spec = transmissions(False)
+    spec['transmissions'][1]['joints'][0]['damping'] = 0.4
+    trans = tmp_path / 't.yaml'
+    trans.write_text(yaml.safe_dump(spec))
+    sim = Simulation(urdf, trans, engine=engine)
+    said = [w for w in sim.warnings if 'damping' in w]
+    assert len(said) == 1 and "joint 'pan'" in said[0] and '0.3' in said[0] \
+        and '0.2' in said[0], sim.warnings
+    assert sim.engine.added_damping == ['lift']
+    if engine == 'mujoco':
+        robot = sim.engine.robot
+        applied = {j: robot.model.dof_damping[robot.dof_of[j]] for j in ('pan', 'lift', 'pitch')}
+    else:
+        model = sim.engine.model
+        applied = {j: sim.engine._damping[model.joint_names.index(j)]
+                   for j in ('pan', 'lift', 'pitch')}
+    assert applied == pytest.approx({'pan': 0.3, 'lift': 0.4, 'pitch': 0.05}, rel=1e-12)

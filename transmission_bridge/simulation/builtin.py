@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from .drives import Drives
-from .model import SimulationError
+from .model import joint_damping, SimulationError
 from ..kinematics import load_model, ModelError
 
 STEP = 0.0005           # s: the longest physics step (the same as a URDF's on MuJoCo)
@@ -63,12 +63,9 @@ class BuiltinSimulation:
         self._h = period / self.substeps
         self.period = period
         self.drives = Drives(tset, options)
-        self.warnings = []
         damping = np.array(model.effective_damping, dtype=float)
-        set_damping = np.asarray(tset.damping, dtype=float)
-        bare = (damping[self.columns] == 0) & (set_damping > 0)
-        self.added_damping = [j for j, b in zip(tset.joint_names, bare) if b]
-        damping[self.columns[bare]] = set_damping[bare]
+        damping[self.columns], self.added_damping, self.warnings = joint_damping(
+            tset.joint_names, damping[self.columns], tset.damping)
         self._damping = damping
         inefficient = tset.losses.inefficient
         self._dry = np.flatnonzero(inefficient) if inefficient.any() else None

@@ -32,7 +32,7 @@ as a robot on its stand with its brakes on.
 import numpy as np
 
 from .drives import Drives
-from .model import ChainCloser, import_mujoco, set_pose, SimulationError
+from .model import ChainCloser, import_mujoco, joint_damping, set_pose, SimulationError
 from .stage_friction import StageFriction
 from ..transmissions import TransmissionSet
 
@@ -255,12 +255,13 @@ class MujocoSimulation:
     def _damp_joints(self, tset, robot):
         """Give a joint the model leaves undamped its transmission's damping (implicit)."""
         model = robot.model
-        self.added_damping = []
-        for j, b in zip(tset.joint_names, tset.damping):
-            dof = robot.dof_of.get(j)
-            if dof is not None and b > 0 and model.dof_damping[dof] == 0:
-                model.dof_damping[dof] = b
-                self.added_damping.append(j)
+        here = [(j, robot.dof_of[j], b) for j, b in zip(tset.joint_names, tset.damping)
+                if robot.dof_of.get(j) is not None]
+        dofs = np.array([d for _, d, _ in here], dtype=int)
+        damping, self.added_damping, warnings = joint_damping(
+            [j for j, _, _ in here], model.dof_damping[dofs], [b for _, _, b in here])
+        model.dof_damping[dofs] = damping
+        self.warnings += warnings
 
     # --- state -------------------------------------------------------------------------
     @property

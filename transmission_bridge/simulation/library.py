@@ -19,7 +19,7 @@ import math
 
 from .drives import DriveOptions, MODES
 from .model import SimulationError
-from ..transmissions import ConfigError, load_transmissions
+from ..transmissions import ConfigError, load_transmissions, TransmissionSet
 
 ENGINES = ('mujoco', 'builtin')
 GAINS = ('position', 'velocity', 'effort', 'stiffness', 'damping')   # a motor_gains command
@@ -30,7 +30,8 @@ class Simulation:
     A robot behind its motors (module docstring; DESIGN's contract, doc/library.md).
 
     ``model_file``: the robot (MJCF or URDF for MuJoCo; YAML model or URDF for the builtin
-    engine); ``transmissions_file``: its motors (YAML or URDF); ``dynamics``: ``effort``
+    engine); ``transmissions_file``: its motors (YAML or URDF, or a loaded
+    :class:`~transmission_bridge.transmissions.TransmissionSet`); ``dynamics``: ``effort``
     (torque control), ``position`` (the drive's PD) or ``motor_gains`` (MIT mode);
     ``rate``: states per second; ``seed``: the drives' noise; ``drive_options``: the other
     fields of :class:`.drives.DriveOptions` (``position_stiffness``, ``encoder_counts``,
@@ -52,10 +53,14 @@ class Simulation:
         if unknown:
             raise SimulationError(f'unknown drive option {unknown[0]!r} (known: '
                                   f'{", ".join(sorted(known))})')
-        try:
-            tset = load_transmissions(str(transmissions_file))
-        except ConfigError as exc:
-            raise SimulationError(f'transmissions_file {transmissions_file}: {exc}') from None
+        if isinstance(transmissions_file, TransmissionSet):
+            tset = transmissions_file
+        else:
+            try:
+                tset = load_transmissions(str(transmissions_file))
+            except ConfigError as exc:
+                raise SimulationError(f'transmissions_file {transmissions_file}: '
+                                      f'{exc}') from None
         options = DriveOptions(dynamics=dynamics, seed=0 if seed is None else seed,
                                **drive_options)
         if engine == 'mujoco':

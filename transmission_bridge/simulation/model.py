@@ -27,6 +27,9 @@ PIP = 'pip install mujoco'
 CLOSED = 1e-12
 MAX_ROUNDS = 50
 CHOLESKY_FLOOR = 1e-15      # the smallest pivot of J M⁻¹ Jᵀ's factor (chains independent)
+# A model's and a transmission's damping of one joint agree within this relative difference
+# (a value written twice, in a URDF and in a YAML, rounds differently; more is a second value).
+DAMPING_RTOL = 1e-6
 
 
 class SimulationError(ConfigError):
@@ -41,6 +44,29 @@ def import_mujoco():
         raise SimulationError("engine 'mujoco' needs MuJoCo, which is not installed: "
                               f'{PIP}') from None
     return mujoco
+
+
+def joint_damping(names, model_damping, set_damping):
+    """
+    Return ``(damping, added, warnings)``: both engines' one rule for the joints' damping.
+
+    ``names``, ``model_damping``, ``set_damping``: the transmissions' joints, the model's
+    damping of each and the transmissions' (``damping``, what the bridge adds back to its
+    commands). A joint the model leaves undamped takes the transmissions'; where both give
+    one and they differ, the model's is the robot's, and a warning names the joint and both
+    values (the bridge's commands then carry a damping the simulated joint does not have).
+    """
+    model_damping = np.asarray(model_damping, dtype=float)
+    set_damping = np.asarray(set_damping, dtype=float)
+    bare = (model_damping == 0) & (set_damping > 0)
+    damping = np.where(bare, set_damping, model_damping)
+    differ = ((model_damping > 0) & (set_damping > 0)
+              & ~np.isclose(model_damping, set_damping, rtol=DAMPING_RTOL, atol=0.0))
+    warnings = [f"joint {n!r}: the model's damping {m:g} differs from its transmission's "
+                f'damping {b:g} (what the bridge adds back to its commands); the simulator '
+                "applies the model's" for n, m, b, d in zip(names, model_damping, set_damping,
+                                                            differ) if d]
+    return damping, [n for n, b in zip(names, bare) if b], warnings
 
 
 class Robot:

@@ -40,11 +40,14 @@ slide joint of the model is that joint, any other is placed through its transmis
 drives (``dynamics`` effort, position or motor_gains) saturate, carry their rotors before the
 gear's loss, friction and efficiency; ``/clock`` and ``~/joint_states`` (MuJoCo's own state)
 are published, ``lockstep`` makes each command advance one state (doc/simulation.md).
+``engine:=builtin`` is the same node on the package's own rigid-body dynamics of
+``model_file`` (a YAML model or a URDF: fixed base, no contacts, no joint limits; screw and
+mimic joints), behind the same drives.
 
 Parameters (read-only, given at start-up):
   transmissions_file  string  required  transmissions YAML or URDF of the robot
-  engine              string  ''        '' (the package's own motion) or mujoco
-  rate                double  100.0     publishing rate, Hz (> 0; 1000.0 with engine mujoco)
+  engine              string  ''        '' (the package's own motion), mujoco or builtin
+  rate                double  100.0     publishing rate, Hz (> 0; 1000.0 with an engine)
   amplitude           double  0.3       joint motion amplitude, rad (m for prismatic), >= 0
   frequency           double  0.25      joint motion frequency, Hz, >= 0
   follow_commands     bool    false     follow actuator_commands instead of the sine motion
@@ -52,7 +55,7 @@ Parameters (read-only, given at start-up):
   model_file          string  ''        the robot's URDF for dynamics (default: transmissions_file)
   substeps            int     4         integration steps per state published (dynamics)
   floating_base, lockstep, real_time_factor, seed, position_stiffness, position_damping,
-  encoder_counts, position_noise, velocity_noise, effort_noise, delay: engine mujoco's
+  encoder_counts, position_noise, velocity_noise, effort_noise, delay: the engines'
   (doc/simulation.md)
 """
 
@@ -91,10 +94,11 @@ class ActuatorSimulator(Node):
         super().__init__(self.NODE_NAME, **kwargs)
         path = declare(self, 'transmissions_file', '', str,
                        'transmissions YAML or URDF of the robot to simulate', read_only=True)
-        engine = declare(self, 'engine', '', str, "'' (the package's own motion) or mujoco",
-                         read_only=True)
-        if engine not in ('', 'mujoco'):
-            raise StartupError(f"parameter 'engine' must be '' or mujoco, got {engine!r}")
+        engine = declare(self, 'engine', '', str, "'' (the package's own motion), mujoco or "
+                         'builtin (the rigid-body dynamics of model_file)', read_only=True)
+        if engine not in ('', 'mujoco', 'builtin'):
+            raise StartupError(f"parameter 'engine' must be '', mujoco or builtin, got "
+                               f'{engine!r}')
         rate = _at_least('rate', declare(self, 'rate', 1000.0 if engine else 100.0, float,
                                          'publishing rate, Hz', read_only=True,
                                          constraints='> 0'), 0.0, True)
@@ -107,7 +111,7 @@ class ActuatorSimulator(Node):
         follow = declare(self, 'follow_commands', False, bool,
                          'follow actuator_commands instead of the sine motion', read_only=True)
         dynamics = declare(self, 'dynamics', 'effort' if engine else '', str,
-                           "'', effort, position (engine mujoco) or motor_gains: motors move "
+                           "'', effort, position (an engine) or motor_gains: motors move "
                            "the robot's dynamics", read_only=True)
         model_file = declare(self, 'model_file', '', str, "the robot's URDF for dynamics "
                              '(default: transmissions_file)', read_only=True)
@@ -126,9 +130,9 @@ class ActuatorSimulator(Node):
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
         if engine:
-            from .mujoco_simulator import declare_mujoco, MujocoDrivers
-            self.drivers = MujocoDrivers(self, self._tset, model_file or path, rate, dynamics,
-                                         declare_mujoco(self))
+            from .engine_simulator import declare_engine, EngineDrivers
+            self.drivers = EngineDrivers(self, self._tset, model_file or path, rate, dynamics,
+                                         declare_engine(self), engine)
             return
         self._pub = self.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._msg = JointState(name=list(self._tset.actuator_names))
@@ -165,6 +169,8 @@ class ActuatorSimulator(Node):
             raise StartupError(f'dynamics: {model_file}: {exc}') from None
         except SimulationError as exc:
             raise StartupError(f'dynamics: {exc}') from None
+        for warning in robot.warnings:
+            self.get_logger().warning(warning)
         index, drives = self._tset.actuator_index, robot.drives
         if kind == 'effort':
             def on_effort(msg):

@@ -1,9 +1,10 @@
 """
-``actuator_simulator`` with ``engine:=mujoco``: the topics of a real robot's drivers.
+``actuator_simulator`` with ``engine:=mujoco`` or ``builtin``: the topics of a robot's drivers.
 
-ROS wiring only: the robot, its drives and the step are :mod:`transmission_bridge.simulation`.
+ROS wiring only: the robot, its drives and the step are the simulation library's
+(:class:`transmission_bridge.simulation.Simulation`, either engine behind the same drives).
 Publishes ``actuator_states`` (the drives' reports, stamped with sim time), ``~/joint_states``
-(MuJoCo's own state of every hinge and slide joint: the ground truth, same stamps),
+(the engine's own state of every joint: the ground truth, same stamps),
 ``/clock``, and ``~/base_pose`` plus ``/tf`` ``world`` → the root body when the base floats;
 subscribes
 ``actuator_commands`` (``effort``, ``position``) or ``actuator_impedance_commands``
@@ -46,8 +47,8 @@ TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
-def declare_mujoco(node):
-    """Declare the MuJoCo engine's own parameters; return them as a dict."""
+def declare_engine(node):
+    """Declare the engines' own parameters; return them as a dict."""
     p = {}
     p['floating_base'] = declare(node, 'floating_base', False, bool, 'free the root body and '
                                  'add a ground plane if the model has none', read_only=True)
@@ -83,23 +84,26 @@ def declare_mujoco(node):
     return p
 
 
-class MujocoDrivers:
-    """The simulator node's MuJoCo side: publishers, subscriptions, pacing (module docstring)."""
+class EngineDrivers:
+    """The simulator node's engine side: publishers, subscriptions, pacing (module docstring)."""
 
-    def __init__(self, node, tset, model_file, rate, dynamics, p):
-        from ..simulation import DriveOptions, load, MujocoSimulation, SimulationError
+    def __init__(self, node, tset, model_file, rate, dynamics, p, engine='mujoco'):
+        from ..simulation import Simulation, SimulationError
         self.node, self.tset = node, tset
         try:
-            robot = load(model_file, p['floating_base'], rate)
-            options = DriveOptions(dynamics=dynamics, seed=p['seed'], **{
-                k: p[k] for k in ('position_stiffness', 'position_damping', 'encoder_counts',
-                                  'position_noise', 'velocity_noise', 'effort_noise',
-                                  'delay')})
-            self.sim = MujocoSimulation(tset, robot, rate, options)
+            simulation = Simulation(
+                model_file, tset, engine=engine, dynamics=dynamics,
+                floating_base=p['floating_base'], rate=rate, seed=p['seed'], **{
+                    k: p[k] for k in ('position_stiffness', 'position_damping',
+                                      'encoder_counts', 'position_noise', 'velocity_noise',
+                                      'effort_noise', 'delay')})
         except SimulationError as exc:
             raise StartupError(str(exc)) from None
+        self.sim = simulation.engine
+        robot = getattr(self.sim, 'robot', None)        # MuJoCo's; None: the builtin engine
+        floating = robot is not None and robot.floating
         log = node.get_logger()
-        for warning in robot.warnings + self.sim.warnings:
+        for warning in simulation.warnings:
             log.warning(warning)
         if self.sim.added_damping:
             log.info('the model has no damping on ' + ', '.join(self.sim.added_damping)
@@ -118,7 +122,7 @@ class MujocoDrivers:
         self._clock_count = self._clock_every
         self._truth_heard = True
         self._count = self._pose_every
-        if robot.floating:
+        if floating:
             self._base = node.create_publisher(PoseStamped, '~/base_pose', RELIABLE_10)
             try:
                 from tf2_msgs.msg import TFMessage
@@ -126,7 +130,8 @@ class MujocoDrivers:
             except ImportError:
                 log.warning('tf2_msgs is not installed: /tf world -> '
                             f'{robot.root} is not published')
-        self._out = Outputs(list(tset.actuator_names), list(robot.joints), robot.root)
+        self._out = Outputs(list(tset.actuator_names), list(simulation.joint_names),
+                            robot.root if floating else '')
         self._pace = PaceReport(log)
         if dynamics == 'motor_gains':
             from control_msgs.msg import DynamicJointState
@@ -145,15 +150,20 @@ class MujocoDrivers:
             self._paced_from = None
             node.create_timer(self.sim.period if self._rtf > 0 else 0.0, self._paced)
         self.publish()
+        model = robot.model if robot is not None else None
         log.info(
-            f'MuJoCo: {model_file} ({robot.model.nq} positions, {robot.model.nv} velocities, '
-            f'{robot.model.neq} equality constraints{", floating base" if robot.floating else ""})'
-            f'; motors that are joints of the model: '
+            (f'MuJoCo: {model_file} ({model.nq} positions, {model.nv} velocities, '
+             f'{model.neq} equality constraints{", floating base" if floating else ""})'
+             if robot is not None else
+             f'builtin dynamics: {model_file} ({len(simulation.joint_names)} joints, fixed '
+             'base, no contacts)')
+            + '; motors that are joints of the model: '
             f'{", ".join(tset.actuator_names[i] for i in self.sim.model_motors) or "none"}; '
             f'placed through their transmissions: '
             f'{", ".join(tset.actuator_names[i] for i in self.sim.placed_motors) or "none"}; '
             f'{dynamics} drives, {rate:g} states/s of {self.sim.substeps} step(s) of '
-            f'{robot.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
+            f'{self.sim.period / self.sim.substeps:g} s'
+            + (', lockstep' if self.lockstep else ''))
 
     # --- commands ------------------------------------------------------------------------
     def _count_malformed(self, why):
@@ -249,7 +259,7 @@ class MujocoDrivers:
         self.sim.advance()
         if self.sim.unstable != unstable:
             self.node.get_logger().error(
-                f'MuJoCo found the simulation unstable at t = {self.sim.time:.3f} s and reset '
+                f'the engine found the simulation unstable at t = {self.sim.time:.3f} s and reset '
                 "it to the model's reference pose (a stiffer law than the step allows, or "
                 f'a command that flings the robot); {self.sim.unstable} time(s) so far')
         self.publish()
