@@ -13,19 +13,28 @@ The paths, the rows of :data:`PATHS`: a streamed command with velocities and acc
 a trajectory point, an effort alone at the measured motion, ``commanded_motor_efforts``,
 ``Model.motor_torques``, ``Model.inverse_dynamics`` with the set (ideal stages: the joint
 side holds every term), identification's regression rows at the set's true values, the
-joint spring's ``effort`` output and its ``motor_gains`` output run as the motors run it.
+joint spring's ``effort`` output and its ``motor_gains`` output run as the motors run it,
+the excitation's motor efforts, and a goal's prepared map (the constant-map transmissions: a
+goal's compiled step sends that map's positions and velocities, test_goal_loops.py). Every
+row runs twice: on the reference loops (the loop modules as Python) and on the loops
+compiled ahead of time, the kernels the bridge loads (skipped, saying so, where not built).
 """
 
 import numpy as np
 import pytest
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
 from test_effort_law import _chain_urdf, CHAIN, ROBOT
 
 from transmission_bridge.control.impedance import ImpedanceCore
+from transmission_bridge.identification import excitation
 from transmission_bridge.identification.problem import Problem
 from transmission_bridge.kinematics import load_model
 from transmission_bridge.mapping.commands import CommandMapper
 from transmission_bridge.mapping.measurement import Measured
-from transmission_bridge.transmissions import effort_law, load_transmissions
+from transmission_bridge.mapping.prepared import PreparedCommand
+from transmission_bridge.transmissions import ahead, effort_law, linkage_loops, \
+    load_transmissions, loss_loops
 from transmission_bridge.transmissions.parameters import apply_parameters
 
 AGREE = 1e-9            # relative to the largest motor torque: the same law in another order
@@ -33,10 +42,11 @@ RNG_SEED = 7070
 STATES = 6
 MOVING = 0.3            # rad/s: every motor faster than its stage's rest band (exact there)
 STAGES = ('lossless', 'lossy', 'self-locking')
+LINKAGE = ('ankle_pitch', 'ankle_roll')        # ROBOT's linkage: not a constant map
 
 
 def variant(stage, damping, rotors, rng):
-    """Return ROBOT's set with the variant's stages, damping and rotors (seeded values)."""
+    """Return ROBOT's set with the variant's stages, damping and rotors, and the changes."""
     tset = load_transmissions(ROBOT)
     changes = {}
     for m in tset.actuator_names:
@@ -50,7 +60,9 @@ def variant(stage, damping, rotors, rng):
         changes[p + 'rotor_inertia'] = float(rng.uniform(1e-6, 5e-5)) if rotors else 0.0
     for j in tset.joint_names:
         changes[f'joints.{j}.damping'] = float(rng.uniform(0.05, 0.5)) if damping else 0.0
-    return apply_parameters(tset, changes)
+    for kind, names in (('joints', tset.joint_names), ('actuators', tset.actuator_names)):
+        changes.update({f'{kind}.{n}.limits.effort': float('inf') for n in names})
+    return apply_parameters(tset, changes), changes
 
 
 VARIANTS = [(s, d, r) for s in STAGES for d in (False, True) for r in (False, True)]
@@ -58,7 +70,7 @@ VARIANTS = [(s, d, r) for s in STAGES for d in (False, True) for r in (False, Tr
 
 def states(tset, rng):
     """Yield (q, q̇, q̈, τ, θ̇): every motor moving faster than MOVING."""
-    linkage = [tset.joint_index[n] for n in ('ankle_pitch', 'ankle_roll')]
+    linkage = [tset.joint_index[n] for n in LINKAGE]
     done = 0
     while done < STATES:
         q = rng.uniform(-0.4, 0.4, tset.num_joints)
@@ -148,6 +160,33 @@ def identification_rows(tset, ctx, q, qd, qdd, tau, thetad):
     return got, want
 
 
+def excite(tset, ctx, q, qd, qdd, tau, thetad):
+    model = ctx['model']
+    Q, V, A = (x[None] for x in _model_motion(ctx, tset, q, qd, qdd))
+    got, _, theta_d = excitation.motor_efforts(model, tset, Q, V, A, model.set_columns(tset))
+    np.testing.assert_allclose(theta_d[0], thetad, rtol=AGREE, atol=AGREE)
+    links = _links(ctx, tset, q, qd, qdd, effort_law.joint_side(tset))
+    return got[0], effort_law.commanded_efforts(tset, links, qd, thetad, q, qdd)
+
+
+def prepared_map(tset, ctx, q, qd, qdd, tau, thetad):
+    """A goal's layout map, on ROBOT's constant-map transmissions (the variant's values)."""
+    spec = {'transmissions': [t for t in ROBOT['transmissions'] if t['type'] != 'linkage']}
+    part = load_transmissions(spec)
+    part = apply_parameters(part, {k: v for k, v in ctx['changes'].items()
+                                   if k.split('.')[1] in (*part.joint_names,
+                                                          *part.actuator_names)})
+    names = list(part.joint_names)
+    prepared = PreparedCommand(CommandMapper(part, limit_commands=False), names, True)
+    if not prepared.usable:        # lossy stages: a goal's command takes the stream's path
+        return None
+    cols = [tset.joint_index[n] for n in names]
+    sent = deserialize_message(prepared.command(q[cols], qd[cols], tau[cols], 0), JointState)
+    want = effort_law.commanded_efforts(tset, tau, qd, thetad, q)
+    assert len(sent.name) == part.num_actuators
+    return np.array(sent.effort), want[[tset.actuator_index[m] for m in sent.name]]
+
+
 def _spring(tset, ctx, output, q, qd, tau, thetad):
     core = ImpedanceCore(tset, output)
     rng = ctx['rng']
@@ -181,7 +220,19 @@ def spring_motor_gains(tset, ctx, q, qd, qdd, tau, thetad):
 
 PATHS = [stream, trajectory_point, effort_alone, commanded_motor_efforts, motor_torques,
          inverse_dynamics_with_the_set, identification_rows, spring_effort,
-         spring_motor_gains]
+         spring_motor_gains, excite, prepared_map]
+
+
+@pytest.fixture(params=['reference', 'ahead'])
+def loops(request, monkeypatch):
+    """The loss and linkage loops every path calls: the modules as Python, or compiled."""
+    for module, built in ((loss_loops, ahead.LOSS), (linkage_loops, ahead.LINKAGE)):
+        chosen = module if request.param == 'reference' else built.load()
+        if chosen is None:
+            pytest.skip(f'{module.__name__} is not compiled ahead of time here (no numba or '
+                        'no build: the warm-up builds it)')
+        monkeypatch.setattr(module, '_compiled', chosen)
+    return request.param
 
 
 @pytest.fixture(scope='module')
@@ -191,15 +242,13 @@ def model():
 
 @pytest.mark.parametrize('stage, damping, rotors', VARIANTS)
 @pytest.mark.parametrize('path', PATHS, ids=lambda p: p.__name__)
-def test_every_path_gives_the_pair_s_motor_torques(path, stage, damping, rotors, model):
+def test_every_path_gives_the_pair_s_motor_torques(path, stage, damping, rotors, model, loops):
     rng = np.random.default_rng(RNG_SEED + 1)
-    tset = variant(stage, damping, rotors, rng)
-    tset = apply_parameters(tset, {f'{k}.{n}.limits.effort': float('inf') for k, names in (
-        ('joints', tset.joint_names), ('actuators', tset.actuator_names)) for n in names})
+    tset, changes = variant(stage, damping, rotors, rng)
     assert {name for name, _ in CHAIN} == set(tset.joint_names)
     compared = 0
     for q, qd, qdd, tau, thetad in states(tset, rng):
-        ctx = {'model': model, 'rng': rng,
+        ctx = {'model': model, 'rng': rng, 'changes': changes,
                'elsewhere': Measured(q, -qd, tset.joint_to_actuator('position', q), -thetad)}
         result = path(tset, ctx, q, qd, qdd, tau, thetad)
         if result is None:
