@@ -170,7 +170,7 @@ def excite(tset, ctx, q, qd, qdd, tau, thetad):
 
 
 def prepared_map(tset, ctx, q, qd, qdd, tau, thetad):
-    """A goal's layout map, on ROBOT's constant-map transmissions (the variant's values)."""
+    """Map a goal's layout on ROBOT's constant-map transmissions (the variant's values)."""
     spec = {'transmissions': [t for t in ROBOT['transmissions'] if t['type'] != 'linkage']}
     part = load_transmissions(spec)
     part = apply_parameters(part, {k: v for k, v in ctx['changes'].items()
@@ -225,7 +225,7 @@ PATHS = [stream, trajectory_point, effort_alone, commanded_motor_efforts, motor_
 
 @pytest.fixture(params=['reference', 'ahead'])
 def loops(request, monkeypatch):
-    """The loss and linkage loops every path calls: the modules as Python, or compiled."""
+    """Choose the loss and linkage loops every path calls: the modules as Python, or compiled."""
     for module, built in ((loss_loops, ahead.LOSS), (linkage_loops, ahead.LINKAGE)):
         chosen = module if request.param == 'reference' else built.load()
         if chosen is None:
