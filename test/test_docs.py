@@ -90,6 +90,16 @@ def test_readme_and_pages_link_only_to_existing_files():
             assert (page.parent / target).exists(), f'{page.name}: {target}'
 
 
+def _table_row(html_text, table_id, name):
+    """Return the cells of the row of ``table_id`` whose first cell is ``name``."""
+    table = re.search('<table[^>]*id="' + table_id + '".*?</table>', html_text, re.S)
+    for row in re.findall(r'<tr[^>]*>(.*?)</tr>', table.group(0), re.S):
+        cells = [html.unescape(c) for c in re.findall(r'<p>(.*?)</p>', row, re.S)]
+        if cells and cells[0] == name:
+            return cells
+    raise AssertionError(f'no row {name!r} in {table_id}')
+
+
 def _table_names(html_text, table_id):
     pattern = '<table[^>]*id="' + table_id + '".*?</table>'
     table = re.search(pattern, html_text, re.S)
@@ -106,20 +116,26 @@ def _table_names(html_text, table_id):
     ('kinematics', 'transmission_bridge.kinematics_node.node',
      ['model_file:=' + str(CONFIG / 'scara_model.yaml')]),
     ('actuator_simulator', 'transmission_bridge.tools.actuator_simulator',
-     ['transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml')]),
+     ['transmissions_file:=' + str(CONFIG / 'example_robot_transmissions.yaml'),
+      ('transmissions_file:=' + str(CONFIG / 'example_robot.urdf'), 'engine:=builtin')]),
 ])
 def test_generated_parameter_tables_list_every_declared_parameter(html_dir, tmp_path, node,
                                                                   module, robots):
     """The table in nodes.html against what running nodes answer to ListParameters."""
-    from rcl_interfaces.srv import ListParameters
+    from rcl_interfaces.srv import GetParameters, ListParameters
     listed = _table_names((html_dir / 'nodes.html').read_text(), f'parameters-{node}')
-    names = set()
+    names, defaults = set(), []
     for k, robot in enumerate(robots):
         ns = unique_namespace('doc')
-        proc = NodeProcess(module, ['-p', robot, '-r', f'__ns:={ns}'], tmp_path / f'{k}.log')
+        given = [a for p in ((robot,) if isinstance(robot, str) else robot) for a in ('-p', p)]
+        proc = NodeProcess(module, [*given, '-r', f'__ns:={ns}'], tmp_path / f'{k}.log')
         g = Graph(ns)
         try:
             names.update(g.call(ListParameters, f'{node}/list_parameters').result.names)
+            if node == 'actuator_simulator':
+                defaults.append(g.call(GetParameters, f'{node}/get_parameters',
+                                       GetParameters.Request(names=['rate'])
+                                       ).values[0].double_value)
         finally:
             g.close()
             assert proc.stop() == 0, proc.output()
@@ -129,6 +145,10 @@ def test_generated_parameter_tables_list_every_declared_parameter(html_dir, tmp_
                 for n in declared}
     declared -= {'use_sim_time', 'start_type_description_service'}
     assert declared and declared == listed, (declared ^ listed)
+    if defaults:        # a default that depends on another parameter: both, and when
+        row = _table_row((html_dir / 'nodes.html').read_text(),
+                         f'parameters-{node}', 'rate')
+        assert row[2] == f'{defaults[0]!r} ({defaults[1]!r} with an engine)', row
 
 
 def test_launch_arguments_table_lists_every_argument(html_dir):
@@ -307,3 +327,11 @@ def test_the_readme_is_a_front_door():
     for page in ('moveit.md', 'impedance.md', 'dynamics.md', 'bags.md', 'hardware.md',
                  'calibrate.md', 'performance.md'):
         assert f'(doc/{page}' in text, page
+
+
+def test_the_simulation_page_gives_a_urdf_s_step_as_the_engine_takes_it():
+    from transmission_bridge.simulation.model import URDF_STEP
+    text = (DOC / 'simulation.md').read_text()
+    said = re.search(r'a URDF, which names none,\s+gets the longest step of at most ([\d.]+) ms',
+                     text)
+    assert said and float(said.group(1)) * 1e-3 == pytest.approx(URDF_STEP, rel=1e-12)

@@ -27,6 +27,9 @@ ROOT = pathlib.Path(os.environ.get('TRANSMISSION_BRIDGE_ROOT',
 CONFIG = ROOT / 'config'
 RESULTS = ROOT / 'bench' / 'results'
 
+# A robot's key naming when its parameters, defaults and interfaces apply ("with an engine"):
+# those the first robot lacks or sets otherwise are shown with it.
+WHEN = '_when'
 # node -> (module, class, the robots it is created on: parameter overrides each)
 NODES = {
     'transmission_bridge': ('transmission_bridge.bridge.node', 'TransmissionBridge', [
@@ -35,7 +38,9 @@ NODES = {
     'kinematics': ('transmission_bridge.kinematics_node.node', 'KinematicsNode', [
         {'model_file': 'example_arm_model.yaml'}, {'model_file': 'scara_model.yaml'}]),
     'actuator_simulator': ('transmission_bridge.tools.actuator_simulator', 'ActuatorSimulator',
-                           [{'transmissions_file': 'example_robot_transmissions.yaml'}]),
+                           [{'transmissions_file': 'example_robot_transmissions.yaml'},
+                            {'transmissions_file': 'example_robot.urdf', 'engine': 'builtin',
+                             WHEN: 'with an engine'}]),
 }
 # Parameters the interface tables create a node with, besides its first robot: the bridge
 # makes actuator_impedance_commands only once motor_gains is chosen (control_msgs loads then).
@@ -59,7 +64,6 @@ def declared_parameters(node_name):
     whose default reads "from the robot file".
     """
     import rclpy
-    from rclpy.parameter import Parameter
     module_name, class_name, robots = NODES[node_name]
     node_class = getattr(importlib.import_module(module_name), class_name)
     rows = {}
@@ -68,8 +72,7 @@ def declared_parameters(node_name):
         rclpy.init(context=context, args=['--ros-args', '--disable-rosout-logs',
                                           '--log-level', 'fatal'])
         try:
-            params = [Parameter(k, value=str(CONFIG / v)) for k, v in overrides.items()]
-            node = _create(node_class, context, params)
+            node = _create(node_class, context, _overrides(overrides))
             try:
                 for name in sorted(node._parameters):
                     if name in RCLPY_PARAMETERS:
@@ -86,16 +89,27 @@ def declared_parameters(node_name):
                             description = description.split(': ', 1)[-1]
                     elif name in overrides:       # given here to create the node
                         default = 'none'
+                    when = overrides.get(WHEN)
+                    if when and name in rows and rows[name]['default'] != default \
+                            and name not in overrides:
+                        rows[name]['default'] += f' ({default} {when})'
                     rows.setdefault(name, {
                         'name': name, 'type': _TYPE_NAMES.get(desc.type, '?'),
                         'default': default, 'read_only': desc.read_only,
-                        'description': description,
+                        'description': description + (f' ({when})' if when else ''),
                         'constraints': desc.additional_constraints})
             finally:
                 node.destroy_node()
         finally:
             rclpy.shutdown(context=context)
     return [rows[name] for name in sorted(rows)]
+
+
+def _overrides(robot):
+    """Return a robot's parameter overrides: files of config/ by name, other values as given."""
+    from rclpy.parameter import Parameter
+    return [Parameter(k, value=str(CONFIG / v) if v.endswith(('.yaml', '.urdf', '.xml'))
+                      else v) for k, v in robot.items() if k != WHEN]
 
 
 def _value(node, name):
@@ -124,16 +138,27 @@ def _show(value):
 
 def interfaces(node_name):
     """Return ``[(kind, name, type, qos)]``: the node's topics and services."""
-    import rclpy
     from rclpy.parameter import Parameter
-    module_name, class_name, robots = NODES[node_name]
+    _, _, robots = NODES[node_name]
+    extra = [Parameter(k, value=v) for k, v in INTERFACE_PARAMS.get(node_name, {}).items()]
+    rows = _interfaces(node_name, _overrides(robots[0]) + extra)
+    for robot in robots[1:]:
+        if robot.get(WHEN):
+            rows += [(f'{kind} ({robot[WHEN]})', *rest) for kind, *rest in
+                     _interfaces(node_name, _overrides(robot))
+                     if (kind, *rest) not in rows]
+    return rows
+
+
+def _interfaces(node_name, params):
+    """Return ``[(kind, name, type, qos)]`` of the node created with ``params``."""
+    import rclpy
+    module_name, class_name, _ = NODES[node_name]
     node_class = getattr(importlib.import_module(module_name), class_name)
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--disable-rosout-logs',
                                       '--log-level', 'fatal'])
     try:
-        params = [Parameter(k, value=str(CONFIG / v)) for k, v in robots[0].items()] + [
-            Parameter(k, value=v) for k, v in INTERFACE_PARAMS.get(node_name, {}).items()]
         node = _create(node_class, context, params)
         try:
             rows = []
