@@ -265,6 +265,37 @@ def test_bridge_joint_commands_fast_equals_typed(context):
     assert fast._commands.counters.rejected_incomplete > 0
 
 
+def test_bridge_counts_every_command_whoever_takes_it(context):
+    # Springs on every joint take whole joint_commands messages; the diagnostics' received
+    # and fast/typed counts must still add up, on both paths (springs streaming read
+    # commands_received 0 and commands_fast -1).
+    from transmission_bridge.bridge import status
+    gains = {f'gains.{j}.{k}': v for j in TS.joint_names for k, v in (('p', 20.0), ('d', 0.5))}
+    nodes = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'), **gains})
+    rng = np.random.default_rng(1208)
+    names = list(TS.joint_names)
+    sent = 40
+    for k in range(sent):
+        data = serialize_message(_js(names, '', 10**9 + k, [rng.uniform(-0.3, 0.3, len(names)),
+                                                           [], []]))
+        for node in nodes:
+            assert node.joint_commands(data) is None        # the springs' targets
+    plain = serialize_message(_js(['no_such_joint'], '', 2 * 10**9, [[0.1], [], []]))
+    for node in nodes:
+        node.joint_commands(plain)                          # the plain mapping's (unknown)
+    for node, fast in zip(nodes, (True, False)):
+        report = status.status(node._routes, node._execution.deadline, True, 0, '', 0, 10**9)
+        routes = report.extra
+        assert report.counters['commands_received'] == sent + 1, report.counters
+        assert routes['commands_fast'] + routes['commands_typed'] == sent + 1, routes
+        assert min(routes['commands_fast'], routes['commands_typed']) >= 0, routes
+        if fast:
+            assert routes['commands_fast'] >= sent - 2, routes
+        else:
+            assert routes['commands_typed'] == sent + 1, routes
+
+
 @pytest.mark.parametrize('base', ['world', 'forearm'])
 def test_kinematics_outputs_fast_equal_typed(context, base):
     # In a body's frame, and with a name the model does not have in every message (a

@@ -244,7 +244,8 @@ class Routes:
             if split.owned and all(len(a) in (0, count) for a in arrays):
                 resumed = self.owners.dispatch(split, count, arrays, now, self.deadline,
                                                self._warn)
-                if not len(split.plain):
+                if not len(split.plain):        # received, and all its joints' owners'
+                    commands.counters.received += 1
                     self._resumed(resumed)
                     return None
                 plain = split.plain
