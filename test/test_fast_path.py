@@ -277,8 +277,8 @@ def test_bridge_counts_every_command_whoever_takes_it(context):
     names = list(TS.joint_names)
     sent = 40
     for k in range(sent):
-        data = serialize_message(_js(names, '', 10**9 + k, [rng.uniform(-0.3, 0.3, len(names)),
-                                                           [], []]))
+        target = rng.uniform(-0.3, 0.3, len(names))
+        data = serialize_message(_js(names, '', 10**9 + k, [target, [], []]))
         for node in nodes:
             assert node.joint_commands(data) is None        # the springs' targets
     plain = serialize_message(_js(['no_such_joint'], '', 2 * 10**9, [[0.1], [], []]))
