@@ -276,3 +276,59 @@ def test_skipped_transmissions_of_one_type_are_one_warning_naming_each():
     assert ts.warnings == ("2 transmissions of type 'vendor/Reducer' skipped (not a type this "
                            'package maps); their joints are not bridged: t1 (a), t2 (b)',)
     assert [s.name for s in ts.skipped] == ['t1', 't2'] and ts.joint_names == ('c',)
+
+
+SIMPLE_LIMITED = urdf("""
+  <transmission name="t"><plugin>transmission_interface/SimpleTransmission</plugin>
+    <actuator name="m" role="actuator1"><mechanical_reduction>50</mechanical_reduction>
+      <limit effort="0.4" velocity="120" lower="-40" upper="40"/></actuator>
+    <joint name="joint1" role="joint1"/>
+  </transmission>""")
+
+
+def test_an_actuator_s_limit_element_is_the_yaml_s_limits():
+    from_urdf = load_transmissions(SIMPLE_LIMITED).specs[0].actuators[0]
+    from_yaml = load_transmissions({'transmissions': [{
+        'name': 't', 'type': 'simple', 'joints': [{'name': 'joint1'}],
+        'actuators': [{'name': 'm', 'mechanical_reduction': 50.0, 'limits': {
+            'effort': 0.4, 'velocity': 120.0, 'lower': -40.0, 'upper': 40.0}}]}]}
+    ).specs[0].actuators[0]
+    assert from_urdf == from_yaml
+    assert (from_urdf.effort_limit, from_urdf.velocity_limit) == (0.4, 120.0)
+
+
+@pytest.mark.parametrize('limit, unlimited, note', [
+    ('effort="0" velocity="120"', 'effort_limit', '<limit effort="0"> is not a limit'),
+    ('velocity="-1"', 'velocity_limit', '<limit velocity="-1"> is not a limit'),
+    ('lower="1" upper="-1"', 'lower_limit', 'is an empty range; assumed unlimited'),
+    ('effort="0.4" peak="9"', None, "ignored unknown attribute peak= in transmission "
+                                    "actuator <limit> 'm'"),
+])
+def test_an_actuator_limit_that_is_no_limit_is_none_with_a_note(limit, unlimited, note):
+    old = '<limit effort="0.4" velocity="120" lower="-40" upper="40"/>'
+    tset = load_transmissions(SIMPLE_LIMITED.replace(old, f'<limit {limit}/>'))
+    actuator = tset.specs[0].actuators[0]
+    if unlimited:
+        assert abs(getattr(actuator, unlimited)) == np.inf
+    assert any(note in w for w in tset.warnings), tset.warnings
+
+
+def test_an_actuator_limit_must_be_a_number():
+    with pytest.raises(ConfigError, match="actuator 'm': <limit effort> must be a number, "
+                                          "got 'lots'"):
+        load_transmissions(SIMPLE_LIMITED.replace('effort="0.4"', 'effort="lots"'))
+
+
+def test_the_simulated_drive_saturates_at_a_urdf_actuator_s_effort_limit(tmp_path):
+    # Newton's own bound: a drive limited to 0.05 N·m applies 0.05, whatever it is asked.
+    from transmission_bridge.simulation import Simulation
+    text = (CONFIG / 'example_robot.urdf').read_text()
+    old = '<actuator name="elbow_motor" role="actuator1">'
+    assert old in text
+    path = tmp_path / 'limited.urdf'
+    path.write_text(text.replace(old, old + '<limit effort="0.05"/>'))
+    sim = Simulation(path, path, engine='builtin', rate=500.0)
+    for asked in (3.0, -3.0, 0.02):
+        _, motors, _ = sim.step({'elbow_motor': asked})
+        assert motors['elbow_motor'][2] == pytest.approx(max(-0.05, min(0.05, asked)),
+                                                         rel=1e-12)

@@ -54,15 +54,17 @@ have (a leftover of a larger robot's file, as in Talos' one-arm URDF) is skipped
 Roles are honoured (upstream sorts by name instead; not here): when given they must be
 exactly ``actuator1..n`` / ``joint1..n``; without roles the document order is the role
 order. A joint may also carry the transmission_bridge extensions ``<default_position>``
-and ``<damping>`` (ros2_control ignores them). Absent numbers take the YAML defaults
-(reduction 1, offset 0).
+and ``<damping>`` (ros2_control ignores them), and an actuator ``<rotor_inertia>``,
+``<viscous_friction>``, ``<coulomb_friction>``, ``<efficiency>`` and ``<limit effort velocity
+lower upper>`` (the YAML's ``limits``, the motor's units). Absent numbers take the YAML
+defaults (reduction 1, offset 0).
 """
 
 import dataclasses
 
 from .errors import ConfigError
 from .fields import efficiency_fields, linkage_geometry
-from .spec import ActuatorSpec, JointSpec, SkippedTransmission, TransmissionSpec
+from .spec import ActuatorSpec, INF, JointSpec, SkippedTransmission, TransmissionSpec
 from .transmission_set import TransmissionSet
 from .urdf_robot import UrdfRobot
 from .._shared import urdf_xml as _xml
@@ -89,6 +91,9 @@ _NUMBERS = {
               'default_position': 'default_position', 'damping': 'damping'},
 }
 _IGNORED = {'hardwareInterface', 'role'}
+# An actuator's <limit> attributes (its own units) -> the spec's fields.
+_ACTUATOR_LIMITS = {'effort': 'effort_limit', 'velocity': 'velocity_limit',
+                    'lower': 'lower_limit', 'upper': 'upper_limit'}
 # A linkage's geometry elements (doc/formats.md, "Linkage"): points and directions as
 # ``xyz`` attributes, the rest as text.
 _LINKAGE_VECTORS = {'actuator': ('axis', 'direction', 'origin', 'crank', 'attachment'),
@@ -321,6 +326,9 @@ def _members(element, tag, size, where, spec_class, notes, geometry=None):
             if tag == 'actuator' and child.tag == 'efficiency':
                 fields.update(_efficiency(child, where, name))
                 continue
+            if tag == 'actuator' and child.tag == 'limit':
+                fields.update(_actuator_limit(child, where, name, notes))
+                continue
             key = _NUMBERS[tag].get(child.tag)
             if geometry is not None and key is None:
                 found = _linkage_value(child, tag, where, name)
@@ -354,6 +362,33 @@ def _efficiency(child, where, owner):
         return efficiency_fields(values, '<efficiency>', f'actuator {owner!r}')
     except ConfigError as exc:
         raise ConfigError(f'{where}: {exc}') from None
+
+
+def _actuator_limit(child, where, owner, notes):
+    """
+    Return the spec fields of an actuator's ``<limit>``, a joint's ``<limit>`` form.
+
+    ``<limit effort="2.5" velocity="300" lower="-10" upper="10"/>``: the motor's own units
+    (N·m or N, rad/s or m/s, rad or m); an attribute left out is no limit. As for a joint's
+    ``<limit>``, a zero or negative effort or velocity and ``lower >= upper`` are no limit,
+    with a note.
+    """
+    values = {}
+    for key, text in child.attrib.items():
+        if key not in _ACTUATOR_LIMITS:
+            notes.unknown('transmission actuator <limit>', owner, key, attribute=True)
+            continue
+        values[key] = _value(text, where, owner, 'actuator', f'<limit {key}>')
+    for key in ('effort', 'velocity'):
+        if values.get(key, 1.0) <= 0.0:
+            notes.add(f'actuator {owner!r}: <limit {key}="{child.get(key)}"> is not a limit; '
+                      'assumed none')
+            del values[key]
+    if values.get('lower', -INF) >= values.get('upper', INF):
+        notes.add(f'actuator {owner!r}: <limit lower="{child.get("lower")}" '
+                  f'upper="{child.get("upper")}"> is an empty range; assumed unlimited')
+        values.pop('lower'), values.pop('upper')
+    return {_ACTUATOR_LIMITS[key]: value for key, value in values.items()}
 
 
 def _linkage_value(child, tag, where, owner):
