@@ -301,8 +301,8 @@ def test_an_actuator_s_limit_element_is_the_yaml_s_limits():
     ('effort="0" velocity="120"', 'effort_limit', '<limit effort="0"> is not a limit'),
     ('velocity="-1"', 'velocity_limit', '<limit velocity="-1"> is not a limit'),
     ('lower="1" upper="-1"', 'lower_limit', 'is an empty range; assumed unlimited'),
-    ('effort="0.4" peak="9"', None, "ignored unknown attribute peak= in transmission "
-                                    "actuator <limit> 'm'"),
+    ('effort="0.4" peak="9"', None,
+     "ignored unknown attribute peak= in transmission actuator <limit> 'm'"),
 ])
 def test_an_actuator_limit_that_is_no_limit_is_none_with_a_note(limit, unlimited, note):
     old = '<limit effort="0.4" velocity="120" lower="-40" upper="40"/>'
