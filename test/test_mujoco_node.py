@@ -11,6 +11,7 @@ actuator_simulator engine:=mujoco as a node, with the bridge between it and the 
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -180,9 +181,14 @@ def test_lockstep_runs_repeat_bit_for_bit(tmp_path):
     assert first == second
 
 
+HOLD = 0.5                  # s: the reset hold asked for (simulated time)
+STAMP_TOL = 1e-6            # s: a stamp is the step count times the timestep, rounded
+
+
 def test_reset_and_malformed_commands(tmp_path):
     ns = unique_namespace('mj_reset')
-    sim = _stack(tmp_path, ns, ['-p', 'dynamics:=effort'], bridge=False)[0]
+    sim = _stack(tmp_path, ns, ['-p', 'dynamics:=effort', '-p', f'reset_hold:={HOLD}'],
+                 bridge=False)[0]
     graph = Graph(ns)
     try:
         truth = graph.collect(JointState, 'actuator_simulator/joint_states', 1000)
@@ -196,15 +202,28 @@ def test_reset_and_malformed_commands(tmp_path):
         fall = JointState(name=motors, effort=[0.0, 0.0])
         graph.spin_until(lambda: False, 1.0, lambda: pub.publish(fall), 0.1)
         assert np.abs(np.array(truth[-1].position) - start).max() > 0.05
+        # Reset while a commander keeps asking it to fall (as a running bridge's own hold
+        # does): held at the start for reset_hold of simulated time, every state; then moved.
         answer = graph.call(Trigger, 'actuator_simulator/reset')
         assert answer.success, answer.message
-        graph.spin_for(0.3)
-        assert np.abs(np.array(truth[-1].position) - start).max() < 1e-9
+        assert f'held {HOLD:g} s' in answer.message, answer.message
+        reset_at = float(re.search(r'at t = ([\d.]+) s', answer.message).group(1))
+        graph.spin_until(lambda: _seconds(truth[-1]) > reset_at + HOLD + 0.3, 30,
+                         lambda: pub.publish(fall), 0.05)
+        after = [(_seconds(m) - reset_at, np.abs(np.array(m.position) - start).max())
+                 for m in truth if _seconds(m) > reset_at + STAMP_TOL]
+        held = [off for t, off in after if t <= HOLD + STAMP_TOL]
+        assert len(held) >= 0.9 * HOLD * 1000 and max(held) < 1e-9, (len(held), max(held))
+        assert max(off for t, off in after if t > HOLD + 0.2) > 0.01, after[-1]
         assert sim.alive()
     finally:
         graph.close()
         assert sim.stop() == 0, sim.output()
     assert 'malformed command(s) ignored' in sim.output()
+
+
+def _seconds(msg):
+    return _stamp(msg) * 1e-9
 
 
 def _refused(tmp_path, args, env=None):

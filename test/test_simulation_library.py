@@ -142,6 +142,25 @@ def test_step_state_and_reset(arm, tmp_path, engine):
     assert joints['lift'] == (pytest.approx(0.3), 0.0)
 
 
+@pytest.mark.parametrize('engine', ['mujoco', 'builtin'])
+def test_a_reset_holds_for_its_time_whatever_is_commanded(arm, tmp_path, engine):
+    trans = tmp_path / 't.yaml'
+    trans.write_text(yaml.safe_dump(transmissions(True)))
+    sim = Simulation(arm, trans, engine=engine, rate=500.0)
+    for _ in range(20):
+        sim.step({'lift_motor': 0.0})
+    sim.reset(hold=0.1)                          # 50 states of 2 ms
+    for k in range(50):                          # commanded to fall at every state: held
+        _, _, joints = sim.step({'lift_motor': 0.0})
+        assert joints['lift'] == (pytest.approx(0.3), 0.0), k
+    for _ in range(10):                          # then the commands in force move it
+        _, _, joints = sim.step()
+    assert abs(joints['lift'][0] - 0.3) > 1e-4
+    for bad in (-0.1, float('nan'), 'long'):
+        with pytest.raises(SimulationError, match='reset: hold must be a number of seconds'):
+            sim.reset(hold=bad)
+
+
 def test_seeded_noise_repeats_and_a_new_seed_changes_it(arm, tmp_path):
     trans = tmp_path / 't.yaml'
     trans.write_text(yaml.safe_dump(transmissions(False)))

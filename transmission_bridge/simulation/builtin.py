@@ -87,12 +87,12 @@ class BuiltinSimulation:
         q[self.columns] = self.tset.default_positions
         return q
 
-    def reset(self):
-        """Put the robot back at rest in its start pose, held until the next command."""
+    def reset(self, hold_states=0):
+        """Put the robot back at rest in its start pose, held (:meth:`.Drives.reset`)."""
         self.q = self.start_pose()
         self.v = np.zeros_like(self.q)
         self.qacc = np.zeros_like(self.q)
-        self.drives.reset()
+        self.drives.reset(hold_states)
         self._load = None
         self._accel = np.zeros(self.tset.num_actuators)
         self.applied = np.zeros(self.tset.num_actuators)
@@ -118,7 +118,7 @@ class BuiltinSimulation:
     # --- the step ------------------------------------------------------------------------
     def advance(self):
         """Run one state period (``substeps`` physics steps); held before any command."""
-        if not self.drives.commanded:
+        if self.drives.holding():
             self.steps += self.substeps
             return
         total = np.zeros(self.tset.num_actuators)

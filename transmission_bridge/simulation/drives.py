@@ -60,16 +60,31 @@ class Drives:
             self.command[3], self.command[4] = options.position_stiffness, \
                 options.position_damping
         self.commanded = False
+        self._hold = 0              # states still held whatever is commanded (after a reset)
         self._rng = np.random.default_rng(options.seed)
         self._queue = collections.deque(maxlen=options.delay + 1)
 
-    def reset(self):
-        """Forget every command: held again until the next one."""
+    def reset(self, hold_states=0):
+        """
+        Forget every command: held again until the next one, and at least ``hold_states``.
+
+        During those states the robot is held whatever is commanded (a running bridge
+        commands its own hold at every state, which would end a plain "until the next
+        command" at once); commands taken meanwhile are kept and move it afterwards.
+        """
         self.command[:3] = 0.0
         if self.options.dynamics == 'motor_gains':
             self.command[3:] = 0.0
         self.commanded = False
+        self._hold = int(hold_states)
         self._queue.clear()
+
+    def holding(self):
+        """Return True if the robot is held for this state (the engines ask once a state)."""
+        if self._hold > 0:
+            self._hold -= 1
+            return True
+        return not self.commanded
 
     def set_efforts(self, index, efforts):
         """Command torques (``effort`` mode; elsewhere the feed-forward)."""

@@ -277,8 +277,8 @@ class MujocoSimulation:
         return {j: q for j, q in zip(tset.joint_names, tset.default_positions)
                 if j in robot.qpos_of}
 
-    def reset(self):
-        """Put the robot back at rest in its start pose, held until the next command."""
+    def reset(self, hold_states=0):
+        """Put the robot back at rest in its start pose, held (:meth:`.Drives.reset`)."""
         robot = self.robot
         pose = self.start_pose()
         base = None
@@ -289,7 +289,7 @@ class MujocoSimulation:
         if left > 1e-9:
             raise SimulationError(f'the start pose leaves a chain of the model open by '
                                   f"{left:.3g}: the motors' joints cannot close it")
-        self.drives.reset()
+        self.drives.reset(hold_states)
         self._load = None
         self._motors_now = None
         self._accel[:] = 0.0
@@ -340,7 +340,7 @@ class MujocoSimulation:
     # --- the step ------------------------------------------------------------------------
     def advance(self):
         """Run one state period (``substeps`` MuJoCo steps); held before any command."""
-        if not self.drives.commanded:
+        if self.drives.holding():
             self.steps += self.substeps
             return
         mujoco, model, data = self.mujoco, self.robot.model, self.robot.data

@@ -87,9 +87,16 @@ class Simulation:
         """Return the state period, s."""
         return self.engine.period
 
-    def reset(self):
-        """Put the robot back at rest in its start pose, held until the next command."""
-        self.engine.reset()
+    def reset(self, hold=0.0):
+        """
+        Put the robot back at rest in its start pose, held until the next command.
+
+        ``hold`` (s of simulated time, rounded to states): held at least that long whatever
+        is commanded; the commands taken meanwhile move it afterwards.
+        """
+        if not (isinstance(hold, (int, float)) and hold >= 0.0 and math.isfinite(hold)):
+            raise SimulationError(f'reset: hold must be a number of seconds >= 0, got {hold!r}')
+        self.engine.reset(round(hold / self.period))
 
     def command(self, command):
         """

@@ -72,7 +72,9 @@ def declare_engine(node):
             ('position_damping', 0.05, "position drives' damping, N*m*s/rad at the motor"),
             ('position_noise', 0.0, 'standard deviation of reported positions'),
             ('velocity_noise', 0.0, 'standard deviation of reported velocities'),
-            ('effort_noise', 0.0, 'standard deviation of reported torques')):
+            ('effort_noise', 0.0, 'standard deviation of reported torques'),
+            ('reset_hold', 1.0, 'after ~/reset, seconds of simulated time the robot is held '
+             'at its start pose whatever is commanded; then the commands in force move it')):
         p[name] = declare(node, name, default, float, text, read_only=True, constraints='>= 0')
         if not p[name] >= 0.0:
             raise StartupError(f'parameter {name!r} must be a number >= 0, got {p[name]!r}')
@@ -111,6 +113,7 @@ class EngineDrivers:
         self.malformed, self._warned = 0, 0.0
         self._orders = {}           # interface names of a gains message: where each value is
         self.lockstep = p['lockstep']
+        self._reset_hold = p['reset_hold']
         self._states = node.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._truth = node.create_publisher(JointState, '~/joint_states', RELIABLE_10)
         self._clock = node.create_publisher(Clock, '/clock', CLOCK_QOS)
@@ -287,12 +290,14 @@ class EngineDrivers:
             self.publish()
 
     def _on_reset(self, request, response):
-        self.sim.reset()
+        held = round(self._reset_hold / self.sim.period)
+        self.sim.reset(held)
         if self.lockstep:   # the chain waits for a state: the next one, held at the start pose
             self._tick()    # (paced, the next tick sends it: one state per stamp either way)
         response.success = True
-        response.message = (f'reset to the start pose at t = {self.sim.time:.3f} s; held until '
-                            'the next command')
+        response.message = (f'reset to the start pose at t = {self.sim.time:.3f} s; held '
+                            f'{held * self.sim.period:g} s whatever is commanded (reset_hold), '
+                            'then until the next command')
         return response
 
     # --- states --------------------------------------------------------------------------
