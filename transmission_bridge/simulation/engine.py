@@ -32,6 +32,7 @@ as a robot on its stand with its brakes on.
 import numpy as np
 
 from .drives import Drives
+from .ground import rest_on_ground
 from .model import ChainCloser, import_mujoco, joint_damping, set_pose, SimulationError
 from .stage_friction import StageFriction
 from ..transmissions import TransmissionSet
@@ -90,6 +91,7 @@ class MujocoSimulation:
         self.applied = np.zeros(tset.num_actuators)     # mean motor torque of the last period
         self.steps = 0
         self.unstable = 0          # times MuJoCo found the state diverging (and reset it)
+        self.base_start = None     # a floating base put on the ground: (xyz, lift, geom)
         self.reset()
 
     # --- where each motor is ------------------------------------------------------------
@@ -289,6 +291,10 @@ class MujocoSimulation:
         if left > 1e-9:
             raise SimulationError(f'the start pose leaves a chain of the model open by '
                                   f"{left:.3g}: the motors' joints cannot close it")
+        if robot.free_qpos is not None and base is None:     # on the ground (ground.py)
+            lift, touching = rest_on_ground(robot, only_if_inside=not robot.urdf)
+            self.base_start = (robot.data.qpos[robot.free_qpos:robot.free_qpos + 3].copy(),
+                               lift, touching)
         self.drives.reset(hold_states)
         self._load = None
         self._motors_now = None

@@ -85,6 +85,7 @@ class Robot:
         self.home, self.floating = home, floating
         self.warnings = []
         self.fixed_joints = set()        # a URDF's fixed joints (MuJoCo welds them)
+        self.urdf = False                # read from a URDF (its root's height means nothing)
         kinds = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
         self.joint_ids = [j for j in range(model.njnt) if model.jnt_type[j] in kinds]
         self.joints = [model.joint(j).name for j in self.joint_ids]
@@ -283,6 +284,7 @@ def load(path, floating_base=False, rate=None):
     model = _compile(mujoco, spec, path)
     robot = Robot(model, home, floating, spec)
     robot.warnings = warnings
+    robot.urdf = bool(urdf)
     if urdf:
         robot.fixed_joints = {j.get('name') for j in urdf_xml.parse(
             file.read_text(), SimulationError).findall('joint') if j.get('type') == 'fixed'}

@@ -167,6 +167,13 @@ class EngineDrivers:
             f'{dynamics} drives, {rate:g} states/s of {self.sim.substeps} step(s) of '
             f'{self.sim.period / self.sim.substeps:g} s'
             + (', lockstep' if self.lockstep else ''))
+        start = getattr(self.sim, 'base_start', None)
+        if start is not None:
+            xyz, lift, touching = start
+            moved = (f', moved {lift:+.4g} m to rest its lowest collision geometry '
+                     f'({touching}) on the ground' if lift else '')
+            log.info(f'floating base {robot.root!r} starts at ({xyz[0]:.4g}, {xyz[1]:.4g}, '
+                     f"{xyz[2]:.4g}) m{moved} (the keyframe 'home' of an MJCF sets it instead)")
 
     # --- commands ------------------------------------------------------------------------
     def _count_malformed(self, why):
