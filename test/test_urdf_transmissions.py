@@ -298,9 +298,14 @@ def test_an_actuator_s_limit_element_is_the_yaml_s_limits():
 
 
 @pytest.mark.parametrize('limit, unlimited, note', [
-    ('effort="0" velocity="120"', 'effort_limit', '<limit effort="0"> is not a limit'),
-    ('velocity="-1"', 'velocity_limit', '<limit velocity="-1"> is not a limit'),
-    ('lower="1" upper="-1"', 'lower_limit', 'is an empty range; assumed unlimited'),
+    ('effort="0" velocity="120"', 'effort_limit',
+     "actuator 'm': <limit effort=\"0\"> is not positive; its commands are not limited in "
+     'effort'),
+    ('velocity="-1"', 'velocity_limit',
+     "actuator 'm': <limit velocity=\"-1\"> is not positive"),
+    ('lower="1" upper="-1"', 'lower_limit',
+     "actuator 'm': <limit> lower 1.0 is not below upper -1.0; its commands are not limited "
+     'in position'),
     ('effort="0.4" peak="9"', None,
      "ignored unknown attribute peak= in transmission actuator <limit> 'm'"),
 ])

@@ -73,6 +73,7 @@ class BuiltinSimulation:
         self.placed_motors = np.arange(tset.num_actuators)
         self.steps = 0
         self.unstable = 0
+        self.base_start = None      # a fixed base: never put on the ground
         self.reset()
 
     # --- state -------------------------------------------------------------------------

@@ -92,11 +92,13 @@ class Simulation:
         Put the robot back at rest in its start pose, held until the next command.
 
         ``hold`` (s of simulated time, rounded to states): held at least that long whatever
-        is commanded; the commands taken meanwhile move it afterwards.
+        is commanded; the commands taken meanwhile move it afterwards. Returns the hold, s.
         """
         if not (isinstance(hold, (int, float)) and hold >= 0.0 and math.isfinite(hold)):
             raise SimulationError(f'reset: hold must be a number of seconds >= 0, got {hold!r}')
-        self.engine.reset(round(hold / self.period))
+        states = round(hold / self.period)
+        self.engine.reset(states)
+        return states * self.period
 
     def command(self, command):
         """

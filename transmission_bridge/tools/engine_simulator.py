@@ -101,7 +101,7 @@ class EngineDrivers:
                                       'effort_noise', 'delay')})
         except SimulationError as exc:
             raise StartupError(str(exc)) from None
-        self.sim = simulation.engine
+        self.simulation, self.sim = simulation, simulation.engine
         robot = getattr(self.sim, 'robot', None)        # MuJoCo's; None: the builtin engine
         floating = robot is not None and robot.floating
         log = node.get_logger()
@@ -167,7 +167,7 @@ class EngineDrivers:
             f'{dynamics} drives, {rate:g} states/s of {self.sim.substeps} step(s) of '
             f'{self.sim.period / self.sim.substeps:g} s'
             + (', lockstep' if self.lockstep else ''))
-        start = getattr(self.sim, 'base_start', None)
+        start = self.sim.base_start
         if start is not None:
             xyz, lift, touching = start
             moved = (f', moved {lift:+.4g} m to rest its lowest collision geometry '
@@ -297,13 +297,12 @@ class EngineDrivers:
             self.publish()
 
     def _on_reset(self, request, response):
-        held = round(self._reset_hold / self.sim.period)
-        self.sim.reset(held)
+        held = self.simulation.reset(hold=self._reset_hold)
         if self.lockstep:   # the chain waits for a state: the next one, held at the start pose
             self._tick()    # (paced, the next tick sends it: one state per stamp either way)
         response.success = True
         response.message = (f'reset to the start pose at t = {self.sim.time:.3f} s; held '
-                            f'{held * self.sim.period:g} s whatever is commanded (reset_hold), '
+                            f'{held:g} s whatever is commanded (reset_hold), '
                             'then until the next command')
         return response
 

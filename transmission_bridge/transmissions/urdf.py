@@ -91,9 +91,8 @@ _NUMBERS = {
               'default_position': 'default_position', 'damping': 'damping'},
 }
 _IGNORED = {'hardwareInterface', 'role'}
-# An actuator's <limit> attributes (its own units) -> the spec's fields.
-_ACTUATOR_LIMITS = {'effort': 'effort_limit', 'velocity': 'velocity_limit',
-                    'lower': 'lower_limit', 'upper': 'upper_limit'}
+# An actuator's <limit> attributes (its own units), a joint's <limit>'s.
+_ACTUATOR_LIMITS = ('effort', 'velocity', 'lower', 'upper')
 # A linkage's geometry elements (doc/formats.md, "Linkage"): points and directions as
 # ``xyz`` attributes, the rest as text.
 _LINKAGE_VECTORS = {'actuator': ('axis', 'direction', 'origin', 'crank', 'attachment'),
@@ -161,22 +160,36 @@ def _with_limits(spec, robot_joints, notes):
         values = {key: _value(limit.get(key), where, joint.name, 'joint', f'<limit {key}>')
                   for key in ('lower', 'upper', 'velocity', 'effort')
                   if limit.get(key) is not None}
-        fields = {}
-        if element.get('type') in ('revolute', 'prismatic', 'screw'):
-            lower, upper = values.get('lower', 0.0), values.get('upper', 0.0)
-            if lower < upper:
-                fields.update(lower_limit=lower, upper_limit=upper)
-            elif 'lower' in values or 'upper' in values:
-                notes.add(f'joint {joint.name!r}: <limit> lower {lower} is not below upper '
-                          f'{upper}; its commands are not limited in position')
-        for key in ('velocity', 'effort'):
-            if values.get(key, 0.0) > 0.0:
-                fields[f'{key}_limit'] = values[key]
-            elif key in values:
-                notes.add(f'joint {joint.name!r}: <limit {key}="{limit.get(key)}"> is not '
-                          f'positive; its commands are not limited in {key}')
+        fields = _limit_fields(values, limit, f'joint {joint.name!r}', notes,
+                               element.get('type') in ('revolute', 'prismatic', 'screw'),
+                               (0.0, 0.0))
         joints.append(dataclasses.replace(joint, **fields))
     return dataclasses.replace(spec, joints=tuple(joints))
+
+
+def _limit_fields(values, limit, who, notes, position, missing):
+    """
+    Return the spec's limit fields of a ``<limit>``'s numbers: one rule, joints and motors.
+
+    A zero or negative velocity or effort is no limit, and so is ``lower >= upper`` (a
+    missing bound is ``missing``'s: URDF's 0 for a joint, none for an actuator), each with a
+    note naming ``who``; ``position`` False: no position limits (a continuous joint).
+    """
+    fields = {}
+    if position and ('lower' in values or 'upper' in values):
+        lower, upper = values.get('lower', missing[0]), values.get('upper', missing[1])
+        if lower < upper:
+            fields.update(lower_limit=lower, upper_limit=upper)
+        else:
+            notes.add(f'{who}: <limit> lower {lower} is not below upper {upper}; its commands '
+                      'are not limited in position')
+    for key in ('velocity', 'effort'):
+        if values.get(key, 0.0) > 0.0:
+            fields[f'{key}_limit'] = values[key]
+        elif key in values:
+            notes.add(f'{who}: <limit {key}="{limit.get(key)}"> is not positive; its commands '
+                      f'are not limited in {key}')
+    return fields
 
 
 def _skipped_lines(skipped):
@@ -369,9 +382,8 @@ def _actuator_limit(child, where, owner, notes):
     Return the spec fields of an actuator's ``<limit>``, a joint's ``<limit>`` form.
 
     ``<limit effort="2.5" velocity="300" lower="-10" upper="10"/>``: the motor's own units
-    (N·m or N, rad/s or m/s, rad or m); an attribute left out is no limit. As for a joint's
-    ``<limit>``, a zero or negative effort or velocity and ``lower >= upper`` are no limit,
-    with a note.
+    (N·m or N, rad/s or m/s, rad or m); an attribute left out is no limit; the rest as a
+    joint's (:func:`_limit_fields`).
     """
     values = {}
     for key, text in child.attrib.items():
@@ -379,16 +391,7 @@ def _actuator_limit(child, where, owner, notes):
             notes.unknown('transmission actuator <limit>', owner, key, attribute=True)
             continue
         values[key] = _value(text, where, owner, 'actuator', f'<limit {key}>')
-    for key in ('effort', 'velocity'):
-        if values.get(key, 1.0) <= 0.0:
-            notes.add(f'actuator {owner!r}: <limit {key}="{child.get(key)}"> is not a limit; '
-                      'assumed none')
-            del values[key]
-    if values.get('lower', -INF) >= values.get('upper', INF):
-        notes.add(f'actuator {owner!r}: <limit lower="{child.get("lower")}" '
-                  f'upper="{child.get("upper")}"> is an empty range; assumed unlimited')
-        values.pop('lower'), values.pop('upper')
-    return {_ACTUATOR_LIMITS[key]: value for key, value in values.items()}
+    return _limit_fields(values, child, f'actuator {owner!r}', notes, True, (-INF, INF))
 
 
 def _linkage_value(child, tag, where, owner):
