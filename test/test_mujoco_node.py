@@ -18,6 +18,7 @@ import sys
 from geometry_msgs.msg import PoseStamped
 import numpy as np
 import pytest
+from rclpy.serialization import deserialize_message
 from ros_harness import Graph, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -29,6 +30,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 URDF, MJCF = ROOT / 'config' / 'legged_robot.urdf', ROOT / 'config' / 'legged_robot.xml'
 POSITION_TOL, VELOCITY_TOL = 1e-6, 1e-4          # rad, rad/s (the issue's figures)
 MATCHED = 0.9          # of the bridge's messages whose MuJoCo state of the same stamp came
+# The two 1 kHz topics are read as bytes and decoded after the window: a reader decoding
+# 2,000 messages a second in Python beside a burner fell behind the writers' depth of 10
+# (0.896 matched in one CI run), which is this reader's loss, not the bridge's.
 STAND = {'hip_pitch': -0.3, 'knee': 0.6, 'ankle_pitch': -0.3}
 CROUCH = {'hip_pitch': -0.5, 'knee': 1.0, 'ankle_pitch': -0.5}
 
@@ -86,8 +90,15 @@ def test_every_joint_state_of_the_bridge_is_mujocos(tmp_path, burner):
     graph = Graph(ns)
     try:
         names = _joints()
-        bridge = graph.collect(JointState, 'joint_states', 5000)
-        truth = graph.collect(JointState, 'actuator_simulator/joint_states', 5000)
+        raw_bridge, raw_truth = [], []
+        graph.node.create_subscription(JointState, 'joint_states', raw_bridge.append, 5000,
+                                       raw=True)
+        graph.node.create_subscription(JointState, 'actuator_simulator/joint_states',
+                                       raw_truth.append, 5000, raw=True)
+
+        def now():                                # the simulator's last stamp, in ns
+            return _stamp(deserialize_message(raw_truth[-1], JointState))
+
         base = graph.collect(PoseStamped, 'actuator_simulator/base_pose', 100)
         pub = graph.node.create_publisher(JointState, 'joint_commands', 10)
         stand, crouch = np.array(_pose(names, STAND)), np.array(_pose(names, CROUCH))
@@ -95,26 +106,29 @@ def test_every_joint_state_of_the_bridge_is_mujocos(tmp_path, burner):
         def send(q):
             pub.publish(JointState(name=names, position=[float(x) for x in q]))
 
-        assert graph.spin_until(lambda: bridge and truth and base, 60, lambda: send(stand)), \
+        assert graph.spin_until(lambda: raw_bridge and raw_truth and base, 60,
+                                lambda: send(stand)), \
             procs[0].output() + procs[1].output()
         # Standing upright on its feet: ROS's quaternion order (x, y, z, w), height in m.
         o, p = base[-1].pose.orientation, base[-1].pose.position
         assert abs(o.w) == pytest.approx(1.0, abs=1e-3) and abs(o.x) < 1e-3, base[-1]
         assert base[-1].header.frame_id == 'world' and 0.9 < p.z < 1.0, base[-1]
-        start = _stamp(truth[-1])
-        bridge.clear()
+        start = now()
+        raw_bridge.clear()
 
         def ramp():
-            t = min(1.0, (_stamp(truth[-1]) - start) * 1e-9 / 1.5)
+            t = min(1.0, (now() - start) * 1e-9 / 1.5)
             send(stand + (0.5 - 0.5 * np.cos(np.pi * t)) * (crouch - stand))
 
-        assert graph.spin_until(lambda: _stamp(truth[-1]) - start > 2.5e9, 120, ramp, 0.02)
+        assert graph.spin_until(lambda: now() - start > 2.5e9, 120, ramp, 0.02)
         graph.spin_for(0.5)
     finally:
         graph.close()
         for p in procs:
             assert p.stop() == 0, p.output()
-    by_stamp = {_stamp(m): m for m in truth}
+    bridge = [deserialize_message(b, JointState) for b in raw_bridge]
+    by_stamp = {_stamp(m): m for m in
+                (deserialize_message(b, JointState) for b in raw_truth)}
     chain = [j for j in names if j.endswith(('knee', 'ankle_pitch', 'ankle_roll'))]
     matched = worst_q = worst_v = 0
     moved = 0.0
