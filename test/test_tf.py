@@ -160,6 +160,51 @@ def test_the_screw_joint_is_on_tf_with_its_translation(tmp_path):
         assert g.proc.stop() == 0, g.proc.output()
 
 
+def _stamped_stream(g, names, first_ms, count):
+    """Publish ``count`` joint_states stamped 1 ms apart from ``first_ms``; spin between."""
+    for i in range(count):
+        ms = first_ms + i
+        msg = JointState(name=names, position=[0.001 * i] * len(names))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = ms // 1000, ms % 1000 * 1_000_000
+        g.joints.publish(msg)
+        g.spin_for(0.003)
+
+
+def _ms(stamp):
+    return stamp.sec * 1000 + stamp.nanosec // 1_000_000
+
+
+def test_tf_goes_out_at_publish_frequency_by_the_stamps_and_the_poses_at_every_input(
+        tmp_path):
+    # robot_state_publisher's publish_frequency (default 20 Hz) caps /tf; the body poses,
+    # which a consumer may need at every state, are not capped.
+    from geometry_msgs.msg import PoseArray
+    g = _start(tmp_path, CONFIG / 'scara.urdf')
+    try:
+        names = list(load_model(CONFIG / 'scara.urdf').joint_names)
+        poses = g.collect(PoseArray, 'kinematics/body_poses', 1000)
+        assert g.get_parameters('kinematics', ['publish_frequency']) == {
+            'publish_frequency': 20.0}
+        _stamped_stream(g, names, 100_000, 240)            # 1 kHz for 0.24 s of stamps
+        assert g.spin_until(lambda: len(poses) >= 240, 10), (len(poses), g.proc.output())
+        # Every /tf message of the window: one per 50 ms slot from the first stamp.
+        assert [_ms(m.transforms[0].header.stamp) for m in g.tf] == [100_000, 100_050,
+                                                                     100_100, 100_150, 100_200]
+        assert [_ms(m.header.stamp) for m in poses] == list(range(100_000, 100_240))
+        # No cap: /tf at every input, as publish_every.tf alone decides.
+        assert g.set_parameters('kinematics', {'publish_frequency': 0.0})[0].successful
+        refused = g.set_parameters('kinematics', {'publish_frequency': -1.0})[0]
+        assert not refused.successful and 'publish_frequency' in refused.reason
+        g.tf.clear()
+        _stamped_stream(g, names, 200_000, 30)
+        assert g.spin_until(lambda: len(g.tf) >= 30, 10), len(g.tf)
+        assert [_ms(m.transforms[0].header.stamp) for m in g.tf] == list(range(200_000,
+                                                                               200_030))
+    finally:
+        g.close()
+        assert g.proc.stop() == 0, g.proc.output()
+
+
 MESSY = """
   <?xml version="1.0"?>
 <robot name="messy">

@@ -47,8 +47,9 @@ class JointStatesRelay:
     The steady joint_states stream, bytes in and the due outputs' bytes out.
 
     ``publishers``: the node's (gravity, passive, poses, tips (list), energy, tf (or None)),
-    ``tips``: the tip bodies' indices, ``due()``: which outputs this input publishes
-    (publish_every), ``frame_id`` and ``tf_frames``: the outputs' frame and TF pairs.
+    ``tips``: the tip bodies' indices, ``due(stamp_ns)``: which outputs this input publishes
+    (publish_every, publish_frequency), ``frame_id`` and ``tf_frames``: the outputs' frame and
+    TF pairs.
     """
 
     def __init__(self, core, publishers, tips, due, frame_id, tf_frames):
@@ -85,7 +86,7 @@ class JointStatesRelay:
             stamp_ns = receive(data)
             if stamp_ns is None or not step(position, velocity, stamp_ns):
                 return None
-            return send(t, due(), stamp)
+            return send(t, due(stamp_ns), stamp)
         self.take = take
 
     def _send(self, t, due, stamp_bytes):

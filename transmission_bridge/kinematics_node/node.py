@@ -31,8 +31,9 @@ from .dynamics import assumed, motor_transmissions, warm_up_dynamics
 from .fast import JointStatesRelay
 from .messages import TFMessage, TypedOutputs
 from .settings import (BASE_FRAME, FEED_FORWARD, FRAME_PREFIX, HELP, MODEL_FILE, OUTPUTS,
-                       PUBLISH_EVERY, SETTINGS, SOURCE_HELP, STALE_TIMEOUT, TIP_LINKS,
-                       TRANSMISSIONS_FILE)
+                       PUBLISH_EVERY, PUBLISH_FREQUENCY, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
+                       TIP_LINKS, TRANSMISSIONS_FILE)
+from .tf_rate import TfRate
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
 from ..messages.named_input import report_input, seconds_to_ns
@@ -51,6 +52,7 @@ TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 _EVERY_INPUT = [1] * len(OUTPUTS)     # publish_every of each output, by default
 _ALL_DUE = (True,) * len(OUTPUTS)
+_ALL_BUT_TF = (True,) * (len(OUTPUTS) - 1) + (False,)     # TF is last
 
 
 class KinematicsNode(ConfigurableNode):
@@ -78,6 +80,7 @@ class KinematicsNode(ConfigurableNode):
         self._typed_count = 0                   # messages the typed route took
         self._every = [own[f'{PUBLISH_EVERY}.{name}'] for name in OUTPUTS]
         self._all_due = self._every == _EVERY_INPUT     # every output for every input
+        self._tf_rate = TfRate(own[PUBLISH_FREQUENCY])
         self._count = 0                   # inputs that produced outputs (for publish_every)
         self._source = sources.label
         self._base = base
@@ -217,6 +220,8 @@ class KinematicsNode(ConfigurableNode):
             if p.name.startswith(PUBLISH_EVERY + '.'):
                 self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
                 self._all_due = self._every == _EVERY_INPUT
+            elif p.name == PUBLISH_FREQUENCY:
+                self._tf_rate = TfRate(p.value)
             elif p.name == FEED_FORWARD:
                 self._mode = p.value
                 if self._core is not None:
@@ -262,8 +267,8 @@ class KinematicsNode(ConfigurableNode):
         core = self._core
         self._typed_count += 1
         msg = deserialize_message(data, JointState)
-        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_to_ns(msg.header.stamp),
-                          self._now_ns())
+        stamp_ns = stamp_to_ns(msg.header.stamp)
+        out = core.ingest(msg.name, msg.position, msg.velocity, stamp_ns, self._now_ns())
         report_input(self.get_logger(), 'joint_states', 'joint', core.last_new_unknown,
                      core.last_reason if out is None else '')
         if self._fast_path:
@@ -272,15 +277,18 @@ class KinematicsNode(ConfigurableNode):
             self.get_logger().warning(
                 f'stale joints {", ".join(core.stale_joints)}: torques, poses and energy '
                 'withheld, /tf of the others only', throttle_duration_sec=5.0)
-            return self._typed.messages(out, msg.header, self._due(), fresh=core.fresh_frames())
-        return () if out is None else self._typed.messages(out, msg.header, self._due())
+            return self._typed.messages(out, msg.header, self._due(stamp_ns),
+                                        fresh=core.fresh_frames())
+        return () if out is None else self._typed.messages(out, msg.header, self._due(stamp_ns))
 
-    def _due(self):
+    def _due(self, stamp_ns):
         """Return which outputs (OUTPUTS order) this input publishes; counts the input."""
         count, self._count = self._count, self._count + 1
         if self._all_due:                   # the default: no comprehension per message
-            return _ALL_DUE
-        return [every > 0 and count % every == 0 for every in self._every]
+            return _ALL_DUE if self._tf_rate.due(stamp_ns) else _ALL_BUT_TF
+        due = [every > 0 and count % every == 0 for every in self._every]
+        due[-1] = due[-1] and self._tf_rate.due(stamp_ns)
+        return due
 
     def _on_trajectory(self, msg):
         points = msg.points

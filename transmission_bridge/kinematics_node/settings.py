@@ -10,13 +10,15 @@ by the same functions at start-up and for ``ros2 param set``; the per-model para
 'publish_every.tf must be an integer >= 0, got -1'
 """
 
-from ..ros.settings import finite_positive, one_of, Setting, settings_by_name
+from ..ros.settings import finite_non_negative, finite_positive, one_of, Setting
+from ..ros.settings import settings_by_name
 from ..ros.settings import whole_non_negative
 
 MODEL_FILE = 'model_file'
 BASE_FRAME = 'base_frame'
 TIP_LINKS = 'tip_links'
 PUBLISH_EVERY = 'publish_every'
+PUBLISH_FREQUENCY = 'publish_frequency'
 FRAME_PREFIX = 'frame_prefix'
 STALE_TIMEOUT = 'stale_timeout'
 FEED_FORWARD = 'feed_forward'
@@ -47,8 +49,9 @@ reported once and then not for this long stops the torques), gravity,
 joints.<joint>.damping, joints.<joint>.default_position, joints.<joint>.default_translation
 (screw joints only), payload.body, payload.mass, payload.com (one payload: set them
 together), publish_every.<output> (gravity_torques, passive_torques, body_poses, tip_poses,
-potential_energy, tf: 1 every message, N every Nth, 0 off) ('ros2 param describe' gives
-units and ranges).
+potential_energy, tf: 1 every message, N every Nth, 0 off), publish_frequency (/tf at most
+this often by the joint_states stamps, Hz; 20 as robot_state_publisher; 0 no cap) ('ros2
+param describe' gives units and ranges).
 Services (std_srvs/Trigger): ~/set_default_pose_from_current, ~/reset_default_pose,
 ~/reset_damping, ~/go_to_default_pose.
 """
@@ -77,4 +80,9 @@ SETTINGS = settings_by_name([
               f'publish ~/{output} for every Nth input message (1: every message, 0: never)',
               constraints='>= 0', check=whole_non_negative(f'{PUBLISH_EVERY}.{output}'))
       for output in OUTPUTS),
+    Setting(PUBLISH_FREQUENCY, 20.0, float,
+            "/tf at most this often, Hz, as robot_state_publisher's publish_frequency (its "
+            'default 20), counted in the joint_states stamps; the other outputs and /tf_static '
+            'are not capped; 0: no cap (then publish_every.tf alone decides)',
+            constraints='>= 0', check=finite_non_negative(PUBLISH_FREQUENCY, 'frequency')),
 ])
