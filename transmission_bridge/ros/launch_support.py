@@ -75,6 +75,12 @@ ARGUMENTS = {
             'rclpy.action or control_msgs loaded: a robot that never takes goals); empty: '
             "the params_file's value, else true"),
     'rate': ('100.0', 'actuator_simulator: actuator_states publishing rate, Hz'),
+    'floating_base': (
+        'true', 'sim2sim: true puts the robot on a free joint on the ground (a legged robot), '
+                'false welds its root to the world'),
+    'kinematics': (
+        'true', 'sim2sim: false leaves the kinematics node out (the simulator and the bridge '
+                'only)'),
 }
 
 _DEFAULT_FILES = {
@@ -135,7 +141,7 @@ class Arguments:
 
     def __init__(self, context):
         self._values = dict(context.launch_configurations)
-        self.use_sim_time = self.boolean('use_sim_time')
+        self.use_sim_time = 'use_sim_time' in self._values and self.boolean('use_sim_time')
         self.params_file = self.existing_file('params_file')
         self._user_params = _read_params(self.params_file) if self.params_file else {}
         #: What the launch says before its nodes start (deprecated arguments).
@@ -192,11 +198,17 @@ class Arguments:
                 f"tip_links must be body names like '[tool]' or 'tool,flange', got {text!r}")
         return {'tip_links': [v.strip() for v in value]} if value else {}
 
-    def node(self, executable, overrides, **kwargs):
-        """Return the Node: package defaults, then ``params_file``, then ``overrides``."""
+    def node(self, executable, overrides, first=None, **kwargs):
+        """
+        Return the Node: package defaults, ``first``, ``params_file``, then ``overrides``.
+
+        ``first``: this launch's own defaults, which a ``params_file`` may change.
+        """
         parameters = []
         if executable in _NODE_DEFAULTS:
             parameters.append(share('config', _NODE_DEFAULTS[executable]))
+        if first:
+            parameters.append(first)
         if self.params_file:
             parameters.append(self.params_file)
         parameters.append({'use_sim_time': self.use_sim_time, **overrides})
@@ -253,6 +265,41 @@ class Arguments:
         if not rate > 0:
             raise LaunchArgumentError(f'rate must be a number > 0 (Hz), got {self.get("rate")!r}')
         return self.node(SIMULATOR, {**files, 'rate': rate})
+
+    def sim2sim(self):
+        """
+        Return MuJoCo's drivers, the bridge (MIT output) and the kinematics node, sim time.
+
+        With no ``transmissions_file``, the shipped biped with its gains
+        (config/legged_sim2sim.yaml); ``model_file`` defaults to ``transmissions_file`` (a
+        URDF). The kinematics node reads ``model_file`` if it is a URDF, else the
+        transmissions' URDF; with neither it is left out, said in the log.
+        """
+        tfile = self.existing_file('transmissions_file')
+        model = self.existing_file('model_file')
+        if not tfile:
+            tfile = share('config', 'legged_robot.urdf')
+            model = model or share('config', 'legged_robot.xml')
+            if not self.params_file:
+                self.params_file = share('config', 'legged_sim2sim.yaml')
+        model = model or tfile
+        sim_time = {'use_sim_time': True}
+        made = [
+            self.node(SIMULATOR, {'transmissions_file': tfile, 'model_file': model,
+                                  'floating_base': self.boolean('floating_base')},
+                      first={'engine': 'mujoco', 'dynamics': 'motor_gains'}),
+            self.node(BRIDGE, {'transmissions_file': tfile, 'impedance_output': 'motor_gains',
+                               **sim_time})]
+        if self.boolean('kinematics'):
+            urdf = next((f for f in (model, tfile) if f.endswith('.urdf')), '')
+            if urdf:
+                made.append(self.node(KINEMATICS, {
+                    'model_file': urdf, 'transmissions_file': tfile, **sim_time}))
+            else:
+                self.notes.append(LogInfo(msg=(
+                    'the kinematics node is left out: neither model_file nor '
+                    'transmissions_file is a URDF')))
+        return made
 
     def description_nodes(self):
         """
