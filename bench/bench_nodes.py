@@ -9,7 +9,8 @@ check, checks and counters, stale bookkeeping, the maps, the outputs and their p
 message objects: the path every message took before). The floor is a raw relay's work:
 publish the received bytes as they are. The bridge runs the bench's 24- and 200-actuator
 robots; the kinematics node the example arm (7 joints, 10 bodies) with every output on
-(TF included), with only the torques, and with the torques and TF.
+(TF with every input: ``publish_frequency`` 0), with only the torques, and with the torques
+and TF; a reader is subscribed to every output (the node computes only what is read).
 The two paths alternate in short rounds: each time is the fastest round's (the VM's
 neighbours slow whole rounds down), ``typed/fast`` the median of the rounds' ratios.
 """
@@ -28,6 +29,7 @@ from robots import transmissions_24, transmissions_n, write_transmissions
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 _STAMP = struct.Struct('<iI')
+_READERS = []
 ROUNDS = 20                 # alternating rounds per path; each times number / ROUNDS messages
 
 
@@ -58,9 +60,34 @@ def _messages(names, count, seed, distinct=500):
 
 def _node(cls, context, tag, params, fast):
     from rclpy.parameter import Parameter
-    return cls(context=context, namespace=f'/bench_{tag}_{"fast" if fast else "typed"}',
+    node = cls(context=context, namespace=f'/bench_{tag}_{"fast" if fast else "typed"}',
                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
                + [Parameter('fast_path', value=fast)])
+    if 'model_file' in params:          # the kinematics node
+        _read_every_output(node, context)
+    return node
+
+
+def _read_every_output(node, context):
+    """
+    Subscribe a reader to every topic ``node`` publishes; wait until each has matched.
+
+    The kinematics node computes only the outputs someone reads: a bench without readers
+    would time nothing. (The reader is not spun: DDS keeps what it cannot deliver.)
+    """
+    import time
+    import rclpy
+    reader = rclpy.create_node(f'reader_{abs(hash(node.get_namespace()))}', context=context)
+    pubs = [p for p in node.publishers if 'rosout' not in p.topic_name
+            and 'parameter_events' not in p.topic_name]
+    for pub in pubs:
+        reader.create_subscription(pub.msg_type, pub.topic_name, lambda _: None, 1, raw=True)
+    end = time.monotonic() + 10.0
+    while time.monotonic() < end and not all(p.get_subscription_count() for p in pubs):
+        time.sleep(0.01)
+    unread = [p.topic_name for p in pubs if not p.get_subscription_count()]
+    assert not unread, f'no reader matched {unread}'
+    _READERS.append(reader)             # a reader left to the collector unsubscribes
 
 
 def _published(node):
@@ -138,7 +165,8 @@ def main(argv=None):
                                            if not o.endswith('torques')}),
                          ('torques and tf', {f'publish_every.{o}': 0 for o in OUTPUTS
                                              if not o.endswith('torques') and o != 'tf'})):
-        params = {'model_file': str(model_file), 'tip_links': ['tool'], **every}
+        params = {'model_file': str(model_file), 'tip_links': ['tool'],
+                  'publish_frequency': 0.0, **every}      # TF with every input: its cost
         tag = 'k' + label.replace(' ', '_')
         nodes = {fast: _node(KinematicsNode, context, tag, params, fast)
                  for fast in (True, False)}

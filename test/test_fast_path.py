@@ -53,12 +53,37 @@ def context():
     rclpy.shutdown(context=ctx)
 
 
-def _pair(cls, context, params):
+def _pair(cls, context, params, listen=True):
     nodes = [cls(context=context, namespace=f'/{label}', parameter_overrides=[
         *(Parameter(k, value=v) for k, v in params.items()),
         Parameter('fast_path', value=fast)]) for fast, label in ((True, 'fast'), (False, 'typed'))]
     _NODES.extend(nodes)
+    if cls is KinematicsNode and listen:    # it computes only the outputs someone reads
+        for node in nodes:
+            _listen(node, context)
     return nodes
+
+
+def _listen(node, context, outputs=None):
+    """
+    Subscribe a reader (another node, not spun) to the outputs of ``node``; wait for it.
+
+    ``outputs``: the topics' last names (default: every output of a joint_states message).
+    """
+    reader = rclpy.create_node(f'reader_{len(_NODES)}', context=context)
+    _NODES.append(reader)
+    publishers = [p for p in node.publishers
+                  if p.topic_name.startswith(node.get_fully_qualified_name() + '/')
+                  and not p.topic_name.endswith(('trajectory_out', 'default_joint_states'))
+                  or p.topic_name == '/tf']
+    if outputs is not None:
+        publishers = [p for p in publishers if p.topic_name.split('/')[-1] in outputs]
+    for pub in publishers:
+        reader.create_subscription(pub.msg_type, pub.topic_name, lambda _: None, 10, raw=True)
+    end = time.monotonic() + 10.0
+    while time.monotonic() < end and not all(p.get_subscription_count() for p in publishers):
+        time.sleep(0.01)
+    assert all(p.get_subscription_count() for p in publishers), [p.topic_name for p in publishers]
 
 
 def _js(names, frame, stamp_ns, arrays):
@@ -352,6 +377,26 @@ def test_publish_every_decimates_and_switches_off_outputs(context):
         assert node.set_parameters([Parameter('publish_every.body_poses', value=0)])[0].successful
         assert 'body_poses' not in [p.topic_name.split('/')[-1]
                                     for p, _ in node.joint_states(stream[0])]
+
+
+def test_an_output_no_one_reads_is_not_computed_and_a_new_reader_gets_the_next(context):
+    # DDS drops a message no reader matched; the node does not compute it in the first place.
+    pair = _pair(KinematicsNode, context, {'model_file': str(CONFIG / 'example_arm_model.yaml'),
+                                           'tip_links': ['tool'], 'publish_frequency': 0.0},
+                 listen=False)
+    joints = list(pair[0]._core.model.joint_names)
+    stream = [serialize_message(_js(joints, '', 10**9 + k, [np.full(len(joints), 0.1 * k),
+                                                            [], []])) for k in range(4)]
+    for node in pair:                   # (/tf is one topic: read before either listens)
+        assert [list(node.joint_states(data)) for data in stream[:2]] == [[], []]
+    for node in pair:
+        _listen(node, context, ['body_poses', 'tf'])
+        sent = [p.topic_name.split('/')[-1] for p, _ in node.joint_states(stream[2])]
+        assert sent == ['body_poses', 'tf'], sent
+        _listen(node, context, ['gravity_torques', 'pose'])
+        sent = [p.topic_name.split('/')[-1] for p, _ in node.joint_states(stream[3])]
+        assert sent == ['gravity_torques', 'body_poses', 'pose', 'tf'], sent
+    assert pair[0]._core.counters.as_dict() == pair[1]._core.counters.as_dict()
 
 
 @pytest.mark.parametrize('override, words', [

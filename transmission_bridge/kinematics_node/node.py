@@ -51,8 +51,17 @@ TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 _EVERY_INPUT = [1] * len(OUTPUTS)     # publish_every of each output, by default
-_ALL_DUE = (True,) * len(OUTPUTS)
-_ALL_BUT_TF = (True,) * (len(OUTPUTS) - 1) + (False,)     # TF is last
+
+
+class _Nobody:
+    """The /tf publisher where tf2_msgs is missing: never read."""
+
+    @staticmethod
+    def get_subscription_count():
+        return 0
+
+
+_NOBODY = _Nobody()
 
 
 class KinematicsNode(ConfigurableNode):
@@ -133,6 +142,9 @@ class KinematicsNode(ConfigurableNode):
         self.create_timer(period, self._publish_diagnostics)
         self._outputs_to = (self._gravity_pub, self._passive_pub, self._poses_pub,
                             self._tip_pubs, self._energy_pub, self._tf_pub)
+        # Whose readers decide whether an output is computed (tips: any of theirs).
+        self._heard_from = [self._gravity_pub, self._passive_pub, self._poses_pub,
+                            self._poses_pub, self._energy_pub, self._tf_pub or _NOBODY]
         self._follow(sources, self._core is not None)
         if self._core is not None:
             self._outputs_changed()
@@ -282,13 +294,21 @@ class KinematicsNode(ConfigurableNode):
         return () if out is None else self._typed.messages(out, msg.header, self._due(stamp_ns))
 
     def _due(self, stamp_ns):
-        """Return which outputs (OUTPUTS order) this input publishes; counts the input."""
+        """
+        Return which outputs (OUTPUTS order) this input publishes; counts the input.
+
+        An output no one subscribes to is not computed: DDS would drop it unread. (The
+        count is the publisher's matched readers now, ~1 us each, so a reader gets the
+        outputs from the first input after it matched, as it would from DDS.)
+        """
         count, self._count = self._count, self._count + 1
-        if self._all_due:                   # the default: no comprehension per message
-            return _ALL_DUE if self._tf_rate.due(stamp_ns) else _ALL_BUT_TF
-        due = [every > 0 and count % every == 0 for every in self._every]
-        due[-1] = due[-1] and self._tf_rate.due(stamp_ns)
-        return due
+        heard = [pub.get_subscription_count() > 0 for pub in self._heard_from]
+        heard[3] = any(pub.get_subscription_count() > 0 for pub in self._tip_pubs)
+        if not self._all_due:
+            heard = [h and every > 0 and count % every == 0
+                     for h, every in zip(heard, self._every)]
+        heard[-1] = heard[-1] and self._tf_rate.due(stamp_ns)
+        return heard
 
     def _on_trajectory(self, msg):
         points = msg.points
