@@ -1,22 +1,28 @@
 """
-The legged robot on MuJoCo at 1 kHz with the bridge and the kinematics node, in real time.
+A legged robot on MuJoCo at 1 kHz with the bridge and the kinematics node, in real time.
 
-    python bench/bench_mujoco.py [--seconds 20] [--rate 1000]
+    python bench/bench_mujoco.py [--robot legged|go1] [--seconds 60] [--rate 1000]
 
-Three processes on this machine, as a user runs them: ``actuator_simulator`` with
-``engine:=mujoco`` on ``config/legged_robot.xml`` (floating base on the ground, MIT-mode
-drives, 1 ms physics), the bridge with joint impedance gains on every joint
-(``impedance_output:=motor_gains``) and the kinematics node on the legged URDF, both on the
-simulator's ``/clock``; this process streams a standing target at 50 Hz. Three runs: the
-defaults; ``/clock`` and the kinematics node's TF, poses and energy at 100 Hz (its gravity
-torques still with every state; robot_state_publisher's TF runs at 20 Hz by default); and
-without the kinematics node. Reported: the real-time factor (the lowest of the simulator's
-10 s pace reports after the first) and the slowest state (step and publish), each process's
-CPU, the states the bridge dropped to keep up (``input overload``), and the base height at
-the end (it stood). Real time (1.0) is the anchor.
+The processes of ``sim2sim.launch.py`` on this machine, as a user runs them:
+``actuator_simulator`` with ``engine:=mujoco`` (floating base on the ground, MIT-mode drives,
+1 ms physics), the bridge with the robot's joint impedance gains
+(``config/<robot>_sim2sim.yaml``, ``impedance_output:=motor_gains``) and the kinematics
+node with its defaults (TF at 20 Hz; it computes only the outputs someone reads), both on
+the simulator's ``/clock``; this process streams the stance at 50 Hz and reads the base's
+pose. ``legged``: the shipped biped (config/legged_robot.xml, its knees and ankles closed
+chains); ``go1``: Unitree's Go1 from example-robot-data (its URDF,
+config/go1_transmissions.yaml).
+Three runs: the defaults; without the kinematics node; and ``lockstep`` with
+``real_time_factor`` 0 (as fast as the chain goes: each command advances one state).
+Reported: the real-time factor (the lowest of the simulator's 10 s pace reports after the
+first; lockstep: simulated over wall time of the whole run) and the slowest state (step and
+publish; paced runs), each process's CPU, the states the bridge dropped to keep up
+(``input overload``), and the base height at the end (it stood). Real time (1.0) is the
+anchor.
 """
 
 import argparse
+import importlib.metadata
 import os
 import pathlib
 import re
@@ -31,34 +37,47 @@ import psutil
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
-URDF, MJCF = ROOT / 'config' / 'legged_robot.urdf', ROOT / 'config' / 'legged_robot.xml'
+CONFIG = ROOT / 'config'
 SETTLE_S = 6.0
-# The kinematics node's outputs a 1 kHz robot needs less often (robot_state_publisher's TF
-# runs at 20 Hz by default): at 100 Hz; its gravity torques with every state.
-EVERY_TENTH = ('tf', 'body_poses', 'tip_poses', 'potential_energy', 'passive_torques')
 STAND = {'hip_pitch': -0.3, 'knee': 0.6, 'ankle_pitch': -0.3}
+GO1 = 'cmeel.prefix/share/example-robot-data/robots/go1_description/urdf/go1.urdf'
 
 
-# (name, clock_rate, the kinematics node's slow outputs every Nth state, with it at all)
-RUNS = [('defaults: /clock and every output with every state', 0.0, 1, True),
-        ('/clock, TF, poses and energy at 100 Hz', 100.0, 10, True),
-        ('without the kinematics node', 0.0, 1, False)]
+def robot_files(name):
+    """Return (transmissions file, model file, parameters file) of ``name``."""
+    if name == 'legged':
+        return (CONFIG / 'legged_robot.urdf', CONFIG / 'legged_robot.xml',
+                CONFIG / 'legged_sim2sim.yaml')
+    try:
+        urdf = pathlib.Path(importlib.metadata.distribution('example-robot-data')
+                            .locate_file(GO1))
+    except importlib.metadata.PackageNotFoundError:
+        sys.exit('--robot go1 needs example-robot-data (pip install example-robot-data)')
+    return CONFIG / 'go1_transmissions.yaml', urdf, CONFIG / 'go1_sim2sim.yaml'
 
 
-def one_run(label, clock_rate, every, kinematics, seconds, rate, names):
+# (name, with the kinematics node, lockstep)
+RUNS = [('defaults', True, False),
+        ('without the kinematics node', False, False),
+        ('lockstep, real_time_factor 0', True, True)]
+
+
+def one_run(label, kinematics, lockstep, seconds, rate, files, stance):
     """Run the three nodes (or two) for ``seconds``; return the row of figures."""
-    gains = [x for j in names for x in ('-p', f'gains.{j}.p:=400.0', '-p', f'gains.{j}.d:=4.0')]
+    transmissions, model, params = files
     procs = {
         'sim': ['transmission_bridge.tools.actuator_simulator', '-p', 'engine:=mujoco',
-                '-p', f'transmissions_file:={URDF}', '-p', f'model_file:={MJCF}',
+                '-p', f'transmissions_file:={transmissions}', '-p', f'model_file:={model}',
                 '-p', 'floating_base:=true', '-p', 'dynamics:=motor_gains',
-                '-p', f'rate:={rate}', '-p', f'clock_rate:={clock_rate}'],
-        'bridge': ['transmission_bridge.bridge.node', '-p', f'transmissions_file:={URDF}',
+                '-p', f'rate:={rate}', '-p', f'lockstep:={str(lockstep).lower()}',
+                '-p', f'real_time_factor:={0.0 if lockstep else 1.0}'],
+        'bridge': ['transmission_bridge.bridge.node', '--params-file', str(params),
+                   '-p', f'transmissions_file:={transmissions}',
                    '-p', 'impedance_output:=motor_gains', '-p', 'command_timeout:=0.0',
-                   '-p', 'use_sim_time:=true', *gains],
-        'kin': ['transmission_bridge.kinematics_node.node', '-p', f'model_file:={URDF}',
-                '-p', 'use_sim_time:=true',
-                *[x for o in EVERY_TENTH for x in ('-p', f'publish_every.{o}:={every}')]]}
+                   '-p', 'use_sim_time:=true'],
+        'kin': ['transmission_bridge.kinematics_node.node', '-p', f'model_file:={model}'
+                if str(model).endswith('.urdf') else f'model_file:={transmissions}',
+                '-p', f'transmissions_file:={transmissions}', '-p', 'use_sim_time:=true']}
     if not kinematics:
         del procs['kin']
     logs = {k: pathlib.Path(f'/tmp/bench_mujoco_{k}.log') for k in procs}
@@ -73,9 +92,9 @@ def one_run(label, clock_rate, every, kinematics, seconds, rate, names):
     pub = node.create_publisher(JointState, 'joint_commands', 10)
     base = []
     node.create_subscription(PoseStamped, 'actuator_simulator/base_pose', base.append, 10)
-    target = JointState(name=names, position=[
-        next((v for k, v in STAND.items() if j.endswith(k)), 0.0) for j in names])
+    target = JointState(name=list(stance), position=list(stance.values()))
     cpu = {k: psutil.Process(p.pid) for k, p in started.items()}
+    clock = []
 
     def stream(period):
         end = time.monotonic() + period
@@ -83,12 +102,21 @@ def one_run(label, clock_rate, every, kinematics, seconds, rate, names):
             pub.publish(target)
             rclpy.spin_once(node, timeout_sec=0.02)
 
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rosgraph_msgs.msg import Clock
+    node.create_subscription(Clock, '/clock', clock.append,       # as rclpy's time source
+                             QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+
+    def now():
+        return clock[-1].clock.sec + clock[-1].clock.nanosec * 1e-9 if clock else 0.0
     try:
         stream(SETTLE_S)
         for p in cpu.values():
             p.cpu_percent()
+        sim_start, wall_start = now(), time.monotonic()
         stream(seconds)
         usage = {k: p.cpu_percent() for k, p in cpu.items()}
+        lockstep_factor = (now() - sim_start) / (time.monotonic() - wall_start)
     finally:
         node.destroy_node()
         rclpy.shutdown()
@@ -101,9 +129,11 @@ def one_run(label, clock_rate, every, kinematics, seconds, rate, names):
                        text['sim'])[1:]         # the first window holds the start-up
     dropped = sum(int(n) for n in re.findall(r'input overload: (\d+) messages dropped',
                                              text['bridge']))
+    nan = float('nan')
     return {'what': label,
-            'real_time_factor': min(float(f) for f, _ in paces) if paces else float('nan'),
-            'slowest_state_ms': max(float(s) for _, s in paces) if paces else float('nan'),
+            'real_time_factor': lockstep_factor if lockstep else (
+                min(float(f) for f, _ in paces) if paces else nan),
+            'slowest_state_ms': nan if lockstep or not paces else max(float(s) for _, s in paces),
             'sim_cpu_percent': usage['sim'], 'bridge_cpu_percent': usage['bridge'],
             'kinematics_cpu_percent': usage.get('kin', 0.0), 'bridge_dropped': dropped,
             'base_height_m': base[-1].pose.position.z if base else float('nan')}
@@ -111,16 +141,21 @@ def one_run(label, clock_rate, every, kinematics, seconds, rate, names):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument('--seconds', type=float, default=21.0,
+    parser.add_argument('--robot', choices=('legged', 'go1'), default='legged')
+    parser.add_argument('--seconds', type=float, default=60.0,
                         help='per run (the simulator reports its pace every 10 s)')
     parser.add_argument('--rate', type=float, default=1000.0)
     args = parser.parse_args()
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     from transmission_bridge.transmissions import load_transmissions
-    names = list(load_transmissions(URDF).joint_names)
-    rows = [one_run(*run, args.seconds, args.rate, names) for run in RUNS]
-    report('mujoco_legged', rows, list(rows[0]))
+    files = robot_files(args.robot)
+    tset = load_transmissions(files[0])
+    stance = dict(zip(tset.joint_names, (float(q) for q in tset.default_positions)))
+    if args.robot == 'legged':           # the biped's stance: knees bent
+        stance.update({j: v for j in stance for k, v in STAND.items() if j.endswith(k)})
+    rows = [one_run(*run, args.seconds, args.rate, files, stance) for run in RUNS]
+    report(f'mujoco_{args.robot}', rows, list(rows[0]))
 
 
 if __name__ == '__main__':
