@@ -27,13 +27,13 @@ from std_msgs.msg import Float64, Header, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .core import KinematicsCore
+from .due import OutputsDue, TfRate
 from .dynamics import assumed, motor_transmissions, warm_up_dynamics
 from .fast import JointStatesRelay
 from .messages import TFMessage, TypedOutputs
 from .settings import (BASE_FRAME, FEED_FORWARD, FRAME_PREFIX, HELP, MODEL_FILE, OUTPUTS,
                        PUBLISH_EVERY, PUBLISH_FREQUENCY, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
                        TIP_LINKS, TRANSMISSIONS_FILE)
-from .tf_rate import TfRate
 from ..kinematics import load_model, ModelError
 from ..kinematics import parameters as kparams
 from ..messages.named_input import report_input, seconds_to_ns
@@ -50,18 +50,6 @@ from ..ros.settings import declare_settings, refusal
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 TF_STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
-_EVERY_INPUT = [1] * len(OUTPUTS)     # publish_every of each output, by default
-
-
-class _Nobody:
-    """The /tf publisher where tf2_msgs is missing: never read."""
-
-    @staticmethod
-    def get_subscription_count():
-        return 0
-
-
-_NOBODY = _Nobody()
 
 
 class KinematicsNode(ConfigurableNode):
@@ -87,10 +75,7 @@ class KinematicsNode(ConfigurableNode):
         self._fast_path = self._declare_fast_path()
         self._relay = self._typed = None        # per model: the fast and the typed outputs
         self._typed_count = 0                   # messages the typed route took
-        self._every = [own[f'{PUBLISH_EVERY}.{name}'] for name in OUTPUTS]
-        self._all_due = self._every == _EVERY_INPUT     # every output for every input
-        self._tf_rate = TfRate(own[PUBLISH_FREQUENCY])
-        self._count = 0                   # inputs that produced outputs (for publish_every)
+        due = ([own[f'{PUBLISH_EVERY}.{name}'] for name in OUTPUTS], own[PUBLISH_FREQUENCY])
         self._source = sources.label
         self._base = base
         self._tip_names = tips
@@ -142,9 +127,7 @@ class KinematicsNode(ConfigurableNode):
         self.create_timer(period, self._publish_diagnostics)
         self._outputs_to = (self._gravity_pub, self._passive_pub, self._poses_pub,
                             self._tip_pubs, self._energy_pub, self._tf_pub)
-        # Whose readers decide whether an output is computed (tips: any of theirs).
-        self._heard_from = [self._gravity_pub, self._passive_pub, self._poses_pub,
-                            self._poses_pub, self._energy_pub, self._tf_pub or _NOBODY]
+        self._due = OutputsDue(*due, self._outputs_to)     # what each input publishes
         self._follow(sources, self._core is not None)
         if self._core is not None:
             self._outputs_changed()
@@ -230,10 +213,9 @@ class KinematicsNode(ConfigurableNode):
         """Post-set callback: the validated model takes effect; coupled values follow."""
         for p in params:
             if p.name.startswith(PUBLISH_EVERY + '.'):
-                self._every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
-                self._all_due = self._every == _EVERY_INPUT
+                self._due.every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
             elif p.name == PUBLISH_FREQUENCY:
-                self._tf_rate = TfRate(p.value)
+                self._due.tf_rate = TfRate(p.value)
             elif p.name == FEED_FORWARD:
                 self._mode = p.value
                 if self._core is not None:
@@ -292,23 +274,6 @@ class KinematicsNode(ConfigurableNode):
             return self._typed.messages(out, msg.header, self._due(stamp_ns),
                                         fresh=core.fresh_frames())
         return () if out is None else self._typed.messages(out, msg.header, self._due(stamp_ns))
-
-    def _due(self, stamp_ns):
-        """
-        Return which outputs (OUTPUTS order) this input publishes; counts the input.
-
-        An output no one subscribes to is not computed: DDS would drop it unread. (The
-        count is the publisher's matched readers now, ~1 us each, so a reader gets the
-        outputs from the first input after it matched, as it would from DDS.)
-        """
-        count, self._count = self._count, self._count + 1
-        heard = [pub.get_subscription_count() > 0 for pub in self._heard_from]
-        heard[3] = any(pub.get_subscription_count() > 0 for pub in self._tip_pubs)
-        if not self._all_due:
-            heard = [h and every > 0 and count % every == 0
-                     for h, every in zip(heard, self._every)]
-        heard[-1] = heard[-1] and self._tf_rate.due(stamp_ns)
-        return heard
 
     def _on_trajectory(self, msg):
         points = msg.points
