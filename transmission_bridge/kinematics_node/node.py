@@ -213,7 +213,7 @@ class KinematicsNode(ConfigurableNode):
         """Post-set callback: the validated model takes effect; coupled values follow."""
         for p in params:
             if p.name.startswith(PUBLISH_EVERY + '.'):
-                self._due.every[OUTPUTS.index(p.name.split('.', 1)[1])] = p.value
+                self._due.set_every(OUTPUTS.index(p.name.split('.', 1)[1]), p.value)
             elif p.name == PUBLISH_FREQUENCY:
                 self._due.tf_rate = TfRate(p.value)
             elif p.name == FEED_FORWARD:
