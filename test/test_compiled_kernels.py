@@ -69,6 +69,9 @@ def _outputs(model):
     out['jacobians'] = model._backend.jacobians(q, np.arange(len(model.body_names)), points)
     if model.body_names:                # a lone root link (a quadrotor's base) has none
         out['jacobian_batch'] = model.jacobian(qs[:2], model.body_names[-1], points[-1])
+    v, acc = rng.standard_normal((2, model.num_positions))      # one configuration's call
+    out['inverse_dynamics'] = model.inverse_dynamics(q, v, acc)
+    out['mass_matrix'] = model.mass_matrix(q)
     return out
 
 
@@ -128,6 +131,28 @@ def test_kernels_take_any_float_layout_and_the_out_arrays():
     np.testing.assert_array_equal(tau, expected)
     np.testing.assert_array_equal(energy, model.potential_energy(qs))
     np.testing.assert_array_equal(poses, model.body_poses(qs))
+    vs = np.random.default_rng(9).standard_normal((2, 5, model.num_positions))
+    batch = model.inverse_dynamics(qs, *vs)     # a batch: the checked path
+    M = model.mass_matrix(qs)
+    for i, (q, v, a) in enumerate([(wide[0, ::2], vs[0, 0], vs[1, 0]),
+                                   (frozen[1], vs[0, 1], vs[1, 1]),
+                                   (list(qs[2]), list(vs[0, 2]), vs[1, 2]),
+                                   (single[3], vs[0, 3], vs[1, 3])]):
+        tau_i = model.inverse_dynamics(q, v, a)
+        ref = model.inverse_dynamics(np.asarray(q, dtype=float), vs[0, i], vs[1, i])
+        np.testing.assert_allclose(tau_i, ref, rtol=0, atol=KERNELS_RTOL * np.abs(ref).max())
+        np.testing.assert_allclose(model.mass_matrix(q), model.mass_matrix(
+            np.asarray(q, dtype=float)), rtol=0, atol=KERNELS_RTOL * np.abs(M).max())
+        if i < 3:
+            np.testing.assert_allclose(tau_i, batch[i], rtol=0,
+                                       atol=KERNELS_RTOL * np.abs(batch).max())
+            np.testing.assert_allclose(model.mass_matrix(q), M[i], rtol=0,
+                                       atol=KERNELS_RTOL * np.abs(M).max())
+    for short in ((qs[0][:-1], vs[0, 0], vs[1, 0]), (qs[0], vs[0, 0][:-1], vs[1, 0])):
+        with pytest.raises(ModelError):         # the one-call path writes nothing, then refuses
+            model.inverse_dynamics(*short)
+    with pytest.raises(ModelError):
+        model.mass_matrix(qs[0][:-1])
     one = np.empty(())
     model.poses_gravity_and_energy(qs[4], out=(poses[0], tau[0], one))
     assert float(one) == model.potential_energy(qs[4])

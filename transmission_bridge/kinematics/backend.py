@@ -139,6 +139,14 @@ class Backend:
         except np.linalg.LinAlgError:
             return None
 
+    def fast_inverse_dynamics(self, q, v, a):
+        """Return ``tau`` of one configuration by a shorter path, or None: take the checks."""
+        return None
+
+    def fast_mass_matrix(self, q):
+        """Return ``M`` of one configuration by a shorter path, or None: take the checks."""
+        return None
+
     def _rnea(self, Q, V, A, gravity):
         raise NotImplementedError
 

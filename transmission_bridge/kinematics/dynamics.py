@@ -80,6 +80,10 @@ class DynamicsMixin:
         (module docstring); the motors' torques are then
         ``transmissions.joint_to_actuator('effort', tau, q)``.
         """
+        if transmissions is None:           # one configuration of float arrays: one call
+            tau = self._backend.fast_inverse_dynamics(q, v, a)
+            if tau is not None:
+                return tau
         q, v, a = self._qva(q, v, a)
         tau = self._backend.inverse_dynamics(q, v, a)
         columns = self.set_columns(transmissions)
@@ -120,6 +124,10 @@ class DynamicsMixin:
         (float64, C-contiguous): a loop over batches that reuses it skips the zeroing of
         fresh pages, as :meth:`poses_and_gravity`'s ``out``.
         """
+        if transmissions is None and out is None:
+            M = self._backend.fast_mass_matrix(q)
+            if M is not None:
+                return M
         q = self._q(q)
         if out is not None:
             nq = self.num_positions

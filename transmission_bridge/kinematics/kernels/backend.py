@@ -16,6 +16,7 @@ from ..backend import Backend, Workspace
 
 _NO_POSES, _NO_TAU = np.empty((0, 4, 4)), np.empty(0)   # what the loops fill when not asked
 _GRAVITY = ('gravity',)
+_F8 = np.dtype(np.float64)
 
 
 class NumbaBackend(Backend):
@@ -48,6 +49,10 @@ class NumbaBackend(Backend):
         self.on_path = np.ascontiguousarray(tree.on_path)
         self._nb, self._nq = nb, tree.nq
         self._dynamics = dynamics.DynamicsTables(tree)
+        ni, nf = len(self.ints), len(self.floats)
+        self._tables, self._floats_all = self._dynamics.pack(self.ints, self.floats,
+                                                             _work_size(tree))
+        self.ints, self.floats = self._tables[:ni], self._floats_all[:nf]
 
     def new_workspace(self):
         """Return a new :class:`NumbaWorkspace`."""
@@ -102,9 +107,36 @@ class NumbaBackend(Backend):
     def _scratch(self):
         """Return this thread's workspace and its dynamics scratch buffer."""
         ws = self.workspace()
-        if ws.scratch is None:
-            ws.scratch = self._dynamics.scratch(self._nb)
         return ws, ws.scratch
+
+    def fast_inverse_dynamics(self, q, v, a):
+        """
+        Return ``tau`` of one configuration in one compiled call, or None to take the checks.
+
+        The path of a controller's call once a tick: three 1-D float64 arrays of nq
+        entries; anything else (a batch, a list, another dtype or length) returns None.
+        """
+        try:
+            if not (q.dtype is _F8 and v.dtype is _F8 and a.dtype is _F8
+                    and q.ndim == v.ndim == a.ndim == 1):
+                return None
+        except AttributeError:
+            return None
+        tau = np.empty(self._nq)
+        ok = dynamics.rnea_one(q, v, a, self._tables, self._floats_all, self.workspace().buffer,
+                               tau)
+        return tau if ok else None
+
+    def fast_mass_matrix(self, q):
+        """Return ``M`` of one configuration in one compiled call, or None (as above)."""
+        try:
+            if not (q.dtype is _F8 and q.ndim == 1):
+                return None
+        except AttributeError:
+            return None
+        M = np.empty((self._nq, self._nq))
+        ok = dynamics.crba_one(q, self._tables, self._floats_all, self.workspace().buffer, M)
+        return M if ok else None
 
     def _rnea(self, Q, V, A, gravity):
         """Return Newton-Euler's ``tau`` of the rows: one compiled loop."""
@@ -152,10 +184,19 @@ class NumbaBackend(Backend):
         return M
 
 
-def _work(tree):
-    """Return a new work buffer and its views ``(work, XT_PB, XT_WB, S, tau_c)``."""
-    nb, nc = tree.nb, tree.nc
-    work = np.zeros(35 * nb + 16 + nc)
+def _work_size(tree):
+    """Return the length of a work buffer of ``tree``."""
+    return 35 * tree.nb + 16 + tree.nc
+
+
+def _work(tree, tail=0):
+    """
+    Return a new work buffer and its views ``(work, XT_PB, XT_WB, S, tau_c)``.
+
+    ``tail``: that many more numbers after ``work`` in the same allocation (``work.base``).
+    """
+    nb, size = tree.nb, _work_size(tree)
+    work = np.zeros(size + tail)[:size]
     a, b, c = 16 * nb, 32 * nb + 16, 35 * nb + 16
     XT_PB, XT_WB = work[:a].reshape(nb, 16), work[a:b].reshape(nb + 1, 4, 4)
     XT_WB[nb] = np.eye(4)                   # the world: the loops never write it
@@ -168,11 +209,14 @@ class NumbaWorkspace(Workspace):
     def __init__(self, backend):
         super().__init__(backend.tree)
         self._backend = backend
-        self.work, self.XT_PB, self.XT_WB, _, _ = _work(backend.tree)
+        nb = backend.tree.nb
+        self.work, self.XT_PB, self.XT_WB, _, _ = _work(
+            backend.tree, dynamics.DynamicsTables.scratch_size(nb))
+        self.buffer = self.work.base            # work, then the dynamics' scratch
+        self.scratch = self.buffer[len(self.work):]
         self.q = np.zeros(backend.tree.nq)
         self.tau = np.empty(backend.tree.nq)
         self._energy = 0.0                      # the last gravity's V
-        self.scratch = None                     # the dynamics' (made on first use)
 
     def frames(self, q):
         """Return ``XT_WB`` of every body, (nb + 1, 4, 4), world (identity) last."""

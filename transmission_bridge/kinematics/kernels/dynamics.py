@@ -16,7 +16,8 @@ drop out: the world does not move), so the loops walk the moving bodies only. Th
 reference keeps every body: the two agree to 1e-12 (test_dynamics.py), an independent check
 of the merging.
 * ``scratch`` per body (and the world, last) ``S_WIDTH`` numbers: the joint's motion S,
-  the velocity V, the acceleration A, the force F; then the composite m, h, J_O.
+  the velocity V, the acceleration A, the force F; then the composite m, h, J_O. Then
+  ``T_WIDTH`` numbers the loops use as temporaries.
 """
 
 import numba
@@ -28,6 +29,9 @@ D_MASS, D_COM, D_INERTIA, D_ROT, D_TR, D_MUL, D_AXIS, D_ORIGIN, D_WIDTH = (
     0, 1, 4, 13, 14, 15, 16, 19, 22)
 DI_UP, DI_Q, DI_C, DI_PARENT, DI_WIDTH = 0, 1, 2, 3, 4
 S_S, S_V, S_A, S_F, S_M, S_H, S_J, S_WIDTH = 0, 6, 12, 18, 24, 25, 28, 37
+# After the bodies, the loops' temporaries (an allocation in a loop costs ~50 ns a call):
+# R J_c (9), the centre of mass (3), I V, I A (6 each), then a force (6).
+T_RJ, T_CW, T_IV, T_IA, T_F, T_WIDTH = 0, 9, 12, 18, 24, 30
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -53,9 +57,26 @@ class DynamicsTables:
         self.dints = np.array([len(moving)] + moving + [v for row in rows for v in row],
                               dtype=np.intp)
 
-    def scratch(self, nb):
-        """Return a new scratch buffer for a tree of ``nb`` bodies."""
-        return np.zeros((nb + 1) * S_WIDTH)
+    @staticmethod
+    def scratch_size(nb):
+        """Return the length of the scratch buffer of a tree of ``nb`` bodies."""
+        return (nb + 1) * S_WIDTH + T_WIDTH
+
+    def pack(self, ints, floats, work_size):
+        """
+        Return ``(tables, floats_all)`` for :func:`rnea_one`, and take views of them.
+
+        ``ints``, ``floats``: the loops' tables (:mod:`.loops`); ``work_size``: the length of
+        a workspace's ``work``. ``self.dints`` and ``self.dfloats`` become views of the
+        packing, so the tables exist once; the caller takes its own views of ``ints`` and
+        ``floats`` (``tables[:len(ints)]``, ``floats_all[:len(floats)]``).
+        """
+        tables = np.concatenate([ints, self.dints, [len(ints), len(floats), work_size]])
+        tables = tables.astype(np.intp)
+        floats_all = np.concatenate([floats, self.dfloats])
+        self.dints = tables[len(ints):len(tables) - 3]
+        self.dfloats = floats_all[len(floats):]
+        return tables, floats_all
 
 
 def _merged_bodies(tree):
@@ -101,8 +122,9 @@ def _body_terms(ints, floats, work, dints, dfloats, scratch):
     nb, nm = ints[0], dints[0]
     base = 1 + nm
     x = 16 * nb                 # XT_WB[i, j, r] = work[x + 16 i + 4 j + r]; R_WB[r, j]
-    RJ = np.empty(9)
-    cw = np.empty(3)
+    tmp = (nb + 1) * S_WIDTH
+    RJ = scratch[tmp + T_RJ:tmp + T_RJ + 9]
+    cw = scratch[tmp + T_CW:tmp + T_CW + 3]
     for m in range(nm):
         i = dints[1 + m]
         r = base + DI_WIDTH * i
@@ -194,8 +216,9 @@ def _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau):
     if with_gravity:
         for r in range(3):
             scratch[w + S_A + 3 + r] = -dfloats[g + r]
-    Iv = np.empty(6)
-    Ia = np.empty(6)
+    tmp = (nb + 1) * S_WIDTH
+    Iv = scratch[tmp + T_IV:tmp + T_IV + 6]
+    Ia = scratch[tmp + T_IA:tmp + T_IA + 6]
     nm = dints[0]
     base = 1 + nm
     for m in range(nm):
@@ -274,7 +297,8 @@ def _crba_pass(ints, dints, dfloats, scratch, M):
             for e in range(S_M, S_WIDTH):
                 scratch[sp + e] += scratch[s + e]
     M[:, :] = 0.0
-    F = np.empty(6)
+    tmp = (nb + 1) * S_WIDTH
+    F = scratch[tmp + T_F:tmp + T_F + 6]
     for m in range(nm):
         i = dints[1 + m]
         ki = dints[base + DI_WIDTH * i + DI_Q]
@@ -346,6 +370,45 @@ def forward_dynamics_batch(Q, V, T, ints, floats, work, dints, dfloats, scratch,
                                 M, A[n]):
             return False
     return True
+
+
+@_jit
+def rnea_one(q, v, a, tables, floats_all, buffer, tau):
+    """
+    :func:`rnea` with gravity, its tables packed in three arrays; False if a length is wrong.
+
+    numba types every argument of a call, so the one-configuration call (a controller's,
+    once a tick) passes seven instead of eleven: ``tables`` is ``ints``, ``dints`` and
+    their lengths (:meth:`DynamicsTables.pack`), ``floats_all`` ``floats`` then
+    ``dfloats``, ``buffer`` the workspace's ``work`` then ``scratch``. Writes nothing
+    unless ``q``, ``v``, ``a`` and ``tau`` all have nq entries.
+    """
+    ints, dints, floats, dfloats, work, scratch = _unpack(tables, floats_all, buffer)
+    n = ints[2]
+    if q.shape[0] != n or v.shape[0] != n or a.shape[0] != n or tau.shape[0] != n:
+        return False
+    rnea(q, v, a, True, ints, floats, work, dints, dfloats, scratch, tau)
+    return True
+
+
+@_jit
+def crba_one(q, tables, floats_all, buffer, M):
+    """:func:`crba` on the packed tables of :func:`rnea_one`; False if a size is wrong."""
+    ints, dints, floats, dfloats, work, scratch = _unpack(tables, floats_all, buffer)
+    n = ints[2]
+    if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
+        return False
+    crba(q, ints, floats, work, dints, dfloats, scratch, M)
+    return True
+
+
+@_jit
+def _unpack(tables, floats_all, buffer):
+    """Return the views ``(ints, dints, floats, dfloats, work, scratch)`` of the packing."""
+    e = tables.shape[0] - 3
+    ni, nf, nw = tables[e], tables[e + 1], tables[e + 2]
+    return (tables[:ni], tables[ni:e], floats_all[:nf], floats_all[nf:], buffer[:nw],
+            buffer[nw:])
 
 
 @_jit
