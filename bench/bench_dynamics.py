@@ -15,7 +15,9 @@ configuration per call:
 Each robot's inverse dynamics and mass matrix are checked against Pinocchio's first (1e-9),
 so the models are the same. ``ours`` is the default evaluation (numba's kernels where numba is
 installed), ``numpy`` the reference code on the same model. ``ours/pinocchio`` is the median
-over alternating rounds of the ratio. Then the kinematics node's feed-forward of a 100-point
+over rounds of the ratio, ours and Pinocchio timed back to back in each (which goes first
+alternates; the numpy reference after both), so a shared machine's slow spells, which last
+seconds, fall on both sides of a ratio. Then the kinematics node's feed-forward of a 100-point
 trajectory of the G1 with hands (``KinematicsCore.feed_forward``, the call the node makes for
 ``~/trajectory_in``), gravity against inverse dynamics.
 """
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT / 'test'))      # robot_corpus: Pinocchio's view of 
 ROBOTS = [('UR5', 'ur_description/urdf/ur5_robot.urdf'),
           ('G1 with hands', 'g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf'),
           ('Centauro', 'centauro_description/urdf/centauro.urdf')]
-ROUNDS = 5
+ROUNDS = 9
 NUMPY_SHARE = 20     # the numpy reference is timed on 1/20 of the calls (it is slower)
 BATCH = 1000
 POINTS = 100
@@ -95,10 +97,10 @@ def _robot_rows(pin, label, relative, number):
     for what, ours, peer, per in cases:
         n = max(1, number // per)
         times = {'ours': [], 'numpy': [], 'pin': []}
-        kinds = (('ours', lambda: ours(model), n), ('numpy', lambda: ours(slow),
-                                                    max(1, n // NUMPY_SHARE)), ('pin', peer, n))
-        for r in range(ROUNDS):
-            for name, fn, calls in kinds[::1 if r % 2 else -1]:
+        pair = (('ours', lambda: ours(model), n), ('pin', peer, n))
+        reference = ('numpy', lambda: ours(slow), max(1, n // NUMPY_SHARE))
+        for r in range(ROUNDS):         # ours and Pinocchio back to back, which first alternates
+            for name, fn, calls in pair[::1 if r % 2 else -1] + (reference,):
                 times[name].append(per_call(fn, calls, repeat=1) / per)
         rows.append({
             'robot': f'{label} ({model.num_positions})', 'what': what,

@@ -62,9 +62,18 @@ def frames(q, ints, floats, work):
             s2 = 0.0
         o += B_HT
         lb = 16 * b
-        for e in range(16):
-            work[lb + e] = (floats[o + e] + s1 * floats[o + 16 + e] + s2 * floats[o + 32 + e]
-                            + t * floats[o + 48 + e])
+        if t == 0.0:                # a revolute or fixed joint: no translation term
+            if h == 0.0:
+                for e in range(16):
+                    work[lb + e] = floats[o + e]
+            else:
+                for e in range(16):
+                    work[lb + e] = (floats[o + e] + s1 * floats[o + 16 + e]
+                                    + s2 * floats[o + 32 + e])
+        else:
+            for e in range(16):
+                work[lb + e] = (floats[o + e] + s1 * floats[o + 16 + e]
+                                + s2 * floats[o + 32 + e] + t * floats[o + 48 + e])
         xb = x + 16 * b
         xp = x + 16 * p
         # XT_WB = XT_PB XT_WP; XT_PB's last column is (0, 0, 0, 1).
