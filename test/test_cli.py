@@ -354,8 +354,16 @@ def test_param_list_get_describe_set_dump(shell, launches, tmp_path):
     refused = _param(shell, 'set /transmission_bridge joints.elbw.offset 0.1', ok=False)
     assert "no joint 'elbw'" in refused and 'elbow' in refused, refused
     assert 'Invalid access to undeclared parameter(s): []' not in refused
-    wrong_type = _param(shell, 'set /transmission_bridge joints.elbow.offset 1', ok=False)
+    wrong_type = _param(shell, 'set /transmission_bridge joints.elbow.offset true', ok=False)
     assert 'Setting parameter failed' in wrong_type, wrong_type
+    assert re.search(r'Double value is: 0\.1234\b', _param(
+        shell, 'get /transmission_bridge joints.elbow.offset'))     # the refusal changed nothing
+    # An integer for a double is taken as that double, with a warning naming the key.
+    assert 'Set parameter successful' in _param(shell, 'set /kinematics joints.elbow.damping 2')
+    damping = _param(shell, 'get /kinematics joints.elbow.damping')
+    assert re.search(r'Double value is: 2\.0\b', damping), damping
+    proc.wait_for(r"\[kinematics\]: parameter 'joints.elbow.damping': 2 is an integer; taken "
+                  r'as the double 2\.0')
     negative = _param(shell, 'set /kinematics joints.elbow.damping -1.0', ok=False)
     assert 'Setting parameter failed' in negative and 'damping' in negative, negative
     dump = yaml.safe_load(_param(shell, 'dump /transmission_bridge'))
@@ -461,9 +469,10 @@ def _params_file(tmp_path, node, params):
 
 
 @pytest.mark.parametrize('params,message', [
-    ({'joints': {'elbow': {'offset': 0}}},                                     # defect 5
-     "parameter 'joints.elbow.offset' must be a double (write 1.0, not 1), got 0"),
-    ({'stale_timeout': 1}, "parameter 'stale_timeout' must be a double"),     # defect 5
+    ({'joints': {'elbow': {'offset': 'abc'}}},                                 # defect 5
+     "parameter 'joints.elbow.offset' must be a double (a number: 1.0, or 1), got 'abc' "
+     '(a string)'),
+    ({'stale_timeout': True}, "parameter 'stale_timeout' must be a double"),  # defect 5
     ({'joints': {'elbw': {'offset': 0.1}}},                                    # defect 6
      "no parameter 'joints.elbw.offset': no joint 'elbw' (joints: elbow, "),
     ({'actuators': {'elbow_motor': {'mechanical_reductoin': 2.0}}},           # defect 6
@@ -481,11 +490,26 @@ def test_hand_edited_params_file_errors_name_the_key(shell, launches, tmp_path, 
     assert 'Traceback' not in out and 'InvalidParameterTypeException' not in out, out
 
 
+def test_integers_for_doubles_are_taken_with_a_warning(shell, launches, tmp_path):
+    """A hand-edited file's ``offset: 0``: the double 0.0, a warning naming the key."""
+    path = _params_file(tmp_path, 'transmission_bridge',
+                        {'stale_timeout': 1, 'joints': {'elbow': {'offset': 0}}})
+    proc = launches(f'ros2 launch transmission_bridge robot.launch.py params_file:={path}')
+    _expect_up(proc, ['bridge', 'kinematics'])
+    for key, value in (('joints.elbow.offset', '0'), ('stale_timeout', '1')):
+        proc.wait_for(rf"\[transmission_bridge\]: parameter '{key}': {value} is an integer; "
+                      rf'taken as the double {value}\.0')
+        got = _param(shell, f'get /transmission_bridge {key}')
+        assert re.search(rf'Double value is: {value}\.0\b', got), got
+    _clean_stop(proc)
+
+
 @pytest.mark.parametrize('exe,args,message', [
-    ('transmission_bridge', '-p joints.elbow.offset:=1',
-     "parameter 'joints.elbow.offset' must be a double (write 1.0, not 1), got 1"),
-    ('transmission_bridge', '-p stale_timeout:=1', "parameter 'stale_timeout' must be a double"),
-    ('kinematics', '-p joints.j1.damping:=1', "parameter 'joints.j1.damping' must be a double"),
+    ('transmission_bridge', '-p joints.elbow.offset:=abc',
+     "parameter 'joints.elbow.offset' must be a double (a number: 1.0, or 1), got 'abc'"),
+    ('transmission_bridge', '-p stale_timeout:=true',
+     "parameter 'stale_timeout' must be a double"),
+    ('kinematics', '-p joints.j1.damping:=true', "parameter 'joints.j1.damping' must be a double"),
     ('kinematics', '-p joints.j9.damping:=1.0', "no joint 'j9' (joints: j1, j2, j3)"),
 ])
 def test_ros_args_errors_name_the_key(shell, exe, args, message):

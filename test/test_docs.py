@@ -216,9 +216,9 @@ def _without_matplotlib(tmp_path):
 
 
 PROVOKE = {
-    'must be a double (write 1.0, not 1), got 0': lambda t: (
+    "must be a double (a number: 1.0, or 1), got 'abc'": lambda t: (
         f'ros2 launch transmission_bridge bridge.launch.py params_file:='
-        f'{_params(t, {"joints": {"elbow": {"offset": 0}}})}'),
+        f'{_params(t, {"joints": {"elbow": {"offset": "abc"}}})}'),
     "no parameter 'joints.elbw.offset'": lambda t: (
         f'ros2 launch transmission_bridge bridge.launch.py params_file:='
         f'{_params(t, {"joints": {"elbw": {"offset": 0.1}}})}'),

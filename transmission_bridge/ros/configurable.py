@@ -12,7 +12,7 @@ from std_srvs.srv import Trigger
 
 from .input_budget import DEFAULT_SHARE, InputBudget, PROBE_PERIOD, share_error
 from .node_main import settle_memory, StartupError
-from .parameters import declare, descriptor, unknown_parameter
+from .parameters import accept_integers_as_doubles, declare, descriptor, unknown_parameter
 from .settings import finite_positive
 from .time_jumps import on_backward_jump
 
@@ -98,6 +98,7 @@ class ConfigurableNode(Node):
 
     def __init__(self, name, **kwargs):
         super().__init__(name, **kwargs)
+        accept_integers_as_doubles(self)
         self._syncing = False
         self._budget = None
         self._dropped_reported = 0

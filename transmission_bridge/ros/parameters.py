@@ -20,12 +20,12 @@ _TYPE_WORDS = {
     Parameter.Type.NOT_SET: 'nothing',
     Parameter.Type.BOOL: 'a bool (true or false)',
     Parameter.Type.INTEGER: 'an integer',
-    Parameter.Type.DOUBLE: 'a double (write 1.0, not 1)',
+    Parameter.Type.DOUBLE: 'a double (a number: 1.0, or 1)',
     Parameter.Type.STRING: 'a string',
     Parameter.Type.BYTE_ARRAY: 'a list of bytes',
     Parameter.Type.BOOL_ARRAY: 'a list of bools',
     Parameter.Type.INTEGER_ARRAY: 'a list of integers',
-    Parameter.Type.DOUBLE_ARRAY: 'a list of doubles (write [0.0, 1.0], not [0, 1])',
+    Parameter.Type.DOUBLE_ARRAY: 'a list of doubles (numbers: [0.0, 1.5])',
     Parameter.Type.STRING_ARRAY: 'a list of strings',
 }
 
@@ -41,19 +41,81 @@ def descriptor(kind, description, read_only=False, constraints=''):
                                read_only=read_only, additional_constraints=constraints)
 
 
+# An integer given where a double is declared: taken as that double (a params file's
+# ``offset: 0``, ``ros2 param set ... 1``), with a warning. The one widening ROS refuses that
+# loses nothing: every integer a person writes is a double exactly.
+_WIDER = {(Parameter.Type.INTEGER, Parameter.Type.DOUBLE): float,
+          (Parameter.Type.INTEGER_ARRAY, Parameter.Type.DOUBLE_ARRAY):
+              lambda values: [float(v) for v in values]}
+
+
+def widened(param, expected):
+    """
+    Return ``(param, warning)``: ``param`` as a double (list) where ``expected`` is one.
+
+    ``param`` unchanged and no warning for any other pair of types (refused as before).
+
+    >>> p, why = widened(Parameter('stale_timeout', value=1), Parameter.Type.DOUBLE)
+    >>> p.value, why
+    (1.0, "parameter 'stale_timeout': 1 is an integer; taken as the double 1.0")
+    """
+    widen = _WIDER.get((param.type_, expected))
+    if widen is None:
+        return param, None
+    value = widen(param.value)
+    words = 'an integer' if expected == Parameter.Type.DOUBLE else 'a list of integers'
+    return (Parameter(param.name, expected, value),
+            f'parameter {param.name!r}: {_plain(param.value)} is {words}; taken as the '
+            f'double{"" if expected == Parameter.Type.DOUBLE else "s"} {_plain(value)}')
+
+
+def _plain(value):
+    """Return ``value`` as a person writes it (a list of numbers without ``array(...)``)."""
+    return f'[{", ".join(repr(v) for v in value)}]' if not isinstance(value, (int, float)) \
+        else repr(value)
+
+
+def accept_integers_as_doubles(node):
+    """
+    Make ``node`` take an integer set at run time for a double parameter, with a warning.
+
+    ``ros2 param set /node stale_timeout 1`` sets 1.0 instead of rclpy's refusal "Wrong
+    parameter type"; other mismatches are refused as before.
+    """
+    def widen(params):
+        out = []
+        for param in params:
+            if node.has_parameter(param.name):
+                declared = Parameter.Type(node.describe_parameter(param.name).type)
+                param, warning = widened(param, declared)
+                if warning:
+                    node.get_logger().warning(warning)
+            out.append(param)
+        return out
+    node.add_pre_set_parameters_callback(widen)
+
+
 def declare_described(node, name, value, desc):
     """
     Declare ``name`` with ``value`` (or its type) and ``desc``; return the Parameter.
 
-    An override of the wrong type (``offset: 0`` in a params file, ``-p x:=1`` for a
-    double) raises :class:`StartupError` with one line naming the key, the value given
-    and the type expected, instead of rclpy's traceback.
+    An integer override of a double (``offset: 0`` in a params file, ``-p x:=1``) is taken
+    as that double with a warning (:func:`widened`). An override of another wrong type
+    raises :class:`StartupError` with one line naming the key, the value given and the
+    type expected, instead of rclpy's traceback.
     """
+    expected = Parameter.Type(desc.type)
+    overrides = getattr(node, '_parameter_overrides', {})
+    given = overrides.get(name)
+    if given is not None:
+        param, warning = widened(given, expected)
+        if warning:
+            overrides[name] = param
+            node.get_logger().warning(warning)
     try:
         return node.declare_parameter(name, value, desc)
     except InvalidParameterTypeException:
-        given = getattr(node, '_parameter_overrides', {}).get(name)
-        expected = Parameter.Type(desc.type)
+        given = overrides.get(name)
         got = (f'{given.value!r} ({type_words(given.type_)})' if given is not None
                else 'a value of another type')
         raise StartupError(f'parameter {name!r} must be {type_words(expected)}, '

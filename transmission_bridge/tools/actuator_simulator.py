@@ -69,7 +69,7 @@ from sensor_msgs.msg import JointState
 from ..ros.configurable import RELIABLE_10
 from ..ros.conversions import doubles
 from ..ros.node_main import exit_with, run_node, StartupError
-from ..ros.parameters import declare
+from ..ros.parameters import accept_integers_as_doubles, declare
 from ..simulation.demo_motion import AMPLITUDE, FREQUENCY, joint_motion, PHASE_STEP
 from ..transmissions import ConfigError, load_transmissions
 
@@ -92,6 +92,7 @@ class ActuatorSimulator(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
+        accept_integers_as_doubles(self)
         path = declare(self, 'transmissions_file', '', str,
                        'transmissions YAML or URDF of the robot to simulate', read_only=True)
         engine = declare(self, 'engine', '', str, "'' (the package's own motion), mujoco or "
