@@ -16,7 +16,9 @@ Python loop, one configuration per call:
 Each robot's gravity is checked against Pinocchio's first (1e-9), so the models are the
 same. ``ours`` is the default evaluation (numba's compiled kernels where numba is installed),
 ``numpy`` the same model on the numpy code (``Model.with_kernels('numpy')``), timed in the
-same rounds. ``ours/pinocchio`` is the median over alternating rounds of the ratio.
+same rounds. ``ours/pinocchio`` is the median over rounds of the ratio, ours and Pinocchio
+timed back to back in each (which goes first alternates; the numpy code after both), so a
+shared machine's slow spells fall on both sides of a ratio.
 """
 
 import argparse
@@ -83,10 +85,9 @@ def main(argv=None):
         for what, ours, peer, per in cases:
             number = max(1, args.number // per)
             times = {'ours': [], 'numpy': [], 'pin': []}
-            kinds = (('ours', lambda: ours(model)), ('numpy', lambda: ours(slow)),
-                     ('pin', peer))
-            for r in range(ROUNDS):
-                for name, fn in kinds[::1 if r % 2 else -1]:
+            pair = (('ours', lambda: ours(model)), ('pin', peer))
+            for r in range(ROUNDS):     # ours and Pinocchio back to back, the numpy code after
+                for name, fn in pair[::1 if r % 2 else -1] + (('numpy', lambda: ours(slow)),):
                     times[name].append(per_call(fn, number, repeat=1) / per)
             rows.append({
                 'robot': f'{label} ({model.num_positions})', 'what': what,

@@ -72,6 +72,7 @@ def _outputs(model):
     v, acc = rng.standard_normal((2, model.num_positions))      # one configuration's call
     out['inverse_dynamics'] = model.inverse_dynamics(q, v, acc)
     out['mass_matrix'] = model.mass_matrix(q)
+    out['gravity_one'] = model.gravity_generalized_forces(qs[2])
     return out
 
 
@@ -153,6 +154,8 @@ def test_kernels_take_any_float_layout_and_the_out_arrays():
             model.inverse_dynamics(*short)
     with pytest.raises(ModelError):
         model.mass_matrix(qs[0][:-1])
+    with pytest.raises(ModelError):
+        model.gravity_generalized_forces(qs[0][:-1])
     one = np.empty(())
     model.poses_gravity_and_energy(qs[4], out=(poses[0], tau[0], one))
     assert float(one) == model.potential_energy(qs[4])

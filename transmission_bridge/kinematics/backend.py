@@ -143,6 +143,10 @@ class Backend:
         """Return ``tau`` of one configuration by a shorter path, or None: take the checks."""
         return None
 
+    def fast_gravity(self, q):
+        """Return ``tau_g`` of one configuration by a shorter path, or None: take the checks."""
+        return None
+
     def fast_mass_matrix(self, q):
         """Return ``M`` of one configuration by a shorter path, or None: take the checks."""
         return None

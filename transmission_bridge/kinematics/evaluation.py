@@ -149,6 +149,10 @@ class EvaluationMixin:
         ``out``: an array of that shape to write into and return instead of a new one
         (float64, C-contiguous): see :meth:`poses_and_gravity`.
         """
+        if out is None:                     # one configuration of floats: one compiled call
+            tau = self._backend.fast_gravity(q)
+            if tau is not None:
+                return tau
         return self._backend.evaluate(self._q(q), _GRAVITY, None if out is None else (out,))[0]
 
     def potential_energy(self, q):

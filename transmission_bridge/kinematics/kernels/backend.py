@@ -127,6 +127,17 @@ class NumbaBackend(Backend):
                                tau)
         return tau if ok else None
 
+    def fast_gravity(self, q):
+        """Return ``tau_g`` of one configuration in one compiled call, or None (as above)."""
+        try:
+            if not (q.dtype is _F8 and q.ndim == 1):
+                return None
+        except AttributeError:
+            return None
+        tau = np.empty(self._nq)
+        ok = loops.gravity_one(q, self._tables, self._floats_all, self.workspace().buffer, tau)
+        return tau if ok else None
+
     def fast_mass_matrix(self, q):
         """Return ``M`` of one configuration in one compiled call, or None (as above)."""
         try:

@@ -23,7 +23,7 @@ of the merging.
 import numba
 import numpy as np
 
-from .loops import frames
+from .loops import frames, unpack as _unpack
 
 D_MASS, D_COM, D_INERTIA, D_ROT, D_TR, D_MUL, D_AXIS, D_ORIGIN, D_WIDTH = (
     0, 1, 4, 13, 14, 15, 16, 19, 22)
@@ -404,15 +404,6 @@ def crba_one(q, tables, floats_all, buffer, M):
         return False
     crba(q, ints, floats, work, dints, dfloats, scratch, M)
     return True
-
-
-@_jit
-def _unpack(tables, floats_all, buffer):
-    """Return the views ``(ints, dints, floats, dfloats, work, scratch)`` of the packing."""
-    e = tables.shape[0] - 3
-    ni, nf, nw = tables[e], tables[e + 1], tables[e + 2]
-    return (tables[:ni], tables[ni:e], floats_all[:nf], floats_all[nf:], buffer[:nw],
-            buffer[nw:])
 
 
 @_jit

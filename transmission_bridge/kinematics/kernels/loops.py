@@ -163,6 +163,38 @@ def one(q, ints, floats, work, poses, tau, want_poses, want_gravity):
 
 
 @_jit
+def gravity_one(q, tables, floats_all, buffer, tau):
+    """
+    :func:`gravity` of one configuration on packed tables; False if a size is wrong.
+
+    The packing of :func:`.dynamics.rnea_one` (five arguments for numba to type instead of
+    eight); the same loops as :func:`one`, so the same bits as a batch's row.
+    """
+    ints, _, floats, _, work, _ = unpack(tables, floats_all, buffer)
+    n = ints[2]
+    if q.shape[0] != n or tau.shape[0] != n:
+        return False
+    frames(q, ints, floats, work)
+    gravity(ints, floats, work, tau)
+    return True
+
+
+@_jit
+def unpack(tables, floats_all, buffer):
+    """
+    Return the views ``(ints, dints, floats, dfloats, work, scratch)`` of a packing.
+
+    ``tables``: ``ints``, the dynamics' ``dints``, then the lengths of ``ints``, ``floats``
+    and ``work`` (:meth:`.dynamics.DynamicsTables.pack`); ``floats_all``: ``floats`` then
+    ``dfloats``; ``buffer``: a workspace's ``work`` then the dynamics' scratch.
+    """
+    e = tables.shape[0] - 3
+    ni, nf, nw = tables[e], tables[e + 1], tables[e + 2]
+    return (tables[:ni], tables[ni:e], floats_all[:nf], floats_all[nf:], buffer[:nw],
+            buffer[nw:])
+
+
+@_jit
 def batch(Q, ints, floats, work, poses, tau, energy, want_poses, want_gravity):
     """
     Every row of ``Q`` (n, nq) into poses (n, nb, 4, 4), tau (n, nq) and energy (n).
