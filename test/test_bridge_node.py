@@ -130,7 +130,7 @@ def test_set_parameters_take_effect_and_invalid_ones_change_nothing(bridge):
         ('joints.elbow.damping', -1.0, "joint 'elbow': damping must be >= 0"),
         ('actuators.elbow_motor.mechanical_reduction', math.inf, "actuator 'elbow_motor'"),
         ('joints.elbow.offset', 'high', 'type'),
-        ('joints.elbow.offset', 1, 'type'),
+        ('joints.elbow.offset', True, 'type'),
     ]:
         res = g.set_parameters(NODE, {name: value})
         assert not res[0].successful, (name, value)
@@ -142,6 +142,12 @@ def test_set_parameters_take_effect_and_invalid_ones_change_nothing(bridge):
     assert g.get_parameters(NODE, list(before)) == before
     out = _exchange(g, _state(sec=2))
     assert _by_name(out, 'position')['elbow'] == pytest.approx(0.8, abs=1e-12)
+    # An integer for a double is that double (the node warns): offset 1 moves the elbow to 1.5.
+    res = g.set_parameters(NODE, {'joints.elbow.offset': 1})
+    assert res[0].successful, res[0].reason
+    got = g.get_parameters(NODE, ['joints.elbow.offset'])['joints.elbow.offset']
+    assert got == 1.0 and isinstance(got, float), got
+    _exchange(g, _state(sec=3), lambda m: abs(_by_name(m, 'position')['elbow'] - 1.5) < 1e-12)
 
 
 def test_transmissions_file_is_read_only(bridge):
