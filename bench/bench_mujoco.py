@@ -12,8 +12,10 @@ the simulator's ``/clock``; this process streams the stance at 50 Hz and reads t
 pose. ``legged``: the shipped biped (config/legged_robot.xml, its knees and ankles closed
 chains); ``go1``: Unitree's Go1 from example-robot-data (its URDF,
 config/go1_transmissions.yaml).
-Three runs: the defaults; without the kinematics node; and ``lockstep`` with
-``real_time_factor`` 0 (as fast as the chain goes: each command advances one state).
+Four runs: the defaults; without the kinematics node; ``lockstep`` with
+``real_time_factor`` 0 (as fast as the chain goes: each command advances one state); and the
+same with ``lockstep_ahead`` 1 (the simulator steps the next state while the bridge answers
+the last).
 Reported: the real-time factor (the lowest of the simulator's 10 s pace reports after the
 first; lockstep: simulated over wall time of the whole run) and the slowest state (step and
 publish; paced runs), each process's CPU, the states the bridge dropped to keep up
@@ -56,13 +58,14 @@ def robot_files(name):
     return CONFIG / 'go1_transmissions.yaml', urdf, CONFIG / 'go1_sim2sim.yaml'
 
 
-# (name, with the kinematics node, lockstep)
-RUNS = [('defaults', True, False),
-        ('without the kinematics node', False, False),
-        ('lockstep, real_time_factor 0', True, True)]
+# (name, with the kinematics node, lockstep, lockstep_ahead)
+RUNS = [('defaults', True, False, 0),
+        ('without the kinematics node', False, False, 0),
+        ('lockstep, real_time_factor 0', True, True, 0),
+        ('lockstep 1 state ahead, real_time_factor 0', True, True, 1)]
 
 
-def one_run(label, kinematics, lockstep, seconds, rate, files, stance):
+def one_run(label, kinematics, lockstep, ahead, seconds, rate, files, stance):
     """Run the three nodes (or two) for ``seconds``; return the row of figures."""
     transmissions, model, params = files
     procs = {
@@ -70,7 +73,8 @@ def one_run(label, kinematics, lockstep, seconds, rate, files, stance):
                 '-p', f'transmissions_file:={transmissions}', '-p', f'model_file:={model}',
                 '-p', 'floating_base:=true', '-p', 'dynamics:=motor_gains',
                 '-p', f'rate:={rate}', '-p', f'lockstep:={str(lockstep).lower()}',
-                '-p', f'real_time_factor:={0.0 if lockstep else 1.0}'],
+                '-p', f'real_time_factor:={0.0 if lockstep else 1.0}',
+                '-p', f'lockstep_ahead:={ahead}'],
         'bridge': ['transmission_bridge.bridge.node', '--params-file', str(params),
                    '-p', f'transmissions_file:={transmissions}',
                    '-p', 'impedance_output:=motor_gains', '-p', 'command_timeout:=0.0',
@@ -145,6 +149,8 @@ def main():
     parser.add_argument('--seconds', type=float, default=60.0,
                         help='per run (the simulator reports its pace every 10 s)')
     parser.add_argument('--rate', type=float, default=1000.0)
+    parser.add_argument('--only', default='', help='run only the runs whose name has this '
+                        "text (e.g. 'lockstep')")
     args = parser.parse_args()
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
@@ -154,7 +160,8 @@ def main():
     stance = dict(zip(tset.joint_names, (float(q) for q in tset.default_positions)))
     if args.robot == 'legged':           # the biped's stance: knees bent
         stance.update({j: v for j in stance for k, v in STAND.items() if j.endswith(k)})
-    rows = [one_run(*run, args.seconds, args.rate, files, stance) for run in RUNS]
+    rows = [one_run(*run, args.seconds, args.rate, files, stance) for run in RUNS
+            if args.only in run[0]]
     report(f'mujoco_{args.robot}', rows, list(rows[0]))
 
 

@@ -148,7 +148,7 @@ def test_every_joint_state_of_the_bridge_is_mujocos(tmp_path, burner):
     assert worst_q < POSITION_TOL and worst_v < VELOCITY_TOL, (worst_q, worst_v)
 
 
-def _lockstep_run(tmp_path, tag, states):
+def _lockstep_run(tmp_path, tag, states, ahead=0):
     """
     Run the lockstep chain for ``states`` states; return MuJoCo's states as bytes.
 
@@ -157,7 +157,8 @@ def _lockstep_run(tmp_path, tag, states):
     """
     ns = unique_namespace(tag)
     names = _joints()
-    procs = _stack(tmp_path / tag, ns, ['-p', 'floating_base:=true', '-p', 'lockstep:=true'])
+    procs = _stack(tmp_path / tag, ns, ['-p', 'floating_base:=true', '-p', 'lockstep:=true',
+                                        '-p', f'lockstep_ahead:={ahead}'])
     graph = Graph(ns)
     got = []
     try:
@@ -183,12 +184,13 @@ def _stamp_ns(raw):
     return int.from_bytes(raw[4:8], 'little') * 10**9 + int.from_bytes(raw[8:12], 'little')
 
 
-def test_lockstep_runs_repeat_bit_for_bit(tmp_path):
+@pytest.mark.parametrize('ahead', [0, 1])
+def test_lockstep_runs_repeat_bit_for_bit(tmp_path, ahead):
     """Two runs: the same states, byte for byte, from the start state on."""
     (tmp_path / 'a').mkdir()
     (tmp_path / 'b').mkdir()
-    first = _lockstep_run(tmp_path, 'a', 600)
-    second = _lockstep_run(tmp_path, 'b', 600)
+    first = _lockstep_run(tmp_path, 'a', 600, ahead)
+    second = _lockstep_run(tmp_path, 'b', 600, ahead)
     stamps = [_stamp_ns(raw) for raw in first]
     assert stamps[0] == 0 and len(set(stamps)) == len(stamps) == 600, stamps[:5]
     assert stamps == sorted(stamps)                       # one state per period, in order

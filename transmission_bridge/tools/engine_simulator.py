@@ -16,7 +16,10 @@ most per tick; a machine too slow for the pace runs slower than asked, it does n
 by the commands: each command message advances exactly one state period and publishes
 exactly one state. A lockstep simulator publishes its start state, then waits; if no command
 comes for ``LOCKSTEP_RESEND`` s of wall time it publishes the same state again (same stamp),
-so that a state or a command lost before the graph was connected does not stop the run.
+so that a state or a command lost before the graph was connected does not stop the run. With
+``lockstep_ahead`` n, the first command after such a wait advances n + 1 states: from then on
+n states are in flight, the simulator steps while the bridge answers, and each command takes
+effect n states later than with 0 (still one state per command, so as repeatable).
 """
 
 import math
@@ -83,7 +86,11 @@ def declare_engine(node):
         if not p[name] >= 0.0:
             raise StartupError(f'parameter {name!r} must be a number >= 0, got {p[name]!r}')
     for name, text in (('encoder_counts', 'encoder counts per motor turn (0: exact)'),
-                       ('delay', 'states between a measurement and its report')):
+                       ('delay', 'states between a measurement and its report'),
+                       ('lockstep_ahead', 'with lockstep, states the simulator runs ahead of '
+                        'the commands: 1 steps the next state on the command in force while '
+                        'the bridge answers the last, so both run at once and a command takes '
+                        'effect one state later (0: each command answers the last state)')):
         p[name] = declare(node, name, 0, int, text, read_only=True, constraints='>= 0')
         if p[name] < 0:
             raise StartupError(f'parameter {name!r} must be an integer >= 0, got {p[name]!r}')
@@ -117,6 +124,7 @@ class EngineDrivers:
         self.malformed, self._warned = 0, 0.0
         self._orders = {}           # interface names of a gains message: where each value is
         self.lockstep = p['lockstep']
+        self._ahead = self._ahead_due = p['lockstep_ahead']   # states to run ahead, still due
         self._reset_hold = p['reset_hold']
         self._states = node.create_publisher(JointState, 'actuator_states', RELIABLE_10)
         self._truth = node.create_publisher(JointState, '~/joint_states', RELIABLE_10)
@@ -265,6 +273,9 @@ class EngineDrivers:
     def _stepped(self):
         if self.lockstep:
             self._tick()
+            while self._ahead_due:          # the first command after a pause: get ahead
+                self._ahead_due -= 1
+                self._tick()
 
     # --- pacing ---------------------------------------------------------------------------
     def _tick(self):
@@ -300,6 +311,7 @@ class EngineDrivers:
     def _lockstep_watch(self):
         if time.monotonic() - self._last_sent > LOCKSTEP_RESEND:
             self.publish()
+            self._ahead_due = self._ahead   # the chain stalled: the next command gets ahead
 
     def _on_reset(self, request, response):
         held = self.simulation.reset(hold=self._reset_hold)
