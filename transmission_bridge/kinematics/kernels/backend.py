@@ -129,25 +129,22 @@ class NumbaBackend(Backend):
 
     def fast_gravity(self, q):
         """Return ``tau_g`` of one configuration in one compiled call, or None (as above)."""
-        try:
-            if not (q.dtype is _F8 and q.ndim == 1):
-                return None
-        except AttributeError:
-            return None
-        tau = np.empty(self._nq)
-        ok = loops.gravity_one(q, self._tables, self._floats_all, self.workspace().buffer, tau)
-        return tau if ok else None
+        return self._one_call(loops.gravity_one, q, (self._nq,))
 
     def fast_mass_matrix(self, q):
         """Return ``M`` of one configuration in one compiled call, or None (as above)."""
+        return self._one_call(dynamics.crba_one, q, (self._nq, self._nq))
+
+    def _one_call(self, kernel, q, shape):
+        """Return ``kernel``'s output of this shape for one 1-D float64 ``q``, or None."""
         try:
             if not (q.dtype is _F8 and q.ndim == 1):
                 return None
         except AttributeError:
             return None
-        M = np.empty((self._nq, self._nq))
-        ok = dynamics.crba_one(q, self._tables, self._floats_all, self.workspace().buffer, M)
-        return M if ok else None
+        out = np.empty(shape)
+        ok = kernel(q, self._tables, self._floats_all, self.workspace().buffer, out)
+        return out if ok else None
 
     def _rnea(self, Q, V, A, gravity):
         """Return Newton-Euler's ``tau`` of the rows: one compiled loop."""
