@@ -208,18 +208,22 @@ def _run(nodes, stream, handle, change, tally):
     assert tally[True] >= FAST_SHARE * (tally[True] + tally[False]), tally
 
 
-@pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'overlapping'])
+@pytest.mark.parametrize('split', ['two_topics', 'one_topic', 'overlapping', 'units_one',
+                                   'units_two'])
 def test_bridge_actuator_states_fast_equals_typed(context, split):
     # One topic naming every actuator goes through the node's bytes-to-bytes relay; two
     # topics, each naming some, through relays that write their actuators in place.
     # Overlapping: one topic names every actuator and another the wrist's, which the first
     # must not take over on the fast path (shared actuators are counted and warned of).
-    rng = np.random.default_rng({'two_topics': 1201, 'one_topic': 1204,
-                                 'overlapping': 1205}[split])
+    # units_*: the same arm on drives reporting their own units (both routes take them in).
+    rng = np.random.default_rng({'two_topics': 1201, 'one_topic': 1204, 'overlapping': 1205,
+                                 'units_one': 1206, 'units_two': 1207}[split])
+    config = ('cia402_arm_transmissions.yaml' if split.startswith('units')
+              else 'example_robot_transmissions.yaml')
+    split = {'units_one': 'one_topic', 'units_two': 'two_topics'}.get(split, split)
     topics = list(TOPICS[:1] if split == 'one_topic' else TOPICS)
     fast, typed = _pair(TransmissionBridge, context, {
-        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml'),
-        'actuator_state_topics': topics})
+        'transmissions_file': str(CONFIG / config), 'actuator_state_topics': topics})
     names = list(TS.actuator_names)
     wrist = [n for n in names if n.startswith('wrist')]
     by_topic = {'two_topics': {TOPICS[0]: [n for n in names if n not in wrist],
@@ -274,10 +278,12 @@ def test_a_frame_id_that_changes_every_message_keeps_to_the_fast_route(context):
     assert kinematics[0]._typed_count <= 10
 
 
-def test_bridge_joint_commands_fast_equals_typed(context):
+@pytest.mark.parametrize('config', ['example_robot_transmissions.yaml',
+                                    'cia402_arm_transmissions.yaml'])
+def test_bridge_joint_commands_fast_equals_typed(context, config):
     rng = np.random.default_rng(1202)
     fast, typed = _pair(TransmissionBridge, context, {
-        'transmissions_file': str(CONFIG / 'example_robot_transmissions.yaml')})
+        'transmissions_file': str(CONFIG / config)})
     by_topic = {'joint_commands': list(TS.joint_names)}
     tally = {True: 0, False: 0}
     alone = serialize_message(_js(['wrist_pitch'], '', 1, [[0.1], [], []]))  # roll never sent

@@ -109,3 +109,39 @@ def test_a_motor_that_drives_pays_one_over_eta_f_and_a_driven_one_gets_eta_b():
     rows = Rows(U, np.zeros((2, 1)), np.array([[1.0], [-1.0]]), np.zeros((2, 1)),
                 np.zeros((2, 1)))
     np.testing.assert_allclose(rows.predict(p)[:, 0], [0.25, 0.1], rtol=0, atol=1e-15)
+
+
+def _unit_rows():
+    text = (REPO / 'NOTATION.md').read_text()
+    section = text.split('### Pinned driver units', 1)[1].split('\n##', 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith('| ') and '---' not in line]
+    return [[c.strip() for c in row.strip('|').split('|')] for row in rows[1:]]
+
+
+UNIT_ROWS = _unit_rows()
+
+
+def test_driver_units_table_is_found():
+    assert len(UNIT_ROWS) >= 6
+
+
+@pytest.mark.parametrize('row', UNIT_ROWS, ids=lambda r: r[0])
+def test_pinned_driver_unit(row):
+    # The page's law both ways: a state read into SI by the bridge, a command written back.
+    import yaml
+    from transmission_bridge.mapping.commands import CommandMapper
+    from transmission_bridge.mapping.state import ActuatorStates
+    from transmission_bridge.transmissions import load_transmissions
+    units, interface, driver, si = row
+    tset = load_transmissions({'transmissions': [{
+        'name': 't', 'type': 'simple', 'joints': [{'name': 'q'}],
+        'actuators': [{'name': 'm', 'units': yaml.safe_load(units)}]}]})
+    k = ('position', 'velocity', 'effort').index(interface)
+    arrays = [[0.0], [0.0], [0.0]]
+    arrays[k] = [float(driver)]
+    out = ActuatorStates(tset).ingest('s', ['m'], *arrays, stamp_ns=1)
+    assert out[1 + k][0] == pytest.approx(float(si), rel=1e-15, abs=1e-15)
+    command = [[], [], []]
+    command[k] = [float(si)]
+    back = CommandMapper(tset, limit_commands=False).map_command(['q'], *command)
+    assert back[1 + k][0] == pytest.approx(float(driver), rel=1e-12)

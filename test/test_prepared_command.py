@@ -21,9 +21,19 @@ ROUNDING = 1e-12            # relative: the same sums in another order
 STAMP = 1_700_000_000_123_456_789
 
 
-def _ideal_set():
+# Drives in their own units: an offset, a negative factor, counts and per mille.
+UNITS = {'l': {'position': {'factor': -0.01, 'offset': 0.3}, 'velocity': {'factor': -0.01},
+               'effort': {'factor': 0.02, 'offset': 0.001}},
+         'r': {'position': 'turns', 'velocity': 'rpm', 'effort': 'amps',
+               'torque_constant': 0.05},
+         'pan_motor': {'position': 'counts', 'velocity': 'counts',
+                       'counts_per_revolution': 4096, 'effort': 'per_mille',
+                       'rated_torque': 0.5}}
+
+
+def _ideal_set(units=False):
     """Return a differential, a coupling and a simple joint, with damping, ideal stages, limits."""
-    return load_transmissions({'transmissions': [
+    document = {'transmissions': [
         {'name': 'wrist', 'type': 'differential',
          'actuators': [{'name': 'l', 'mechanical_reduction': 50.0, 'rotor_inertia': 1e-5},
                        {'name': 'r', 'mechanical_reduction': -50.0}],
@@ -39,7 +49,12 @@ def _ideal_set():
                         'limits': {'velocity': 300.0, 'effort': 2.0}}],
          'joints': [{'name': 'pan', 'offset': -0.2, 'damping': 0.3,
                      'limits': {'lower': -1.0, 'upper': 1.0, 'velocity': 2.0,
-                                'effort': 150.0}}]}]})
+                                'effort': 150.0}}]}]}
+    if units:
+        for item in document['transmissions']:
+            for actuator in item['actuators']:
+                actuator['units'] = UNITS.get(actuator['name'], {})
+    return load_transmissions(document)
 
 
 def _reference(tset, names, q, qd, tau):
@@ -51,8 +66,9 @@ def _reference(tset, names, q, qd, tau):
 @pytest.mark.parametrize('names', [['pitch', 'roll'], ['roll', 'pitch', 'pan'],
                                    ['h_b', 'h_a'], ['pan']])
 @pytest.mark.parametrize('with_effort', [True, False])
-def test_inside_the_limits_the_prepared_map_is_the_reference(names, with_effort):
-    tset = _ideal_set()
+@pytest.mark.parametrize('units', [False, True])
+def test_inside_the_limits_the_prepared_map_is_the_reference(names, with_effort, units):
+    tset = _ideal_set(units)
     rng = np.random.default_rng(62)
     prepared = PreparedCommand(CommandMapper(tset), names, with_effort)
     assert prepared.usable
@@ -75,8 +91,9 @@ def test_inside_the_limits_the_prepared_map_is_the_reference(names, with_effort)
                                            err_msg=field)
 
 
-def test_beyond_a_limit_or_unknown_the_reference_decides():
-    tset = _ideal_set()
+@pytest.mark.parametrize('units', [False, True])
+def test_beyond_a_limit_or_unknown_the_reference_decides(units):
+    tset = _ideal_set(units)
     prepared = PreparedCommand(CommandMapper(tset), ['pan'], True)
     assert prepared.command([0.5], [0.1], [1.0], STAMP) is not None
     for q, qd, tau in (([1.5], [0.1], [1.0]),       # past the joint's upper position

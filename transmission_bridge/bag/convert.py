@@ -202,8 +202,12 @@ def _vectorised_joint_states(ts, tset, raws):
         return _Outputs(np.full(n, -1), stamps[:0], [], [], [], values[0][:0],
                         non_finite=non_finite)
     present = [a is not None for a in arrays]
+    stacked = np.stack(values, axis=1)
+    if not tset.units.identity:             # the driver's units: SI as the bridge takes them
+        tset.units.states_to_si(stacked)
+        values = list(stacked.transpose(1, 0, 2))
     # The map the bridge applies to each message, applied to them all: the same bits.
-    state = tset.joint_state(np.stack(values, axis=1))
+    state = tset.joint_state(stacked)
     linkage = np.intersect1d(idx, tset.linkage_joints)
     if len(linkage) and np.isnan(state[:, :, linkage][:, present]).any():
         return None     # a linkage state refused: the bridge leaves its joints out, as exact

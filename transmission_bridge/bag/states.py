@@ -13,13 +13,23 @@ from .io import iter_messages, open_reader, typestore
 from .joint_state_cdr import batch_decode
 
 
-def read_states(bag, topic, names):
+def read_states(bag, topic, names, units=None):
     """
     Return ``(stamps s, values (N, 3, len(names)))``: positions, velocities, efforts of ``names``.
 
-    NaN where a message had no such name or field. Raises BagError naming the bag when it
-    cannot be read, has no message on ``topic``, none naming any of ``names``, or no efforts.
+    NaN where a message had no such name or field. ``units``: the driver units of the
+    actuators ``names`` (a set's :class:`~..transmissions.units.UnitTable`, its order), whose
+    values are returned in SI. Raises BagError naming the bag when it cannot be read, has no
+    message on ``topic``, none naming any of ``names``, or no efforts.
     """
+    stamps, values = _read_states(bag, topic, names)
+    if units is not None and not units.identity:
+        values = units.states_to_si(values)
+    return stamps, values
+
+
+def _read_states(bag, topic, names):
+    """Return :func:`read_states`' arrays as the bag holds them."""
     index = {n: i for i, n in enumerate(names)}
     store = typestore()
     reader = open_reader(bag)

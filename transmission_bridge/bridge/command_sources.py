@@ -226,6 +226,9 @@ def safe_command_messages(deadline, states, joints, now_ns, stamp):
     positions = [theta[tset.actuator_index[m]] for m in motors]
     out = []
     for names, *fields in deadline.safe_commands(motors, positions):
+        if not tset.units.identity:         # the drivers' units (a zero may not be 0)
+            fields = tset.units.fields_to_driver([tset.actuator_index[m] for m in names],
+                                                 fields)
         msg = JointState(name=list(names))
         msg.header.stamp = stamp
         msg.position, msg.velocity, msg.effort = (

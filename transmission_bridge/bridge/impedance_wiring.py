@@ -14,6 +14,8 @@ right after the state. doc/impedance.md says it for users.
 
 import struct
 
+import numpy as np
+
 from .settings import gain_name, GAINS, IMPEDANCE_OUTPUT
 from ..control.impedance import ImpedanceCore
 from ..messages.wire import JointStateLayout, STAMP, Template
@@ -156,11 +158,13 @@ class Springs:
         key = (id(block), core.output)
         found = self._wires.get(key)
         if found is None or found[0] is not block:
-            wire = None
+            wire, tset = None, core.transmissions
+            units = None if tset.units.identity else (
+                tset.units, [tset.actuator_index[n] for n in block.names])
             if core.output == 'effort':
-                wire = EffortWire(block.names)
+                wire = EffortWire(block.names, units)
             elif self._mit_publisher() is not None:
-                wire = MitWire(block.names)
+                wire = MitWire(block.names, units)
             if len(self._wires) > 64:
                 self._wires.clear()
             found = self._wires[key] = (block, wire)
@@ -177,15 +181,26 @@ def stamp_bytes(out):
 
 
 class EffortWire:
-    """A JointState of fixed motor names, efforts only: ``out`` (m,) written in its bytes."""
+    """
+    A JointState of fixed motor names, efforts only: ``out`` (m,) written in its bytes.
 
-    def __init__(self, names):
+    ``units``: ``(UnitTable, the motors' columns)`` of drivers with units (None: SI): then
+    ``out`` is SI, and the bytes get the drivers' values (:mod:`..transmissions.units`).
+    """
+
+    def __init__(self, names, units=None):
         self.names = tuple(names)
         self._template = JointStateLayout(names, '', (0, 0, len(names))).encoder()
-        self.out = self._template.fields[2]
+        self._field = self.out = self._template.fields[2]
+        self._units = units
+        if units is not None:
+            self.out = np.zeros(len(names))
 
     def at(self, stamp):
         """Return the message's bytes, stamped ``stamp`` (8 CDR bytes)."""
+        if self._units is not None:
+            table, cols = self._units
+            self._field[:] = table.to_driver(2, self.out, cols)
         self._template.set_stamp(stamp)
         return self._template.to_bytes()
 
@@ -200,7 +215,7 @@ class MitWire:
     1 + 2m nested message objects per state.
     """
 
-    def __init__(self, names):
+    def __init__(self, names, units=None):
         from control_msgs.msg import DynamicJointState, InterfaceValue
         from rclpy.serialization import serialize_message
         self.names = tuple(names)
@@ -214,10 +229,17 @@ class MitWire:
         stride = offsets[1] - offsets[0] if len(offsets) > 1 else 40
         assert all(b - a == stride for a, b in zip(offsets, offsets[1:])), offsets
         self._template = Template(data, _STAMP_AT)
-        self.out = self._template.view(offsets[0] if offsets else 0, (len(names), 5),
-                                       (stride, 8))
+        self._field = self.out = self._template.view(offsets[0] if offsets else 0,
+                                                     (len(names), 5), (stride, 8))
+        self._units = units
+        if units is not None:       # SI here (a buffer of its own: the law keeps columns)
+            self.out = np.zeros(5 * len(names)).reshape(len(names), 5)
 
     def at(self, stamp):
-        """Return the message's bytes, stamped ``stamp`` (8 CDR bytes)."""
+        """Return the message's bytes, stamped ``stamp`` (8 CDR bytes); the drivers' units."""
+        if self._units is not None:
+            table, cols = self._units
+            self._field[:] = self.out
+            table.mit_to_driver(self._field, cols)
         self._template.set_stamp(stamp)
         return self._template.to_bytes()

@@ -13,9 +13,8 @@ joint and actuator limits and trajectories past one are refused whole
 
 A linkage's maps depend on its joints' positions: a command's velocities and efforts are
 mapped at the positions it carries, else at those measured now (``measured``); with neither,
-or out of the rods' reach, it is refused with the reason. Trajectory points carry positions.
-Efforts take the one commanded law (:mod:`~transmission_bridge.transmissions.effort_law`),
-the motors' effort limits after the losses. A goal's layout: :mod:`.prepared`.
+or out of the rods' reach, it is refused with the reason. Efforts take the one commanded law
+(:mod:`~transmission_bridge.transmissions.effort_law`). Out in the drivers' units.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
@@ -25,8 +24,6 @@ the motors' effort limits after the losses. A goal's layout: :mod:`.prepared`.
 True
 >>> commands.map_command(['pitch', 'roll'], [], [], [2.0, 0.0]).effort
 array([1., 1.])
->>> commands.map_command(['roll'], [], [], [2.0]).effort      # pitch: its last, 2.0
-array([2., 0.])
 """
 
 import dataclasses
@@ -36,7 +33,6 @@ import numpy as np
 
 from .state import IngestResult
 from ..messages import named_input
-from ..messages.named_input import NamedInput
 from ..transmissions import ConfigError, effort_law
 
 
@@ -49,7 +45,7 @@ class CommandCounters(named_input.TrajectoryCounters):
 
 
 class ActuatorCommand(typing.NamedTuple):
-    """Actuator set-points mapped from one joint command; ``None`` where the input had none."""
+    """Actuator set-points (the drivers' units) of one joint command; ``None``: the input's."""
 
     names: tuple
     position: object
@@ -77,7 +73,7 @@ class CommandMapper:
         #: The joints the last command mapped reached: every joint of each transmission it
         #: touched (set indices), what feeds their deadline.
         self.last_joints = np.zeros(0, dtype=np.intp)
-        self._input = NamedInput(())
+        self._input = named_input.NamedInput(())
         self._tset = None
         self._last_values, self._remembered = None, None
         self.set_transmissions(tset)
@@ -90,6 +86,7 @@ class CommandMapper:
     def set_transmissions(self, tset):
         """Switch to ``tset``; the last commanded value of each joint keeps its name."""
         old, self._tset = self._tset, tset
+        self._units = None if tset.units.identity else tset.units
         self._input = self._input.renamed(tset.joint_names)
         self._coverage_cache = {}       # per joint-name list: what a command covers, limits
         self._measured_motion = (None, None)
@@ -131,14 +128,13 @@ class CommandMapper:
         where they are still held. :attr:`last_result` says why a command was refused, and
         what unknown names to warn about.
         """
-        c = self.counters
+        c, tset = self.counters, self._tset
         checked = self._input.check(names, (position, velocity, effort))
         if not checked.rejected and any(a is not None and np.isnan(a).any()
                                         for a in checked.arrays):
             checked = named_input.Checked('non_finite', 'NaN in a command')
         if c.count(checked):
             return self._refuse(checked.reason)
-        tset = self._tset
         cols = checked.cols
         needed, needed_names = self._command_joints(cols)
         full = self._last_command.copy()
@@ -176,6 +172,9 @@ class CommandMapper:
         if notes:
             c.limited += 1
         self.last_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
+        if self._units is not None:             # out in the drivers' units (SI inside)
+            pos, vel, eff = self._units.fields_to_driver(self.coverage(needed_names)[1],
+                                                         (pos, vel, eff))
         return ActuatorCommand(out_names, pos, vel, eff)
 
     def _map_limited(self, joint_names, rows, acc=None, stamp_ns=None):
@@ -322,7 +321,6 @@ class CommandMapper:
 
     def _refuse(self, reason):
         self.last_result = IngestResult(reason)
-        return None
 
     def _command_joints(self, cols):
         """Return indices and names of the joints of the transmissions ``cols`` touch."""
@@ -376,7 +374,9 @@ class CommandMapper:
             self.counters.trajectories_rejected += 1
             raise
         self.counters.trajectories_mapped += 1
-        return out
+        units = self._units                 # out in the drivers' units (SI inside)
+        return out if units is None else (
+            out[0], units.fields_to_driver(self.coverage(joint_names)[1], out[1]))
 
     def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts,
                         check_limits):

@@ -162,6 +162,9 @@ def _state_step(states, found, num_names, out, now_ns, keep=None):
         write = states.joint_map.writer(out)
         n_act = len(rows)
         history = states.velocity_history
+        units = states.units
+        if units is not None:
+            scale, shift = units.flat_factor, units.flat_offset
 
         # What ingest does for such a message, in few Python steps: every actuator's
         # values gathered into the spare state, which becomes the state if they are
@@ -176,6 +179,10 @@ def _state_step(states, found, num_names, out, now_ns, keep=None):
                 return False
             spare = states.spare_flat
             block.take(fill, None, spare[:-1], 'wrap')
+            if units is not None:           # the driver's units into SI (ingest's to_si)
+                body = spare[:-1]
+                body *= scale
+                body += shift
             if not squares_are_finite(spare):
                 return False
             if unwraps:
@@ -223,6 +230,7 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
     unwraps = bool(in_message.any())
     waiting = unwraps and not encoders.resolved
     full = out if keep is None else np.empty((3, states.transmissions.num_joints))
+    units = states.units
 
     def step(block, stamp_ns):
         last = stamps.get(sid)
@@ -237,6 +245,8 @@ def _general_step(states, found, gather, in_message, owned, out, now_ns, keep):
                                   was_stale):
                 return False
         values = block.take(gather)
+        if units is not None:
+            units.states_to_si(values, cols)
         if not squares_are_finite(values.reshape(-1)):
             return False
         spare, spare_values = states.spare_flat, states.spare_values

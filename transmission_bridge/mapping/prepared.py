@@ -71,10 +71,27 @@ class PreparedCommand:
                                          for x in limits.magnitude_limits(kind)])
             self._lower = np.concatenate([limits.lower, limits.actuator_lower, -magnitudes])
             self._upper = np.concatenate([limits.upper, limits.actuator_upper, magnitudes])
+        if not tset.units.identity:
+            self._in_driver_units(tset.units, act_idx)
         self._template = JointStateLayout(out_names, '', (m, m, m if with_effort else 0)
                                           ).encoder()
         self._fields = self._template.fields
         self._affine = None
+
+    def _in_driver_units(self, units, act_idx):
+        """
+        Make the map's motor rows the drivers' units: ``(y - offset) / factor``, bounds too.
+
+        The law of :mod:`..transmissions.units` folded into ``M``, ``y0`` and the bounds, so
+        the compiled step writes the drivers' values as it writes SI ones.
+        """
+        for k, rows in enumerate(self._at[:3 if self._with_effort else 2]):
+            f, o = units.factor[k, act_idx], units.offset[k, act_idx]
+            self._M[rows] /= f[:, None]
+            self._y0[rows] = (self._y0[rows] - o) / f
+            if self._limited:
+                ends = [(bound[rows] - o) / f for bound in (self._lower, self._upper)]
+                self._lower[rows], self._upper[rows] = np.minimum(*ends), np.maximum(*ends)
 
     def command(self, position, velocity, effort, stamp_ns):
         """

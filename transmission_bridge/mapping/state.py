@@ -160,6 +160,9 @@ class ActuatorStates:
             self._all_reported = False
             self.last_seen_ns, self.owner = seen, owner
         self._tset = tset
+        #: The drivers' units (:class:`~..transmissions.units.UnitTable`; None: all SI): a
+        #: message's values are taken into SI, the fast path's too.
+        self.units = None if tset.units.identity else tset.units
         self.generation += 1
         self.joint_state, self.joint_kept, self.measured_cache = None, False, None
         self.velocity_history = (None if tset.losses.lossless
@@ -207,9 +210,10 @@ class ActuatorStates:
                            if names_a[i] not in self.shared_seen)
             c.shared_actuators += len(shared)
             self.shared_seen.update(shared)
+        units = self.units
         for k, arr in enumerate(arrays):
             if arr is not None:
-                self.values[k, cols] = arr
+                self.values[k, cols] = arr if units is None else units.to_si(k, arr, cols)
         if self.encoders and arrays[0] is not None:
             self.encoders.take(self.values[0], cols)        # readings -> whole positions
         if not self._all_reported and len(cols) and not self.reported[cols].all():

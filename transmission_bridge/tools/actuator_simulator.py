@@ -172,12 +172,13 @@ class ActuatorSimulator(Node):
             raise StartupError(f'dynamics: {exc}') from None
         for warning in robot.warnings:
             self.get_logger().warning(warning)
-        index, drives = self._tset.actuator_index, robot.drives
+        index, drives, units = self._tset.actuator_index, robot.drives, self._tset.units
         if kind == 'effort':
             def on_effort(msg):
                 pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
                 if pairs:
-                    drives.set_efforts(*map(list, zip(*pairs)))
+                    motors, efforts = map(list, zip(*pairs))
+                    drives.set_efforts(motors, units.to_si(2, np.array(efforts), motors))
             self.create_subscription(JointState, 'actuator_commands', on_effort, RELIABLE_10)
         else:
             from control_msgs.msg import DynamicJointState
@@ -186,8 +187,10 @@ class ActuatorSimulator(Node):
                 for name, value in zip(msg.joint_names, msg.interface_values):
                     if name in index:
                         v = dict(zip(value.interface_names, value.values))
-                        drives.set_gains(index[name], v['position'], v['velocity'],
-                                         v['effort'], v['stiffness'], v['damping'])
+                        row = units.mit_to_si(np.array([[v[k] for k in (
+                            'position', 'velocity', 'effort', 'stiffness', 'damping')]]),
+                            [index[name]])
+                        drives.set_gains(index[name], *row[0])
             self.create_subscription(DynamicJointState, 'actuator_impedance_commands', on_gains,
                                      RELIABLE_10)
         return robot
@@ -198,9 +201,11 @@ class ActuatorSimulator(Node):
             i = index.get(name)
             if i is None:
                 continue
+            units = self._tset.units            # the drivers' units to SI
             if len(msg.position) == len(msg.name):
-                self._followed[0, i] = msg.position[k]
-            self._followed[1, i] = msg.velocity[k] if len(msg.velocity) == len(msg.name) else 0.0
+                self._followed[0, i] = units.to_si(0, msg.position[k], i)
+            self._followed[1, i] = (units.to_si(1, msg.velocity[k], i)
+                                    if len(msg.velocity) == len(msg.name) else 0.0)
 
     def _tick(self):
         now = self.get_clock().now()
@@ -218,17 +223,15 @@ class ActuatorSimulator(Node):
             msg.header.stamp = Time(nanoseconds=self._start.nanoseconds + round(
                 self._steps * self._period * 1e9), clock_type=now.clock_type).to_msg()
             state = self._robot.report()
-            msg.position, msg.velocity, msg.effort = (doubles(x) for x in state)
-            self._pub.publish(msg)
-            return
-        if self._followed is not None:
-            msg.position, msg.velocity = (doubles(row) for row in self._followed)
-            msg.effort = doubles(np.zeros(self._tset.num_actuators))
-            self._pub.publish(msg)
-            return
-        msg.position = doubles(self._tset.joint_to_actuator('position', q))
-        msg.velocity = doubles(self._tset.joint_to_actuator('velocity', v, positions=q))
-        msg.effort = doubles(np.zeros(self._tset.num_actuators))
+        elif self._followed is not None:
+            state = np.vstack([self._followed, np.zeros(self._tset.num_actuators)])
+        else:
+            state = np.stack([self._tset.joint_to_actuator('position', q),
+                              self._tset.joint_to_actuator('velocity', v, positions=q),
+                              np.zeros(self._tset.num_actuators)])
+        if not self._tset.units.identity:      # as the drivers report them
+            state = self._tset.units.states_to_driver(state)
+        msg.position, msg.velocity, msg.effort = (doubles(x) for x in state)
         self._pub.publish(msg)
 
 

@@ -103,6 +103,7 @@ class EngineDrivers:
     def __init__(self, node, tset, model_file, rate, dynamics, p, engine='mujoco'):
         from ..simulation import Simulation, SimulationError
         self.node, self.tset = node, tset
+        self.units = None if tset.units.identity else tset.units    # the drivers' (None: SI)
         try:
             simulation = Simulation(
                 model_file, tset, engine=engine, dynamics=dynamics,
@@ -209,18 +210,24 @@ class EngineDrivers:
                    for x in field):
             self._count_malformed('a value is not finite')
             return self._stepped()
+        units = self.units
+
+        def field(k, values):       # the drivers' values in SI; 0.0 where none was sent
+            if len(values) != n:
+                return 0.0
+            picked = [values[j] for j in ks]
+            return picked if units is None else units.to_si(k, np.array(picked), motors)
         if self.sim.options.dynamics == 'effort':
             if len(msg.effort) != n:
                 self._count_malformed(f'{len(msg.effort)} efforts for {n} names')
                 return self._stepped()
-            drives.set_efforts(motors, [msg.effort[k] for k in ks])
+            drives.set_efforts(motors, field(2, msg.effort))
         else:
             if len(msg.position) != n:
                 self._count_malformed(f'{len(msg.position)} positions for {n} names')
                 return self._stepped()
-            velocity = [msg.velocity[k] for k in ks] if len(msg.velocity) == n else 0.0
-            effort = [msg.effort[k] for k in ks] if len(msg.effort) == n else 0.0
-            drives.set_positions(motors, [msg.position[k] for k in ks], velocity, effort)
+            drives.set_positions(motors, field(0, msg.position), field(1, msg.velocity),
+                                 field(2, msg.effort))
         self._stepped()
 
     def _on_gains_bytes(self, data):
@@ -230,11 +237,11 @@ class EngineDrivers:
             buf = wire.template.buf
             buf[:] = data
             if (wire.bytes[wire.mask] == wire.fixed[wire.mask]).all():
-                block = wire.out.T
+                block = wire.out
                 if not np.isfinite(block).all():
                     self._count_malformed('a value is not finite')
                 else:
-                    self.sim.drives.set_gains(wire.motors, *block)
+                    self._set_gains(wire.motors, block)
                 return self._stepped()
         from rclpy.serialization import deserialize_message
         msg = deserialize_message(data, self._gains_type)
@@ -263,12 +270,18 @@ class EngineDrivers:
             motors.append(i)
             values.append([row[k] for k in order])
         if values:
-            block = np.array(values).T
+            block = np.array(values)
             if not np.isfinite(block).all():
                 self._count_malformed('a value is not finite')
             else:       # a message is taken whole or not at all
-                self.sim.drives.set_gains(motors, *block)
+                self._set_gains(motors, block)
         self._stepped()
+
+    def _set_gains(self, motors, rows):
+        """Give ``motors`` their MIT rows (m, 5: the law's order), the drivers' units to SI."""
+        if self.units is not None:
+            rows = self.units.mit_to_si(np.array(rows), motors)
+        self.sim.drives.set_gains(motors, *rows.T)
 
     def _stepped(self):
         if self.lockstep:
@@ -329,7 +342,9 @@ class EngineDrivers:
         sim, out = self.sim, self._out
         nanoseconds = round(sim.time * 1e9)
         stamp = STAMP.pack(*divmod(nanoseconds, 1_000_000_000))
-        out.states.state[:] = sim.report()
+        report = sim.report()
+        out.states.state[:] = report if self.units is None else self.units.states_to_driver(
+            report)
         out.states.set_stamp(stamp)
         self._count += 1
         due = self._count >= self._pose_every   # the slow outputs' turn (pose_rate)

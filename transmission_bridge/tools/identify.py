@@ -229,7 +229,7 @@ def samples_of_bag(bag, joints, tset, options):
     from ..identification.static import static_samples
     topic, speed_threshold, min_static = options
     names = tset.actuator_names if tset is not None else tuple(joints)
-    stamps, values = read_states(bag, topic, names)
+    stamps, values = read_states(bag, topic, names, None if tset is None else tset.units)
     if tset is not None:
         values = tset.joint_state(values)      # what the bridge publishes, set's joint order
         order = [list(tset.joint_names).index(j) if j in tset.joint_names else None

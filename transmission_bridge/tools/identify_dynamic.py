@@ -97,7 +97,8 @@ def prepare_bag(bag, problem, options):
     from ..identification.data import prepare
     from ..bag.states import read_states
     topic, cutoff, rate = options
-    stamps, values = read_states(bag, topic, problem.names)
+    stamps, values = read_states(bag, topic, problem.names,
+                                 None if problem.tset is None else problem.tset.units)
     return prepare(problem, stamps, values[:, 0], values[:, 1], values[:, 2], cutoff, rate)
 
 

@@ -9,12 +9,14 @@ silently replaced by defaults. YAML is parsed with ``yaml.safe_load`` only.
 """
 
 import collections.abc
+import math
 
 from . import _checks
 from .errors import ConfigError
 from .fields import checked_mapping as _mapping, efficiency_fields, linkage_geometry
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec
 from .transmission_set import TransmissionSet
+from .units import driver_units
 from .urdf import transmissions_from_urdf
 from .._shared import sources as _sources
 
@@ -22,7 +24,7 @@ _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
 _ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None,
                   'encoder': None, 'rotor_inertia': _checks.non_negative, 'friction': None,
-                  'efficiency': None, 'linear': None}
+                  'efficiency': None, 'linear': None, 'units': None}
 # friction: {key: spec field} (doc/dynamics.md)
 FRICTION_KEYS = {'viscous': 'viscous_friction', 'coulomb': 'coulomb_friction'}
 _JOINT_KEYS = {
@@ -144,13 +146,35 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
                     raise ConfigError(f'{where}.linear ({kind} {name!r}) must be true or false, '
                                       f'got {item[key]!r}')
                 fields['linear'] = item[key]
+            elif key == 'units' and key in item:
+                fields['units'] = driver_units(item[key], f'{where}.units', f'{kind} {name!r}',
+                                               item.get('linear') is True
+                                               or item.get('kind', 'rotary') != 'rotary')
             elif key not in ('name', 'limits', 'encoder', 'friction') and key in item:
                 fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
+        if 'units' in fields:
+            _in_si(fields)
         try:
             specs.append(spec_class(name, **fields))
         except ConfigError as exc:
             raise ConfigError(f'{where}: {exc}') from None
     return tuple(specs), geometry
+
+
+def _in_si(fields):
+    """
+    Make an actuator's fields SI where its driver's units wrote them (doc/formats.md).
+
+    The encoder's period is the driver's (the reading wraps in its units); the limits are
+    when ``units.limits`` is ``driver``.
+    """
+    units = fields['units']
+    if fields.get('encoder_period') is not None:
+        fields['encoder_period'] *= abs(units.factor[0])
+    names = ('lower_limit', 'upper_limit', 'velocity_limit', 'effort_limit')
+    ends = (-math.inf, math.inf, math.inf, math.inf)
+    given = [fields.get(n, d) for n, d in zip(names, ends)]
+    fields.update(zip(names, units.si_limits(*given)))
 
 
 def _limits(value, path, kind, name):

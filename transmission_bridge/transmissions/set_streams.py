@@ -11,12 +11,22 @@ import numpy as np
 from . import linkage_loops
 from .compiled import JointStateMap
 from .errors import ConfigError
+from .units import UnitTable
 
 _CHUNK = 4096                       # states per step of a batched joint_state
 
 
 class StreamsMixin:
     """A set's stream maps (module docstring)."""
+
+    @property
+    def units(self):
+        """Return the actuators' driver units as a :class:`.units.UnitTable` (made once)."""
+        table = self.__dict__.get('_units')
+        if table is None:
+            table = self.__dict__['_units'] = UnitTable(
+                [self._actuator_specs[n] for n in self.actuator_names])
+        return table
 
     def state_map(self, damped=True):
         """

@@ -49,7 +49,9 @@ class ActuatorSpec:
     >= 0, 0 by default. Its gear stage's efficiency (:mod:`.losses`): ``efficiency_driving``
     in (0, 1] when the motor drives, ``efficiency_driven`` <= 1 when the load drives (<= 0: a
     self-locking stage); 1 and 1 by default, an ideal gear. ``linear``: a linear motor
-    (positions in m), whose stage is exact above 0.01 m/s instead of 0.1 rad/s.
+    (positions in m), whose stage is exact above 0.01 m/s instead of 0.1 rad/s. ``units``:
+    its driver's (:class:`.units.DriverUnits`; None: SI), applied at the bridge's edges only:
+    every other field is SI.
     """
 
     name: str
@@ -65,6 +67,7 @@ class ActuatorSpec:
     efficiency_driving: float = 1.0
     efficiency_driven: float = 1.0
     linear: bool = False
+    units: object = None
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')
