@@ -390,3 +390,33 @@ def test_identification_reads_a_bag_in_driver_units_as_si(tmp_path):
                          driven.units)
     np.testing.assert_allclose(got, values.transpose(1, 0, 2), rtol=ROUND_TRIP_RTOL,
                                atol=ROUND_TRIP_ATOL)
+
+
+def test_a_urdf_actuator_gives_units_and_an_output_encoder_as_attributes():
+    # The YAML's keys as attributes of <units> and <output_encoder> in ros2_control's
+    # <transmission>: the same set as the YAML's.
+    urdf = """<robot name="r">
+      <link name="a"/><link name="b"/>
+      <joint name="q" type="revolute"><parent link="a"/><child link="b"/>
+        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+      <transmission name="t">
+        <plugin>transmission_interface/SimpleTransmission</plugin>
+        <actuator name="m" role="actuator1">
+          <mechanical_reduction>9</mechanical_reduction>
+          <units position="counts" counts_per_revolution="4096" velocity="rpm"
+                 effort="per_mille" rated_torque="0.5" position_offset="0.25" limits="driver"/>
+          <limit effort="2000"/>
+          <output_encoder name="m_out" deflection_limit="0.05"/>
+        </actuator>
+        <joint name="q" role="joint1"/>
+      </transmission>
+    </robot>"""
+    tset = load_transmissions(urdf)
+    spec = tset.actuator('m')
+    assert spec.units.factor == pytest.approx((TAU / 4096, TAU / 60, 0.5e-3), rel=1e-15)
+    assert spec.units.offset == (0.25, 0.0, 0.0)
+    assert spec.effort_limit == pytest.approx(1.0, rel=1e-15)          # 2000 per mille
+    assert spec.output_encoder.name == 'm_out'
+    assert spec.output_encoder.deflection_limit == 0.05
+    with pytest.raises(ConfigError, match=r"<units>.*actuator 'm'.*furlongs"):
+        load_transmissions(urdf.replace('position="counts"', 'position="furlongs"'))

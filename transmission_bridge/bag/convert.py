@@ -174,8 +174,9 @@ class _Outputs:
 
 
 def _vectorised_joint_states(ts, tset, raws):
-    if any(a.encoder_period is not None for s in tset.specs for a in s.actuators):
-        return None     # encoder readings are made whole in order, as the bridge does
+    if any(a.encoder_period is not None or a.output_encoder is not None
+           for s in tset.specs for a in s.actuators):
+        return None     # readings made whole, second encoders heard: in order, as the bridge
     batch = batch_decode(ts, raws)
     if batch is None:
         return None

@@ -145,7 +145,7 @@ class Springs:
         wire = last[2] if last[0] is block and last[1] == core.output else self._wire(core, block)
         if wire is None:
             return None             # motor_gains without control_msgs: said at start-up
-        if not core.fill(block, states.flat, states.joint_state, states.joint_map.jacobian,
+        if not core.fill(block, states.map_flat, states.joint_state, states.joint_map.jacobian,
                          wire.out):
             return None
         self._commands += 1

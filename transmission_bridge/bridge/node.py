@@ -17,6 +17,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from . import status
 from .command_sources import CommandSources
+from .deflections import Deflections
 from .settings import (ACTUATOR_STATE_TOPICS, AUTOSTART, EncoderTurns, FOLLOW_JOINT_TRAJECTORY,
                        HELP, LIMIT_COMMANDS, SETTINGS, SOURCE_HELP, STALE_TIMEOUT,
                        TRANSMISSIONS_FILE)
@@ -67,6 +68,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._routes = routes = Routes(topics, self._now_ns, self.get_logger(),
                                        execution.deadline, TypedJointStates(), self._fast_path)
         execution.wire(routes)
+        self._deflections = Deflections(self, routes)
         self._robot = RobotParameters(self, tparams, ConfigError)
         self._assumed = AssumedTransmissions(self, 'bridge')
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -207,6 +209,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._routes.configure(tset, self._stale_ns, self._limit_commands,
                                self._execution.warm())
         self._execution.configure(tset)
+        self._deflections.configure(self._routes.states)
         self._assumed.state(self._source, joint_side_terms(tset))
         self._syncing = True
         try:

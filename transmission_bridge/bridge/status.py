@@ -53,13 +53,21 @@ def status(routes, deadline, active, dropped, overload, now_ns, stale_ns):
         [f'linkage states refused: {"; ".join(refused)}'] if refused else []) + (
         [f'encoder turns unknown: {"; ".join(waiting)}'] if waiting else []) + (
         [] if active else ['inactive (lifecycle): nothing published'])
+    outputs = states.outputs
+    if outputs is not None and (~outputs.in_use).any():
+        warnings.append("output encoders stale, the motors' used: " + ', '.join(
+            n for n, used in zip(outputs.names, outputs.in_use) if not used))
     since = deadline.timed_out_since_ns()
-    error = ''
+    error = outputs.tripped_text() if outputs is not None else ''
+    if error:
+        error = (f'deflection beyond its limit, joints withheld '
+                 f'({", ".join(states.deflected_joints)}): {error}')
     if since is not None:
         tripped = np.flatnonzero(deadline.tripped)
         joints = [states.transmissions.joint_names[i] for i in tripped]
         motors = motors_of(states.transmissions, tripped)
-        error = (f'command timeout: no joint_commands for {", ".join(joints)} since '
+        error = (error + '; ' if error else '') + (
+                 f'command timeout: no joint_commands for {", ".join(joints)} since '
                  f'{(since - deadline.timeout_ns) * 1e-9:.3f} s; {deadline.mode} for '
                  f'{", ".join(motors)}')
     command_counts = commands.counters.as_dict()
@@ -72,12 +80,14 @@ def status(routes, deadline, active, dropped, overload, now_ns, stale_ns):
     counters = {**states.counters.as_dict(), **trajectories,
                 **{f'commands_{k}': v for k, v in command_counts.items()}}
     extra = {'stale_actuators': ','.join(stale), 'stale_joints': ','.join(left_out),
-             'command_timeout': 'tripped' if error else 'ok', **routes,
+             'command_timeout': 'tripped' if since is not None else 'ok', **routes,
              'refused_linkages': '; '.join(refused),
              'encoders_waiting': '; '.join(f'{t}: {why}' for t, why in waiting.items()),
              'encoder_turns': ','.join(
                  f'{a}={t}' for a, t in states.encoders.turns_by_name().items()),
              'dropped_overload': dropped,
+             'deflections': '' if outputs is None else ','.join(
+                 f'{a}={d:.6g}' for a, d in zip(outputs.actuators, outputs.deflection)),
              'not_bridged_joints': ','.join(
                  j for t in states.transmissions.skipped for j in t.joints)}
     return Status(counters, '; '.join(warnings), error, extra, tuple(logged))

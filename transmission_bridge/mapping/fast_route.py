@@ -76,8 +76,8 @@ class FastStateRoute:
         """
         self.take = _never
         layout = JointStateLayout.learn_message(data, msg)
-        if layout is None or not layout.stacked:
-            return
+        if layout is None or not layout.stacked or states.outputs is not None:
+            return                  # (output encoders: the typed route's, every message)
         found = states.known_columns(self._source, layout.names)
         keep = states.last_kept
         if found is None or keep is False:

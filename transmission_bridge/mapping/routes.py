@@ -36,7 +36,7 @@ from ..transmissions import ConfigError
 
 _NONE = np.zeros(0, dtype=np.intp)
 #: The followers of the states published, in the order they see each (:meth:`Routes.follow`).
-FOLLOWERS = ('goals', 'springs')
+FOLLOWERS = ('goals', 'springs', 'deflections')
 
 
 class Routes:

@@ -13,8 +13,7 @@ Input policy (doc/nodes.md, "Bad input"):
 * a message whose non-empty position/velocity/effort array length differs from
   ``len(name)``, that repeats a name, or carries an infinite value is rejected
   whole and counted; NaN means "unknown" and is kept;
-* unknown actuator names are skipped (the rest of the message is used) and
-  reported once per name;
+* unknown actuator names are skipped (the rest is used) and reported once per name;
 * a stamp older than the previous one from the same source (a bag that loops)
   forgets what that source reported before the new message is used;
 * an actuator reported by two sources takes the latest message (last writer wins);
@@ -44,6 +43,7 @@ import numpy as np
 
 from .encoders import EncoderTracks
 from .measurement import measure, VelocityHistory
+from .outputs import OutputEncoders
 from ..messages import named_input
 from ..messages.named_input import NamedInput
 from ..transmissions.linkage import STATUS_TEXT
@@ -117,8 +117,9 @@ class ActuatorStates:
         #: An actuator not heard from for longer (ns, receive time) is stale: its
         #: transmission's joints are not published (None: never stale).
         self.stale_ns = None
-        #: The joints the last output left out because an actuator of theirs was stale.
-        self.stale_joints = ()
+        #: The joints the last output left out because an actuator of theirs was stale, or
+        #: deflected beyond its limit (an output encoder's).
+        self.stale_joints = self.deflected_joints = ()
         #: The joints the last message published: their indices (None: every joint), or
         #: False when it published nothing. The fast path keeps to them (:mod:`.fast_route`).
         self.last_kept = False
@@ -167,7 +168,10 @@ class ActuatorStates:
         self.joint_state, self.joint_kept, self.measured_cache = None, False, None
         self.velocity_history = (None if tset.losses.lossless
                                  else VelocityHistory(tset.num_actuators))
-        self._input = self._input.renamed(tset.actuator_names)
+        #: The second encoders at some actuators' gear outputs (:mod:`.outputs`; None: none).
+        self.outputs = OutputEncoders(tset) or None
+        self._input = self._input.renamed(tset.actuator_names + (
+            self.outputs.names if self.outputs is not None else ()))
         encoders = EncoderTracks(tset)
         if old is not None and getattr(self, 'encoders', None):
             encoders.carry_from(self.encoders)
@@ -198,12 +202,14 @@ class ActuatorStates:
             return self._refuse(checked.reason)
         self.settle_seen()
         cols, arrays, new_unknown = checked.cols, checked.arrays, checked.new_unknown
+        now = stamp_ns if now_ns is None else now_ns
+        if self.outputs is not None:        # the second encoders' readings, kept apart
+            cols, arrays = self.outputs.split(cols, arrays, now)
         sid = self.source_ids.setdefault(source, len(self.source_ids))
         if self._input.stamp_went_back(sid, stamp_ns):
             c.stamp_backwards += 1
             self._forget(sid)
-        shared = ()
-        owners = self.owner[cols] if len(self.source_ids) > 1 else None
+        shared, owners = (), self.owner[cols] if len(self.source_ids) > 1 else None
         if owners is not None and ((owners >= 0) & (owners != sid)).any():
             names_a = self._tset.actuator_names
             shared = tuple(names_a[i] for i in cols[(owners >= 0) & (owners != sid)]
@@ -216,12 +222,13 @@ class ActuatorStates:
                 self.values[k, cols] = arr if units is None else units.to_si(k, arr, cols)
         if self.encoders and arrays[0] is not None:
             self.encoders.take(self.values[0], cols)        # readings -> whole positions
+        if self.outputs is not None and self.encoders and not self.encoders.resolved:
+            self.outputs.resolve(self)                  # an output encoder knows the turns
         if not self._all_reported and len(cols) and not self.reported[cols].all():
             self.reported[cols] = True
             self._complete = None
             self.generation += 1
             self._all_reported = bool(self.reported.all())
-        now = stamp_ns if now_ns is None else now_ns
         self.last_seen_ns[cols] = now
         self.owner[cols] = sid
         self.last_result = IngestResult('', new_unknown, shared)
@@ -299,10 +306,16 @@ class ActuatorStates:
             if not names:
                 return self._refuse("the encoders' turns are not known yet: "
                                     + '; '.join(self.encoders.ambiguous.values()))
+        flat = self.flat
+        if self.outputs is not None:        # a second encoder's position, where heard from
+            flat, idx, names = self.outputs.state_input(self, idx, names, now_ns)
+            if not names:
+                return self._refuse('deflection beyond its limit: '
+                                    + self.outputs.tripped_text())
         # All three interfaces in one pass (the velocity and effort of the last message
         # that had them where this one has none: damping needs the velocity).
         joint_map = self.joint_map
-        state = joint_map(self.flat)
+        state = joint_map(flat)
         pos, vel, eff = (row if p else None for row, p in zip(state, present))
         self._note_refusals(joint_map)
         if joint_map.refused:
@@ -373,6 +386,8 @@ class ActuatorStates:
         self._input.forget_stamps()
         self.joint_map.reset()
         self.encoders.reset()
+        if self.outputs is not None:
+            self.outputs.reset()
         self.refused = {}
         self.stale_joints = ()
         self._complete = None
@@ -386,6 +401,11 @@ class ActuatorStates:
         self.encoders.whole_positions(self.values[0])
         self.generation += 1
         return position
+
+    @property
+    def map_flat(self):
+        """Return the transmission's input of the last state (output encoders' positions in)."""
+        return self.flat if self.outputs is None else self.outputs.last_input
 
     def actuator_positions(self):
         """Latest actuator positions (NaN where unknown), actuator order; a copy."""

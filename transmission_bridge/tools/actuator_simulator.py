@@ -131,7 +131,8 @@ class ActuatorSimulator(Node):
         except ConfigError as exc:
             raise StartupError(str(exc)) from None
         if engine:
-            from .engine_simulator import declare_engine, EngineDrivers
+            from .engine_parameters import declare_engine
+            from .engine_simulator import EngineDrivers
             self.drivers = EngineDrivers(self, self._tset, model_file or path, rate, dynamics,
                                          declare_engine(self), engine)
             return

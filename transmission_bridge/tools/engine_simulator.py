@@ -37,7 +37,6 @@ from ..messages.wire import (CdrWriter, DoublesTemplate, JointStateLayout, STAMP
                              TransformsTemplate)
 from ..ros.configurable import RELIABLE_10
 from ..ros.node_main import StartupError
-from ..ros.parameters import declare
 
 GAINS = ('position', 'velocity', 'effort', 'stiffness', 'damping')  # the MIT law's order
 CATCH_UP = 5                    # states run at most in one tick to catch up with the wall
@@ -52,49 +51,6 @@ TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 # rclcpp's ClockQoS (rclpy's time source reads /clock so): a reader that falls behind loses
 # ticks it no longer needs, and never holds the simulator up.
 CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-
-
-def declare_engine(node):
-    """Declare the engines' own parameters; return them as a dict."""
-    p = {}
-    p['floating_base'] = declare(node, 'floating_base', False, bool, 'free the root body and '
-                                 'add a ground plane if the model has none', read_only=True)
-    p['lockstep'] = declare(node, 'lockstep', False, bool, 'each command advances one state '
-                            'period and publishes one state', read_only=True)
-    p['real_time_factor'] = declare(node, 'real_time_factor', 1.0, float, 'simulated seconds '
-                                    'per wall second (<= 0: as fast as possible)',
-                                    read_only=True)
-    p['seed'] = declare(node, 'seed', 0, int, "seed of the drives' noise", read_only=True)
-    p['clock_rate'] = declare(node, 'clock_rate', 0.0, float, 'rate of /clock, Hz (0: with '
-                              'every state)', read_only=True, constraints='>= 0')
-    if not p['clock_rate'] >= 0.0:
-        raise StartupError(f"parameter 'clock_rate' must be a number >= 0, got "
-                           f"{p['clock_rate']!r}")
-    p['pose_rate'] = declare(node, 'pose_rate', 100.0, float, 'rate of ~/base_pose and /tf '
-                             'when the base floats, Hz', read_only=True, constraints='> 0')
-    if not p['pose_rate'] > 0.0:
-        raise StartupError(f"parameter 'pose_rate' must be a number > 0, got {p['pose_rate']!r}")
-    for name, default, text in (
-            ('position_stiffness', 5.0, "position drives' stiffness, N*m/rad at the motor"),
-            ('position_damping', 0.05, "position drives' damping, N*m*s/rad at the motor"),
-            ('position_noise', 0.0, 'standard deviation of reported positions'),
-            ('velocity_noise', 0.0, 'standard deviation of reported velocities'),
-            ('effort_noise', 0.0, 'standard deviation of reported torques'),
-            ('reset_hold', 1.0, 'after ~/reset, seconds of simulated time the robot is held '
-             'at its start pose whatever is commanded; then the commands in force move it')):
-        p[name] = declare(node, name, default, float, text, read_only=True, constraints='>= 0')
-        if not p[name] >= 0.0:
-            raise StartupError(f'parameter {name!r} must be a number >= 0, got {p[name]!r}')
-    for name, text in (('encoder_counts', 'encoder counts per motor turn (0: exact)'),
-                       ('delay', 'states between a measurement and its report'),
-                       ('lockstep_ahead', 'with lockstep, states the simulator runs ahead of '
-                        'the commands: 1 steps the next state on the command in force while '
-                        'the bridge answers the last, so both run at once and a command takes '
-                        'effect one state later (0: each command answers the last state)')):
-        p[name] = declare(node, name, 0, int, text, read_only=True, constraints='>= 0')
-        if p[name] < 0:
-            raise StartupError(f'parameter {name!r} must be an integer >= 0, got {p[name]!r}')
-    return p
 
 
 class EngineDrivers:
@@ -146,8 +102,11 @@ class EngineDrivers:
             except ImportError:
                 log.warning('tf2_msgs is not installed: /tf world -> '
                             f'{robot.root} is not published')
-        self._out = Outputs(list(tset.actuator_names), list(simulation.joint_names),
-                            robot.root if floating else '')
+        from ..simulation.output_encoders import SimulatedOutputEncoders
+        self._second = SimulatedOutputEncoders(tset, p['output_slip']) or None
+        self._out = Outputs(list(tset.actuator_names) + list(
+            self._second.names if self._second else ()), list(simulation.joint_names),
+            robot.root if floating else '')
         self._pace = PaceReport(log)
         if dynamics == 'motor_gains':
             from control_msgs.msg import DynamicJointState
@@ -342,9 +301,11 @@ class EngineDrivers:
         sim, out = self.sim, self._out
         nanoseconds = round(sim.time * 1e9)
         stamp = STAMP.pack(*divmod(nanoseconds, 1_000_000_000))
-        report = sim.report()
-        out.states.state[:] = report if self.units is None else self.units.states_to_driver(
-            report)
+        report, n = sim.report(), self.tset.num_actuators
+        state = out.states.state
+        state[:, :n] = report if self.units is None else self.units.states_to_driver(report)
+        if self._second is not None:                # the gears' output encoders
+            state[:, n:] = self._second.rows(report, sim.time)
         out.states.set_stamp(stamp)
         self._count += 1
         due = self._count >= self._pose_every   # the slow outputs' turn (pose_rate)

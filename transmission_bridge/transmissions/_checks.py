@@ -1,5 +1,6 @@
 """Validation helpers of the transmissions library: shared checks raising ConfigError."""
 
+import collections.abc
 import functools
 import math
 
@@ -60,3 +61,13 @@ def efficiency_driven(value, what):
         raise ConfigError(f'{what} must be finite and <= 1 (<= 0: self-locking), got '
                           f'{number!r}')
     return number
+
+
+def checked_mapping(value, path, allowed):
+    """Refuse ``value`` unless it is a mapping whose keys are all ``allowed``; name ``path``."""
+    if not isinstance(value, collections.abc.Mapping):
+        raise ConfigError(f'{path} must be a mapping, got {value!r}')
+    unknown = [k for k in value if k not in allowed]
+    if unknown:
+        raise ConfigError(
+            f'{path}: unknown key {unknown[0]!r}; allowed keys are {", ".join(allowed)}')

@@ -1,32 +1,23 @@
 """
 Fields both transmission loaders read (YAML :mod:`.loader`, URDF :mod:`.urdf`): one parser each.
 
-A key mapping checked for unknown keys, an actuator's ``efficiency`` (driving and driven, or a
-power screw's geometry), a linkage's geometry from its entries. Refusals name the key path
-and the item as written.
+An actuator's ``efficiency`` (driving and driven, or a power screw's geometry), a linkage's
+geometry from its entries, a URDF actuator's ``<units>`` and ``<output_encoder>``. Refusals
+name the key path and the item as written.
 """
 
-import collections.abc
-
 from . import _checks
+from ._checks import checked_mapping
 from .errors import ConfigError
 from .linkage import LinkageActuator, LinkageGeometry, LinkageJoint
 from .losses import screw_efficiency
+from .output_encoder import output_encoder
+from .units import driver_units, fields_in_si, xml_units
 
 # efficiency: {driving, driven} (doc/formats.md, "Losses"), or a screw's geometry instead
 EFFICIENCY_KEYS = {'driving': ('efficiency_driving', _checks.efficiency_driving),
                    'driven': ('efficiency_driven', _checks.efficiency_driven)}
 SCREW_KEYS = ('lead', 'mean_diameter', 'friction_coefficient', 'flank_angle')
-
-
-def checked_mapping(value, path, allowed):
-    """Refuse ``value`` unless it is a mapping whose keys are all ``allowed``; name ``path``."""
-    if not isinstance(value, collections.abc.Mapping):
-        raise ConfigError(f'{path} must be a mapping, got {value!r}')
-    unknown = [k for k in value if k not in allowed]
-    if unknown:
-        raise ConfigError(
-            f'{path}: unknown key {unknown[0]!r}; allowed keys are {", ".join(allowed)}')
 
 
 def efficiency_fields(value, path, who):
@@ -90,3 +81,29 @@ def _linkage_actuator(given):
             raise ConfigError(f'missing key {key!r}')
     return LinkageActuator(given['kind'], given['origin'], given['attachment'], axis,
                            given.get('crank'), given.get('rod_length'))
+
+
+def xml_actuator_field(child, where, owner):
+    """
+    Return a URDF actuator's ``<units .../>`` (the raw mapping) or ``<output_encoder .../>``.
+
+    Attributes are the YAML's keys; a refusal names the element and the actuator.
+    """
+    if child.tag == 'units':
+        return xml_units(child, where, owner)
+    value = dict(child.attrib)
+    for key in ('deflection_limit', 'offset'):
+        if key in value:
+            try:
+                value[key] = float(value[key])
+            except ValueError:
+                raise ConfigError(f'{where}, actuator {owner!r}: <output_encoder {key}> must '
+                                  f'be a number, got {value[key]!r}') from None
+    return output_encoder(value, f'{where}: <output_encoder>', f'actuator {owner!r}')
+
+
+def units_in_si(fields, path, who, shape):
+    """Parse a URDF actuator's raw ``units`` in ``fields``; make its fields SI (the YAML's way)."""
+    linear = fields.get('linear', False) or shape.get('kind', 'rotary') != 'rotary'
+    fields['units'] = driver_units(fields['units'], path, who, linear)
+    fields_in_si(fields)

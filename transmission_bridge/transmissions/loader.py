@@ -9,14 +9,15 @@ silently replaced by defaults. YAML is parsed with ``yaml.safe_load`` only.
 """
 
 import collections.abc
-import math
 
 from . import _checks
+from ._checks import checked_mapping as _mapping
 from .errors import ConfigError
-from .fields import checked_mapping as _mapping, efficiency_fields, linkage_geometry
-from .spec import ActuatorSpec, JointSpec, TransmissionSpec
+from .fields import efficiency_fields, linkage_geometry
+from .output_encoder import output_encoder
+from .spec import ActuatorSpec, JointSpec, TransmissionSpec, unique_names
 from .transmission_set import TransmissionSet
-from .units import driver_units
+from .units import driver_units, fields_in_si
 from .urdf import transmissions_from_urdf
 from .._shared import sources as _sources
 
@@ -24,7 +25,7 @@ _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
 _ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None,
                   'encoder': None, 'rotor_inertia': _checks.non_negative, 'friction': None,
-                  'efficiency': None, 'linear': None, 'units': None}
+                  'efficiency': None, 'linear': None, 'units': None, 'output_encoder': None}
 # friction: {key: spec field} (doc/dynamics.md)
 FRICTION_KEYS = {'viscous': 'viscous_friction', 'coulomb': 'coulomb_friction'}
 _JOINT_KEYS = {
@@ -68,6 +69,13 @@ def parse_transmissions(data):
     if not isinstance(items, list):
         raise ConfigError(f'transmissions must be a list, got {items!r}')
     specs = [_named(item, f'transmissions[{i}]') for i, item in enumerate(items)]
+    outputs = [(a.output_encoder.name, s.name) for s in specs for a in s.actuators
+               if a.output_encoder is not None]
+    if outputs:                 # one name space with the actuators on their topics
+        unique_names([(a.name, s.name) for s in specs for a in s.actuators],
+                     'actuator')
+        unique_names([(a.name, s.name) for s in specs for a in s.actuators] + outputs,
+                     'actuator or output encoder')
     return TransmissionSet(specs)
 
 
@@ -146,6 +154,9 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
                     raise ConfigError(f'{where}.linear ({kind} {name!r}) must be true or false, '
                                       f'got {item[key]!r}')
                 fields['linear'] = item[key]
+            elif key == 'output_encoder' and key in item:
+                fields[key] = output_encoder(item[key], f'{where}.output_encoder',
+                                             f'{kind} {name!r}')
             elif key == 'units' and key in item:
                 fields['units'] = driver_units(item[key], f'{where}.units', f'{kind} {name!r}',
                                                item.get('linear') is True
@@ -153,28 +164,12 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
             elif key not in ('name', 'limits', 'encoder', 'friction') and key in item:
                 fields[key] = check(item[key], f'{where}.{key} ({kind} {name!r})')
         if 'units' in fields:
-            _in_si(fields)
+            fields_in_si(fields)
         try:
             specs.append(spec_class(name, **fields))
         except ConfigError as exc:
             raise ConfigError(f'{where}: {exc}') from None
     return tuple(specs), geometry
-
-
-def _in_si(fields):
-    """
-    Make an actuator's fields SI where its driver's units wrote them (doc/formats.md).
-
-    The encoder's period is the driver's (the reading wraps in its units); the limits are
-    when ``units.limits`` is ``driver``.
-    """
-    units = fields['units']
-    if fields.get('encoder_period') is not None:
-        fields['encoder_period'] *= abs(units.factor[0])
-    names = ('lower_limit', 'upper_limit', 'velocity_limit', 'effort_limit')
-    ends = (-math.inf, math.inf, math.inf, math.inf)
-    given = [fields.get(n, d) for n, d in zip(names, ends)]
-    fields.update(zip(names, units.si_limits(*given)))
 
 
 def _limits(value, path, kind, name):

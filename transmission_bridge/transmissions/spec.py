@@ -51,7 +51,8 @@ class ActuatorSpec:
     self-locking stage); 1 and 1 by default, an ideal gear. ``linear``: a linear motor
     (positions in m), whose stage is exact above 0.01 m/s instead of 0.1 rad/s. ``units``:
     its driver's (:class:`.units.DriverUnits`; None: SI), applied at the bridge's edges only:
-    every other field is SI.
+    every other field is SI. ``output_encoder``: a second encoder at its gear's output
+    (:class:`.output_encoder.OutputEncoderSpec`; None: none).
     """
 
     name: str
@@ -68,6 +69,7 @@ class ActuatorSpec:
     efficiency_driven: float = 1.0
     linear: bool = False
     units: object = None
+    output_encoder: object = None
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')

@@ -82,6 +82,53 @@ class DriverUnits:
 SI = DriverUnits()
 
 
+def fields_in_si(fields):
+    """
+    Make an actuator's spec fields SI where its driver's units wrote them (doc/formats.md).
+
+    ``fields['units']``: its :class:`DriverUnits`. The encoder's period is the driver's (the
+    reading wraps in its units); the limits are when ``units.limits`` is ``driver``.
+    """
+    units = fields['units']
+    if fields.get('encoder_period') is not None:
+        fields['encoder_period'] *= abs(units.factor[0])
+    names = ('lower_limit', 'upper_limit', 'velocity_limit', 'effort_limit')
+    ends = (-math.inf, math.inf, math.inf, math.inf)
+    given = [fields.get(n, d) for n, d in zip(names, ends)]
+    fields.update(zip(names, units.si_limits(*given)))
+
+
+def xml_units(child, where, owner):
+    """
+    Return the ``units`` mapping of a URDF actuator's ``<units .../>`` (the YAML's, flat).
+
+    Attributes are the YAML's keys (``position="counts" counts_per_revolution="131072"``);
+    ``position_factor``, ``position_offset`` (and the velocity's, the effort's) stand for
+    ``position: {factor, offset}`` (with a unit: ``{unit, offset}``).
+    """
+    value = {}
+    for key, text in child.attrib.items():
+        interface, _, part = key.partition('_')
+        if key in CONSTANTS or part in ('factor', 'offset') and interface in INTERFACES:
+            try:
+                number = float(text)
+            except ValueError:
+                raise ConfigError(f'{where}, actuator {owner!r}: <units {key}> must be a '
+                                  f'number, got {text!r}') from None
+            if key in CONSTANTS:
+                value[key] = number
+            else:
+                value.setdefault(interface, {})
+                if isinstance(value[interface], str):
+                    value[interface] = {'unit': value[interface]}
+                value[interface][part] = number
+        elif isinstance(value.get(key), dict):
+            value[key]['unit'] = text
+        else:
+            value[key] = text
+    return value
+
+
 def driver_units(value, path, who, linear):
     """
     Return the :class:`DriverUnits` of an actuator's ``units`` mapping (doc/formats.md).
@@ -90,8 +137,7 @@ def driver_units(value, path, who, linear):
     Refused, naming the key: an unknown unit or key, a unit for the other kind of motor, a
     missing or non-positive constant, a zero or non-finite factor.
     """
-    from .fields import checked_mapping
-    checked_mapping(value, f'{path} ({who})', KEYS)
+    _checks.checked_mapping(value, f'{path} ({who})', KEYS)
     factors, offsets = [], []
     for interface in INTERFACES:
         factor, offset = _interface(value, interface, f'{path}.{interface}', linear, path,
@@ -112,8 +158,7 @@ def _interface(value, interface, where, linear, path, who):
         return 1.0, 0.0
     offset = 0.0
     if isinstance(given, dict):
-        from .fields import checked_mapping
-        checked_mapping(given, f'{where} ({who})', ('unit', 'factor', 'offset'))
+        _checks.checked_mapping(given, f'{where} ({who})', ('unit', 'factor', 'offset'))
         if ('unit' in given) == ('factor' in given):
             raise ConfigError(f'{where} ({who}): give one of unit or factor (SI = factor * '
                               f'driver + offset), got {given!r}')

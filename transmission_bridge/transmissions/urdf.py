@@ -11,9 +11,7 @@ ros2_control (inside ``<ros2_control>`` or at the top level)::
       <actuator name="right_motor" role="actuator2">
         <mechanical_reduction>-50</mechanical_reduction>
       </actuator>
-      <joint name="wrist_pitch" role="joint1">
-        <offset>0.0</offset><mechanical_reduction>1</mechanical_reduction>
-      </joint>
+      <joint name="wrist_pitch" role="joint1"><offset>0.0</offset></joint>
       <joint name="wrist_roll" role="joint2"/>
     </transmission>
 
@@ -39,9 +37,8 @@ reductions ``r_R, r_L`` and flex/roll joint reductions ``n_F, n_O``::
     tau_flex = n_F (r_R tau_R - r_L tau_L),   tau_roll = n_O (-r_R tau_R - r_L tau_L)
 
 which is the differential (actuator1 = right, actuator2 = left, joint1 = flex, joint2 =
-roll) with actuator reductions ``(r_R, -r_L)`` and joint reductions ``(n_F, -n_O)``: the
-wrist is loaded as that differential. (Its calibration ``reference_position`` is not in
-the URDF; ``offset`` attributes are read as joint offsets.)
+roll) with actuator reductions ``(r_R, -r_L)`` and joint reductions ``(n_F, -n_O)``. (Its
+calibration ``reference_position`` is not in the URDF; ``offset`` is the joint offset.)
 
 Liberal where the math stays defined: a ``<transmission>`` of a type this package does not
 map (PAL's ``HalfDifferentialTransmission``, PR2's gripper) or with no type is skipped,
@@ -55,15 +52,15 @@ Roles are honoured (upstream sorts by name instead; not here): when given they m
 exactly ``actuator1..n`` / ``joint1..n``; without roles the document order is the role
 order. A joint may also carry the transmission_bridge extensions ``<default_position>``
 and ``<damping>`` (ros2_control ignores them), and an actuator ``<rotor_inertia>``,
-``<viscous_friction>``, ``<coulomb_friction>``, ``<efficiency>`` and ``<limit effort velocity
-lower upper>`` (the YAML's ``limits``, the motor's units). Absent numbers take the YAML
-defaults (reduction 1, offset 0).
+``<viscous_friction>``, ``<coulomb_friction>``, ``<efficiency>``, ``<limit effort velocity
+lower upper>`` (the YAML's ``limits``), ``<units>`` and ``<output_encoder>`` (attributes: the
+YAML's keys). Absent numbers take the YAML defaults (reduction 1, offset 0).
 """
 
 import dataclasses
 
 from .errors import ConfigError
-from .fields import efficiency_fields, linkage_geometry
+from .fields import efficiency_fields, linkage_geometry, units_in_si, xml_actuator_field
 from .spec import ActuatorSpec, INF, JointSpec, SkippedTransmission, TransmissionSpec
 from .transmission_set import TransmissionSet
 from .urdf_robot import UrdfRobot
@@ -342,6 +339,9 @@ def _members(element, tag, size, where, spec_class, notes, geometry=None):
             if tag == 'actuator' and child.tag == 'limit':
                 fields.update(_actuator_limit(child, where, name, notes))
                 continue
+            if tag == 'actuator' and child.tag in ('units', 'output_encoder'):
+                fields[child.tag] = xml_actuator_field(child, where, name)
+                continue
             key = _NUMBERS[tag].get(child.tag)
             if geometry is not None and key is None:
                 found = _linkage_value(child, tag, where, name)
@@ -353,6 +353,8 @@ def _members(element, tag, size, where, spec_class, notes, geometry=None):
                     notes.unknown(f'transmission {tag}', name, child.tag)
                 continue
             fields[key] = _number(child, where, name, tag)
+        if 'units' in fields:
+            units_in_si(fields, f'{where}: <units>', f'actuator {name!r}', shape)
         try:
             out.append(spec_class(name, **fields))
         except ConfigError as exc:
@@ -414,8 +416,7 @@ def _linkage(element, name, where, notes, robot):
     """
     Return a LinkageTransmission's spec, or its skip if a joint is not the robot's.
 
-    The geometry comes from the elements; the joints' axes and points, where not given, from
-    the robot (given ones must agree with the robot's).
+    The geometry from the elements; joints' axes and points not given, from the robot's.
     """
     size = len([c for c in element if c.tag == 'joint'])
     joint_shapes, actuator_shapes = [], []

@@ -1,0 +1,166 @@
+"""
+A second encoder at an actuator's gear output (NOTATION.md, "Second encoder").
+
+The expected values are worked here from the law on the page: the transmission maps
+``n_a x_o`` in place of the motor's position, the deflection is ``x_o - x_a / n_a``; beyond
+its limit the transmission's joints are withheld; a stale output encoder falls back to the
+motor's and comes back; an absolute output encoder gives a single-turn motor its turns.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from tolerances import ROUND_TRIP_ATOL, ROUND_TRIP_RTOL
+from transmission_bridge.mapping.state import ActuatorStates
+from transmission_bridge.transmissions import ConfigError, load_transmissions
+
+STALE = 500_000_000         # ns: the bridge's stale_timeout default
+
+
+def _arm(**output):
+    """Return a simple joint (motor 10:1, offset 0.1) with an output encoder; a wrist."""
+    return load_transmissions({'transmissions': [
+        {'name': 'knee', 'type': 'simple',
+         'actuators': [{'name': 'knee_motor', 'mechanical_reduction': 10.0,
+                        'output_encoder': {'name': 'knee_out', **output}}],
+         'joints': [{'name': 'knee', 'offset': 0.1}]},
+        {'name': 'wrist', 'type': 'differential',
+         'actuators': [{'name': 'wl', 'mechanical_reduction': 5.0,
+                        'output_encoder': {'name': 'wl_out', 'velocity_from': 'output'}},
+                       {'name': 'wr', 'mechanical_reduction': -5.0}],
+         'joints': [{'name': 'pitch'}, {'name': 'roll'}]}]})
+
+
+def _states(tset):
+    states = ActuatorStates(tset)
+    states.stale_ns = STALE
+    return states
+
+
+NAMES = ['knee_motor', 'knee_out', 'wl', 'wl_out', 'wr']
+
+
+def test_the_joint_follows_the_output_encoder_and_the_deflection_is_published():
+    tset = _arm()
+    states = _states(tset)
+    # The knee motor at 10 rad (1 rad through the gear), its output encoder at 1.02 rad: the
+    # joint is 1.02 + 0.1; the wrist's left gear output at 0.3 (motor 1.4, 0.28 through the
+    # gear), its right motor at -1.0: pitch, roll from n_a x_o = 1.5 and -1.0.
+    out = states.ingest('s', NAMES, [10.0, 1.02, 1.4, 0.3, -1.0], [1.0, 0.2, 2.0, 0.5, 1.0],
+                        [0.0] * 5, stamp_ns=1)
+    pos = dict(zip(out.names, out.position))
+    vel = dict(zip(out.names, out.velocity))
+    assert pos['knee'] == pytest.approx(1.12, rel=ROUND_TRIP_RTOL)
+    assert vel['knee'] == pytest.approx(0.1, rel=ROUND_TRIP_RTOL)        # the motor's
+    left, right = 1.5 / 5.0, -1.0 / -5.0            # the differential's own formulas
+    assert pos['pitch'] == pytest.approx((left + right) / 2, rel=ROUND_TRIP_RTOL)
+    assert pos['roll'] == pytest.approx((left - right) / 2, rel=ROUND_TRIP_RTOL)
+    left_v, right_v = 0.5, 1.0 / -5.0               # velocity_from: output on the left
+    assert vel['pitch'] == pytest.approx((left_v + right_v) / 2, rel=ROUND_TRIP_RTOL)
+    np.testing.assert_allclose(states.outputs.deflection, [1.02 - 1.0, 0.3 - 0.28],
+                               rtol=ROUND_TRIP_RTOL, atol=ROUND_TRIP_ATOL)
+    assert list(states.outputs.actuators) == ['knee_motor', 'wl']
+
+
+def test_beyond_its_deflection_limit_the_transmission_is_withheld():
+    tset = _arm(deflection_limit=0.05)
+    states = _states(tset)
+    out = states.ingest('s', NAMES, [10.0, 1.04, 1.4, 0.28, -1.0], [0.0] * 5, [0.0] * 5, 1)
+    assert set(out.names) == {'knee', 'pitch', 'roll'}
+    out = states.ingest('s', NAMES, [10.0, 1.06, 1.4, 0.28, -1.0], [0.0] * 5, [0.0] * 5, 2)
+    assert set(out.names) == {'pitch', 'roll'}          # a slipping belt: the knee withheld
+    assert states.deflected_joints == ('knee',)
+    assert 'knee_motor' in states.outputs.tripped_text()
+    assert '+0.06' in states.outputs.tripped_text()
+    out = states.ingest('s', NAMES, [10.0, 1.04, 1.4, 0.28, -1.0], [0.0] * 5, [0.0] * 5, 3)
+    assert set(out.names) == {'knee', 'pitch', 'roll'}  # back within: published again
+
+
+def test_a_stale_output_encoder_falls_back_to_the_motor_and_comes_back():
+    tset = _arm()
+    states = _states(tset)
+    motors = ['knee_motor', 'wl', 'wr']
+    states.ingest('s', NAMES, [10.0, 1.02, 1.4, 0.3, -1.0], [0.0] * 5, [0.0] * 5, 1, now_ns=0)
+    # Only the motors for longer than stale_timeout: the knee from its motor (10 / 10 + 0.1).
+    out = states.ingest('m', motors, [10.0, 1.4, -1.0], [0.0] * 3, [0.0] * 3, 2,
+                        now_ns=STALE + 1)
+    assert dict(zip(out.names, out.position))['knee'] == pytest.approx(1.1, rel=1e-15)
+    assert sorted(states.outputs.changes) == [('knee_out', 'stale'), ('wl_out', 'stale')]
+    assert np.isnan(states.outputs.deflection).all()
+    states.outputs.changes.clear()
+    out = states.ingest('s', NAMES, [10.0, 1.03, 1.4, 0.3, -1.0], [0.0] * 5, [0.0] * 5, 3,
+                        now_ns=STALE + 2)
+    assert dict(zip(out.names, out.position))['knee'] == pytest.approx(1.13, rel=1e-15)
+    assert sorted(states.outputs.changes) == [('knee_out', 'back'), ('wl_out', 'back')]
+
+
+def test_an_absolute_output_encoder_gives_a_single_turn_motor_its_turns():
+    # A 10:1 knee whose motor encoder counts one turn: 2.0 rad read, the output at 2.825 rad
+    # means the motor is at 28.25 rad = 2.0 + 4 turns (25.13...) + the 0.05 rad deflection.
+    tset = load_transmissions({'transmissions': [{
+        'name': 'knee', 'type': 'simple',
+        'actuators': [{'name': 'm', 'mechanical_reduction': 10.0,
+                       'encoder': {'period': 2 * math.pi},
+                       'output_encoder': {'name': 'out'}}],
+        'joints': [{'name': 'q', 'limits': {'lower': -4.0, 'upper': 4.0}}]}]})
+    states = _states(tset)
+    assert states.ingest('s', ['m'], [2.0], [0.0], [0.0], 1) is None     # ambiguous alone
+    out = states.ingest('s', ['m', 'out'], [2.0, 2.825], [0.0, 0.0], [0.0, 0.0], 2)
+    assert out.position[0] == pytest.approx(2.825, rel=1e-15)             # the output's
+    assert states.encoders.turns_by_name() == {'m': 4}
+    assert states.actuator_positions()[0] == pytest.approx(2.0 + 8 * math.pi, rel=1e-15)
+
+
+@pytest.mark.parametrize('output, words', [
+    ({'name': 'knee_motor'}, ['duplicate', 'knee_motor']),
+    ({'name': 'wl_out2', 'velocity_from': 'joint'},
+     ['output_encoder.velocity_from', "actuator 'knee_motor'", 'joint']),
+    ({'name': 'x', 'deflection_limit': 0.0}, ['output_encoder.deflection_limit']),
+    ({'velocity_from': 'motor'}, ["missing key 'name'"]),
+    ({'name': 'x', 'turns': 3}, ["unknown key 'turns'"]),
+])
+def test_a_bad_output_encoder_is_refused_naming_the_key(output, words):
+    with pytest.raises(ConfigError) as raised:
+        load_transmissions({'transmissions': [{
+            'name': 'knee', 'type': 'simple',
+            'actuators': [{'name': 'knee_motor', 'output_encoder': output}],
+            'joints': [{'name': 'knee'}]}]})
+    assert all(w in str(raised.value) for w in words), str(raised.value)
+
+
+def test_a_bag_with_output_encoders_converts_as_the_bridge_publishes(tmp_path):
+    from bag_harness import joint_states, tool
+    from test_driver_units import _write_bag
+    import yaml
+    tset = _arm(deflection_limit=0.05)
+    document = {'transmissions': [
+        {'name': s.name, 'type': s.type,
+         'actuators': [{'name': a.name, 'mechanical_reduction': a.mechanical_reduction,
+                        **({'output_encoder': {
+                            'name': a.output_encoder.name,
+                            'velocity_from': a.output_encoder.velocity_from,
+                            'deflection_limit': a.output_encoder.deflection_limit}}
+                           if a.output_encoder else {})} for a in s.actuators],
+         'joints': [{'name': j.name, 'offset': j.offset} for j in s.joints]}
+        for s in tset.specs]}
+    path = tmp_path / 'arm.yaml'
+    path.write_text(yaml.safe_dump(document))
+    rng = np.random.default_rng(7301)
+    n = 30
+    motors = rng.normal(0, 1, (3, n, 3))
+    outputs = motors[:, :, :2] / np.array([10.0, 5.0]) + rng.normal(0, 0.03, (3, n, 2))
+    rows = np.concatenate([motors[:, :, :1], outputs[:, :, :1], motors[:, :, 1:2],
+                           outputs[:, :, 1:], motors[:, :, 2:]], axis=2)
+    stamps = 1_700_000_000_000_000_000 + np.arange(n) * 10_000_000
+    _write_bag(tmp_path / 'in', NAMES, stamps, rows, True)
+    done = tool('convert', tmp_path / 'in', tmp_path / 'out', '--transmissions', path)
+    assert done.returncode == 0, done.stderr
+    got = joint_states(tmp_path / 'out', '/joint_states')
+    live = _states(load_transmissions(path))
+    assert len(got) == n
+    for k, stamp in enumerate(stamps.tolist()):
+        want = live.ingest('/actuator_states', NAMES, *rows[:, k], stamp_ns=stamp)
+        [(_, names, pos, vel, eff)] = got[stamp]
+        assert names == want.names and np.array_equal(pos, want.position)
+        assert np.array_equal(vel, want.velocity)
