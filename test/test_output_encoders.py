@@ -164,3 +164,113 @@ def test_a_bag_with_output_encoders_converts_as_the_bridge_publishes(tmp_path):
         [(_, names, pos, vel, eff)] = got[stamp]
         assert names == want.names and np.array_equal(pos, want.position)
         assert np.array_equal(vel, want.velocity)
+
+
+# --- series-elastic actuators --------------------------------------------------------------
+SEA_MJCF = """<mujoco>
+  <option timestep="0.0005" gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="rotor">
+      <joint name="motor" type="hinge" axis="0 1 0" armature="2e-5"/>
+      <geom type="cylinder" fromto="0 -0.1 0 0 -0.12 0" size="0.02" mass="0.05"/>
+    </body>
+    <body name="link">
+      <joint name="out" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="1.2"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="spring" stiffness="{k}" damping="{d}">
+      <joint joint="motor" coef="{inverse}"/><joint joint="out" coef="-1"/>
+    </fixed>
+  </tendon>
+  <actuator><motor name="drive" joint="motor"/></actuator>
+</mujoco>"""
+
+
+def _sea(spring, reduction=8.0):
+    return load_transmissions({'transmissions': [{
+        'name': 'hip', 'type': 'simple',
+        'actuators': [{'name': 'hip_motor', 'mechanical_reduction': reduction,
+                       'output_encoder': {'name': 'hip_output'}, 'spring': spring}],
+        'joints': [{'name': 'hip'}]}]})
+
+
+def test_an_sea_joint_effort_is_mujocos_own_spring_force():
+    # MuJoCo integrates a rotor geared 8:1 to a link through a spring (a fixed tendon
+    # θ/8 - q with stiffness and damping: MuJoCo's own solution); the bridge reads the rotor
+    # and the link as the motor and output encoders: its joint effort is the force MuJoCo's
+    # spring applies to the link, every state.
+    mujoco = pytest.importorskip('mujoco')
+    k, d, n = 320.0, 1.5, 8.0
+    model = mujoco.MjModel.from_xml_string(SEA_MJCF.format(k=k, d=d, inverse=1 / n))
+    data = mujoco.MjData(model)
+    states = _states(_sea({'stiffness': k, 'damping': d}, n))
+    rng = np.random.default_rng(7302)
+    out_dof = model.jnt_dofadr[model.joint('out').id]
+    motor_q, out_q = (model.jnt_qposadr[model.joint(j).id] for j in ('motor', 'out'))
+    motor_v = model.jnt_dofadr[model.joint('motor').id]
+    worst, largest = 0.0, 0.0
+    for step in range(2000):
+        data.ctrl[0] = 0.4 * math.sin(0.01 * step) + rng.normal(0, 0.05)
+        mujoco.mj_step(model, data)
+        mujoco.mj_forward(model, data)          # qfrc_passive of this state
+        out = states.ingest('s', ['hip_motor', 'hip_output'],
+                            [data.qpos[motor_q], data.qpos[out_q]],
+                            [data.qvel[motor_v], data.qvel[out_dof]],
+                            [data.ctrl[0], 0.0], stamp_ns=step + 1)
+        theirs = data.qfrc_passive[out_dof]
+        worst = max(worst, abs(out.effort[0] - theirs))
+        largest = max(largest, abs(theirs))
+    assert largest > 1.0                        # the spring did carry the load
+    assert worst <= 1e-9 * largest, (worst, largest)
+
+
+def test_an_sea_table_is_interpolated_and_extended_along_its_ends():
+    # k(δ) from the calibration table, worked here: between points on the segment, beyond
+    # the ends along the end segment; the joint gets -k(δ) (the motor leads: positive).
+    table = [[-0.1, -20.0], [0.0, 0.0], [0.05, 20.0], [0.1, 60.0]]
+    states = _states(_sea({'table': table}, 1.0))
+    for deflection, force in ((0.025, 10.0), (0.075, 40.0), (-0.05, -10.0), (0.2, 140.0),
+                              (-0.2, -40.0)):
+        out = states.ingest('s', ['hip_motor', 'hip_output'], [0.3, 0.3 + deflection],
+                            [0.0, 0.0], [0.0, 0.0], stamp_ns=1)
+        assert out.effort[0] == pytest.approx(-force, rel=1e-12)
+
+
+@pytest.mark.parametrize('spring, extra, words', [
+    ({'stiffness': 100.0}, {'output_encoder': None}, ['spring needs output_encoder']),
+    ({'stiffness': -1.0}, {}, ['spring.stiffness', '-1.0']),
+    ({'stiffness': 1.0, 'table': [[0, 0], [1, 1]]}, {}, ['one of stiffness']),
+    ({'table': [[0, 0], [1, -1]]}, {}, ['spring.table', 'increase']),
+    ({'table': [[0, 0]]}, {}, ['spring.table', 'two or more']),
+    ({'stiffness': 1.0}, {'efficiency': {'driving': 0.9}}, ['lossy stage']),
+])
+def test_a_bad_spring_is_refused_naming_the_key(spring, extra, words):
+    actuator = {'name': 'm', 'output_encoder': {'name': 'o'}, 'spring': spring, **extra}
+    actuator = {k: v for k, v in actuator.items() if v is not None}
+    with pytest.raises(ConfigError) as raised:
+        load_transmissions({'transmissions': [{'name': 't', 'type': 'simple',
+                                               'actuators': [actuator],
+                                               'joints': [{'name': 'q'}]}]})
+    assert all(w in str(raised.value) for w in words), str(raised.value)
+
+
+def test_the_simulators_quasi_static_spring_is_the_bridges_law_inverted():
+    # One physics: the simulator's output encoders read the deflection that carries each
+    # drive's torque (k⁻¹(-n_a τ_a)); read back by the bridge's law, the joint's effort is
+    # that torque through the gear, for the linear spring, the table and a stiff gear.
+    from conftest import CONFIG
+    from transmission_bridge.simulation.output_encoders import SimulatedOutputEncoders
+    tset = load_transmissions(CONFIG / 'sea_leg_transmissions.yaml')
+    sim = SimulatedOutputEncoders(tset)
+    rng = np.random.default_rng(7303)
+    names = list(tset.actuator_names) + list(sim.names)
+    states = _states(tset)
+    reductions = np.array([tset.actuator(a).mechanical_reduction for a in tset.actuator_names])
+    for k in range(50):
+        motors = np.stack([rng.normal(0, 2, 3), np.zeros(3), rng.normal(0, 2, 3)])
+        rows = sim.rows(motors, 0.0)
+        out = states.ingest('sim', names, *np.concatenate([motors, rows], axis=1),
+                            stamp_ns=k + 1)
+        np.testing.assert_allclose(out.effort, reductions * motors[2], rtol=1e-12, atol=1e-9)

@@ -4,8 +4,10 @@ The bridge's output encoders on ROS: ``~/deflections`` and what is said of them.
 At every joint_states published (a follower of the routes, :mod:`..mapping.routes`), a robot
 with output encoders gets ``~/deflections`` (sensor_msgs/JointState: the actuators' names,
 position = each one's deflection ``x_o - x_a / n_a``, NaN where its output encoder is not in
-use; the state's stamp), and the log says once when an output encoder goes stale (the motor's
-encoder is used) and when it is back. The law and the trip: :mod:`..mapping.outputs`.
+use; velocity its rate; effort the motor's own torque through its gear, ``n_a τ_a`` from its
+current, beside a spring's in joint_states; the state's stamp), and the log says once when
+an output encoder goes stale (the motor's encoder is used) and when it is back. The law and
+the trip: :mod:`..mapping.outputs`.
 """
 
 from sensor_msgs.msg import JointState
@@ -41,6 +43,8 @@ class Deflections:
             out = deserialize_message(out, JointState)
         msg.header = out.header
         msg.position = outputs.deflection.tolist()
+        msg.velocity = outputs.rate.tolist()
+        msg.effort = outputs.motor_torque.tolist()
         self._pub.publish(msg)
         log = self._node.get_logger()
         for name, what in outputs.changes:

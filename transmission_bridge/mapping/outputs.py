@@ -27,20 +27,28 @@ class OutputEncoders:
         self.offset = np.array([s.offset for s in specs], dtype=float)
         self.limit = np.array([s.deflection_limit for s in specs], dtype=float)
         from_output = np.array([s.velocity_from == 'output' for s in specs], dtype=bool)
+        #: Each output's actuator's spring (None: none): its torque replaces the motor's.
+        self.springs = tuple(a.spring for _, a in found)
+        self._sprung = np.flatnonzero([sp is not None for sp in self.springs])
         self._velocity_cols = from_output
         self._n_act = tset.num_actuators
         #: Position (offset added) and velocity of each output encoder's last reading.
         self.values = np.full((2, len(specs)), np.nan)
         self.seen_ns = np.full(len(specs), -1, dtype=np.int64)
-        #: The last state's deflections (NaN where the output encoder was not in use).
+        #: The last state's deflections and their rates (NaN where the output encoder was
+        #: not in use; a rate 0 where a velocity is unknown), and each motor's own torque
+        #: through its gear (``n_a τ_a``, from its current).
         self.deflection = np.full(len(specs), np.nan)
+        self.rate = np.full(len(specs), np.nan)
+        self.motor_torque = np.full(len(specs), np.nan)
         #: Which output encoders the last state used, and which were beyond their limit.
         self.in_use = np.zeros(len(specs), dtype=bool)
         self.tripped = np.zeros(len(specs), dtype=bool)
         self._used = np.zeros(len(specs), dtype=bool)
         #: (output encoder, 'stale' | 'back') since the node last read them (it logs them).
         self.changes = []
-        self._input = np.empty(3 * tset.num_actuators + 1)
+        self._input = np.full(3 * tset.num_actuators + 1, np.nan)
+        self._input[-1] = 1.0
         #: The transmission's input of the last state (:meth:`map_input`).
         self.last_input = self._input
 
@@ -76,12 +84,19 @@ class OutputEncoders:
         self.deflection = np.where(fresh, self.values[0] - motor / self.reduction, np.nan)
         with np.errstate(invalid='ignore'):
             self.tripped = np.abs(self.deflection) > self.limit
+        rate = self.values[1] - flat[n + self.cols] / self.reduction
+        self.rate = np.where(fresh, np.where(np.isfinite(rate), rate, 0.0), np.nan)
+        self.motor_torque = self.reduction * flat[2 * n + self.cols]
         out = self._input
         out[:] = flat
         use = self.cols[fresh]
         out[use] = self.reduction[fresh] * self.values[0, fresh]
         speed = fresh & self._velocity_cols & np.isfinite(self.values[1])
         out[n + self.cols[speed]] = self.reduction[speed] * self.values[1, speed]
+        for k in self._sprung:          # the spring's torque, at the motor, for its own
+            if fresh[k]:
+                torque = self.springs[k].torque(self.deflection[k], self.rate[k])
+                out[2 * n + self.cols[k]] = torque / self.reduction[k]
         return out
 
     def split(self, cols, arrays, now_ns):

@@ -11,7 +11,7 @@ from ._checks import checked_mapping
 from .errors import ConfigError
 from .linkage import LinkageActuator, LinkageGeometry, LinkageJoint
 from .losses import screw_efficiency
-from .output_encoder import output_encoder
+from .output_encoder import output_encoder, spring
 from .units import driver_units, fields_in_si, xml_units
 
 # efficiency: {driving, driven} (doc/formats.md, "Losses"), or a screw's geometry instead
@@ -85,21 +85,22 @@ def _linkage_actuator(given):
 
 def xml_actuator_field(child, where, owner):
     """
-    Return a URDF actuator's ``<units .../>`` (the raw mapping) or ``<output_encoder .../>``.
+    Return a URDF actuator's ``<units .../>`` (raw), ``<output_encoder .../>`` or ``<spring>``.
 
     Attributes are the YAML's keys; a refusal names the element and the actuator.
     """
     if child.tag == 'units':
         return xml_units(child, where, owner)
     value = dict(child.attrib)
-    for key in ('deflection_limit', 'offset'):
+    for key in ('deflection_limit', 'offset', 'stiffness', 'damping'):
         if key in value:
             try:
                 value[key] = float(value[key])
             except ValueError:
-                raise ConfigError(f'{where}, actuator {owner!r}: <output_encoder {key}> must '
+                raise ConfigError(f'{where}, actuator {owner!r}: <{child.tag} {key}> must '
                                   f'be a number, got {value[key]!r}') from None
-    return output_encoder(value, f'{where}: <output_encoder>', f'actuator {owner!r}')
+    parse = output_encoder if child.tag == 'output_encoder' else spring
+    return parse(value, f'{where}: <{child.tag}>', f'actuator {owner!r}')
 
 
 def units_in_si(fields, path, who, shape):

@@ -14,7 +14,7 @@ from . import _checks
 from ._checks import checked_mapping as _mapping
 from .errors import ConfigError
 from .fields import efficiency_fields, linkage_geometry
-from .output_encoder import output_encoder
+from .output_encoder import output_encoder, spring
 from .spec import ActuatorSpec, JointSpec, TransmissionSpec, unique_names
 from .transmission_set import TransmissionSet
 from .units import driver_units, fields_in_si
@@ -25,7 +25,8 @@ _TOP_KEYS = ('transmissions',)
 _TRANSMISSION_KEYS = ('name', 'type', 'actuators', 'joints', 'matrix')
 _ACTUATOR_KEYS = {'name': None, 'mechanical_reduction': _checks.reduction, 'limits': None,
                   'encoder': None, 'rotor_inertia': _checks.non_negative, 'friction': None,
-                  'efficiency': None, 'linear': None, 'units': None, 'output_encoder': None}
+                  'efficiency': None, 'linear': None, 'units': None, 'output_encoder': None,
+                  'spring': None}
 # friction: {key: spec field} (doc/dynamics.md)
 FRICTION_KEYS = {'viscous': 'viscous_friction', 'coulomb': 'coulomb_friction'}
 _JOINT_KEYS = {
@@ -154,9 +155,9 @@ def _entries(items, path, kind, keys, spec_class, geometry_keys=()):
                     raise ConfigError(f'{where}.linear ({kind} {name!r}) must be true or false, '
                                       f'got {item[key]!r}')
                 fields['linear'] = item[key]
-            elif key == 'output_encoder' and key in item:
-                fields[key] = output_encoder(item[key], f'{where}.output_encoder',
-                                             f'{kind} {name!r}')
+            elif key in ('output_encoder', 'spring') and key in item:
+                fields[key] = (output_encoder if key == 'output_encoder' else spring)(
+                    item[key], f'{where}.{key}', f'{kind} {name!r}')
             elif key == 'units' and key in item:
                 fields['units'] = driver_units(item[key], f'{where}.units', f'{kind} {name!r}',
                                                item.get('linear') is True

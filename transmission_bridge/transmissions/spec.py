@@ -52,7 +52,8 @@ class ActuatorSpec:
     (positions in m), whose stage is exact above 0.01 m/s instead of 0.1 rad/s. ``units``:
     its driver's (:class:`.units.DriverUnits`; None: SI), applied at the bridge's edges only:
     every other field is SI. ``output_encoder``: a second encoder at its gear's output
-    (:class:`.output_encoder.OutputEncoderSpec`; None: none).
+    (:class:`.output_encoder.OutputEncoderSpec`; None: none); ``spring``: a series-elastic
+    actuator's (:class:`.output_encoder.SpringSpec`), measured by the two encoders.
     """
 
     name: str
@@ -70,6 +71,7 @@ class ActuatorSpec:
     linear: bool = False
     units: object = None
     output_encoder: object = None
+    spring: object = None
 
     def __post_init__(self):
         _checks.name(self.name, 'actuator name')
@@ -97,6 +99,13 @@ class ActuatorSpec:
                 f'torque than lifting it), got {self.efficiency_driven!r}')
         if not isinstance(self.linear, bool):
             raise ConfigError(f'{who}: linear must be true or false, got {self.linear!r}')
+        if self.spring is not None and self.output_encoder is None:
+            raise ConfigError(f'{who}: spring needs output_encoder (its deflection is the '
+                              'output encoder less the motor through the gear)')
+        if self.spring is not None and (self.efficiency_driving != 1.0 or self.efficiency_driven
+                                        != 1.0 or self.coulomb_friction or self.viscous_friction):
+            raise ConfigError(f'{who}: spring with a lossy stage (efficiency, friction) is not '
+                              "supported: the spring measures the torque after the stage's losses")
 
 
 # An actuator's dynamics: spec field -> its name in the YAML and the parameters.

@@ -339,7 +339,7 @@ def _members(element, tag, size, where, spec_class, notes, geometry=None):
             if tag == 'actuator' and child.tag == 'limit':
                 fields.update(_actuator_limit(child, where, name, notes))
                 continue
-            if tag == 'actuator' and child.tag in ('units', 'output_encoder'):
+            if tag == 'actuator' and child.tag in ('units', 'output_encoder', 'spring'):
                 fields[child.tag] = xml_actuator_field(child, where, name)
                 continue
             key = _NUMBERS[tag].get(child.tag)
