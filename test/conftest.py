@@ -4,6 +4,8 @@ import gc
 import os
 import pathlib
 import signal
+import subprocess
+import sys
 
 import hypothesis
 import pytest
@@ -73,3 +75,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if cases:
         terminalreporter.write_line('generated cases per fuzz target: ' + ', '.join(
             f'{name} {count}' for name, count in sorted(cases.items())))
+
+
+@pytest.fixture
+def burner(request):
+    """Keep one core busy in another process (the 'burner' case), or do nothing ('quiet')."""
+    if request.param != 'burner':
+        yield None
+        return
+    proc = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+    yield proc
+    proc.kill()
+    proc.wait()

@@ -9,9 +9,6 @@ drives' law, is the SI arm's command. One message at a time (the next sent once 
 was answered), quiet and beside a CPU burner.
 """
 
-import subprocess
-import sys
-
 from conftest import CONFIG
 import numpy as np
 import pytest
@@ -27,18 +24,7 @@ SENT = 120
 SAME = 1e-9         # rad, rad/s, N·m: the law's rounding, far below any unit's step
 
 
-@pytest.fixture(params=['quiet', 'burner'])
-def burner(request):
-    """Keep one core busy in another process (the 'burner' case), or do nothing."""
-    if request.param != 'burner':
-        yield None
-        return
-    proc = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
-    yield proc
-    proc.kill()
-    proc.wait()
-
-
+@pytest.mark.parametrize('burner', ['quiet', 'burner'], indirect=True)
 def test_every_state_and_command_of_a_bridge_in_driver_units(tmp_path, burner):
     f, o = _expected_factors(FILE)
     rng = np.random.default_rng(7204)

@@ -71,18 +71,6 @@ def _stack(tmp_path, ns, sim_args, bridge=True, sim=True):
     return procs
 
 
-@pytest.fixture
-def burner(request):
-    """Keep one core busy in another process (the 'burner' case), or do nothing."""
-    if request.param != 'burner':
-        yield None
-        return
-    proc = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
-    yield proc
-    proc.kill()
-    proc.wait()
-
-
 @pytest.mark.parametrize('burner', ['quiet', 'burner'], indirect=True)
 def test_every_joint_state_of_the_bridge_is_mujocos(tmp_path, burner):
     ns = unique_namespace('mj_every')

@@ -8,9 +8,9 @@ from transmission_bridge.transmissions import (
     SimpleTransmission)
 
 
-def _rows():
+def _rows(heading='### Pinned examples'):
     text = (REPO / 'NOTATION.md').read_text()
-    section = text.split('### Pinned examples', 1)[1].split('\n##', 1)[0]
+    section = text.split(heading, 1)[1].split('\n##', 1)[0]
     rows = [line for line in section.splitlines() if line.startswith('| ') and '---' not in line]
     return [[c.strip() for c in row.strip('|').split('|')] for row in rows[1:]]
 
@@ -111,14 +111,7 @@ def test_a_motor_that_drives_pays_one_over_eta_f_and_a_driven_one_gets_eta_b():
     np.testing.assert_allclose(rows.predict(p)[:, 0], [0.25, 0.1], rtol=0, atol=1e-15)
 
 
-def _unit_rows():
-    text = (REPO / 'NOTATION.md').read_text()
-    section = text.split('### Pinned driver units', 1)[1].split('\n##', 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith('| ') and '---' not in line]
-    return [[c.strip() for c in row.strip('|').split('|')] for row in rows[1:]]
-
-
-UNIT_ROWS = _unit_rows()
+UNIT_ROWS = _rows('### Pinned driver units')
 
 
 def test_driver_units_table_is_found():
