@@ -274,3 +274,85 @@ def test_the_simulators_quasi_static_spring_is_the_bridges_law_inverted():
         out = states.ingest('sim', names, *np.concatenate([motors, rows], axis=1),
                             stamp_ns=k + 1)
         np.testing.assert_allclose(out.effort, reductions * motors[2], rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize('damping', [0.0, 1.5])
+def test_a_springs_stiffness_is_identified_from_mujoco_data(damping):
+    # MuJoCo's own spring (stiffness 320, its damping) between a rotor and a link, driven by
+    # a smooth excitation; the file's stiffness 30 % off (224): the fit finds MuJoCo's within
+    # 2 %, and its damping and the rotor's inertia (MuJoCo's armature plus the rotor body's).
+    mujoco = pytest.importorskip('mujoco')
+    from transmission_bridge.identification.springs import fit_springs
+    k, n = 320.0, 8.0
+    model = mujoco.MjModel.from_xml_string(SEA_MJCF.format(k=k, d=damping, inverse=1 / n))
+    data = mujoco.MjData(model)
+    tset = _sea({'stiffness': 0.7 * k, 'damping': 0.0}, n)
+    dofs = [model.jnt_dofadr[model.joint(j).id] for j in ('motor', 'out')]
+    qpos = [model.jnt_qposadr[model.joint(j).id] for j in ('motor', 'out')]
+    steps, recordings = 6000, []
+    motors, outputs = np.zeros((steps, 3, 1)), np.zeros((steps, 2, 1))
+    for step in range(steps):
+        t = step * model.opt.timestep
+        data.ctrl[0] = 0.3 * math.sin(2.1 * t) + 0.15 * math.sin(5.3 * t + 1.0)
+        motors[step, :, 0] = data.qpos[qpos[0]], data.qvel[dofs[0]], data.ctrl[0]
+        outputs[step, :, 0] = data.qpos[qpos[1]], data.qvel[dofs[1]]
+        mujoco.mj_step(model, data)
+    recordings.append((np.arange(steps) * model.opt.timestep, motors, outputs))
+    [fit] = fit_springs(tset, recordings)
+    assert fit.actuator == 'hip_motor' and fit.samples > 1000
+    assert fit.stiffness == pytest.approx(k, rel=0.02), fit
+    assert fit.damping == pytest.approx(damping, abs=0.05), fit
+    unit, column = np.zeros(model.nv), np.zeros(model.nv)
+    unit[dofs[0]] = 1.0
+    mujoco.mj_mulM(model, data, column, unit)  # MuJoCo's own rotor: armature and body
+    assert fit.rotor_inertia == pytest.approx(column[dofs[0]], rel=0.02), fit
+
+
+SEA_URDF = """<robot name="sea">
+  <link name="base"/>
+  <link name="link">
+    <inertial><origin xyz="0.15 0 0"/><mass value="1.2"/>
+      <inertia ixx="0.0003" iyy="0.0093" izz="0.0093" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hip" type="revolute"><parent link="base"/><child link="link"/>
+    <axis xyz="0 1 0"/><limit lower="-6" upper="6" effort="50" velocity="20"/></joint>
+</robot>"""
+
+
+def test_identify_dynamic_writes_the_springs_stiffness(tmp_path):
+    # The command a user runs on bags of the SEA (motor and output encoder, MuJoCo's spring):
+    # it says the spring's stiffness and writes it into the transmissions file it outputs,
+    # which loads; the file's stiffness was 30 % off.
+    mujoco = pytest.importorskip('mujoco')
+    import yaml
+    from transmission_bridge.bag.example import write_states_bag
+    from transmission_bridge.tools.identify import main as identify
+    k, n = 320.0, 8.0
+    model = mujoco.MjModel.from_xml_string(SEA_MJCF.format(k=k, d=0.5, inverse=1 / n))
+    data = mujoco.MjData(model)
+    dofs = [model.jnt_dofadr[model.joint(j).id] for j in ('motor', 'out')]
+    steps = 20000
+    rows = np.zeros((3, steps, 2))
+    for step in range(steps):
+        t = step * model.opt.timestep
+        data.ctrl[0] = 0.3 * math.sin(2.1 * t) + 0.15 * math.sin(5.3 * t + 1.0)
+        rows[:, step] = [[data.qpos[0], data.qpos[1]], [data.qvel[dofs[0]], data.qvel[dofs[1]]],
+                         [data.ctrl[0], 0.0]]
+        mujoco.mj_step(model, data)
+    write_states_bag(tmp_path / 'bag', ['hip_motor', 'hip_output'],
+                     1_750_000_000 * 10**9 + np.arange(steps) * 500_000, *rows)
+    (tmp_path / 'sea.urdf').write_text(SEA_URDF)
+    (tmp_path / 'sea.yaml').write_text(yaml.safe_dump({'transmissions': [{
+        'name': 'hip', 'type': 'simple',
+        'actuators': [{'name': 'hip_motor', 'mechanical_reduction': n,
+                       'output_encoder': {'name': 'hip_output'},
+                       'spring': {'stiffness': 0.7 * k}}],
+        'joints': [{'name': 'hip'}]}]}))
+    code = identify([str(tmp_path / 'bag'), '--dynamic', '--model', str(tmp_path / 'sea.urdf'),
+                     '--transmissions', str(tmp_path / 'sea.yaml'), '--accept-worse',
+                     '--output', str(tmp_path / 'out.urdf'),
+                     '--output-transmissions', str(tmp_path / 'out.yaml')])
+    assert code == 0
+    written = load_transmissions(tmp_path / 'out.yaml').actuator('hip_motor')
+    assert written.spring.stiffness == pytest.approx(k, rel=0.02)
+    assert written.spring.damping == pytest.approx(0.5, abs=0.05)

@@ -65,7 +65,8 @@ def run(args, model, tset, bags, failure):
         test = _validation(args.validation, problem, options, fit, failure)
     reporting.print_fit(problem, fit, train, test, kept)
     reporting.judge(problem, fit, test, args.accept_worse, failure)
-    texts = _texts(args, problem, fit, failure)
+    springs = _springs(tset, bags, topic, args.cutoff, failure)
+    texts = _texts(args, problem, fit, failure, springs)
     _commit(texts, args.report, problem, fit, test, failure)
     return 0
 
@@ -279,7 +280,36 @@ def _pick(prepared, key):
     return prepared[key]
 
 
-def _texts(args, problem, fit, failure):
+def _springs(tset, bags, topic, cutoff, failure):
+    """Return the series-elastic springs identified from ``bags`` ({actuator: fit}), said."""
+    if tset is None or not any(tset.actuator(a).spring for a in tset.actuator_names):
+        return {}
+    from ..bag.errors import BagError
+    from ..bag.states import read_states
+    from ..identification.springs import fit_springs
+    outputs = [tset.actuator(a).output_encoder.name for a in tset.actuator_names
+               if tset.actuator(a).output_encoder is not None]
+    n, recordings = tset.num_actuators, []
+    for bag in bags:
+        try:
+            stamps, values = read_states(bag, topic, list(tset.actuator_names) + outputs)
+        except BagError as exc:
+            raise failure(str(exc)) from None
+        motors = values[:, :, :n]
+        if not tset.units.identity:
+            motors = tset.units.states_to_si(motors.copy())
+        recordings.append((stamps, motors, values[:, :2, n:]))
+    fits = {f.actuator: f for f in fit_springs(tset, recordings, cutoff)}
+    for name, f in fits.items():
+        spring = tset.actuator(name).spring
+        shape = (f'stiffness {f.stiffness:.6g} N*m/rad (the file: {spring.stiffness:g})'
+                 if f.stiffness is not None else f'table scale {f.scale:.6g}')
+        print(f'spring of {name}: {shape}, damping {f.damping:.4g}, rotor inertia '
+              f'{f.rotor_inertia:.4g}; residual RMS {f.rms:.4g} N*m ({f.samples} samples)')
+    return fits
+
+
+def _texts(args, problem, fit, failure, springs=None):
     """Return ``{path: text}`` of every output file (nothing written yet)."""
     from ..kinematics import regressor as reg
     model, changes, notes = reg.with_merged_parameters(problem.model, fit.parameters.pi,
@@ -290,7 +320,7 @@ def _texts(args, problem, fit, failure):
     print(f'{len(changes)} link(s) changed: {", ".join(changes) or "none"}')
     if args.output_transmissions:
         texts[args.output_transmissions] = _transmissions_text(
-            pathlib.Path(args.transmissions), problem, fit)
+            pathlib.Path(args.transmissions), problem, fit, springs or {})
     return texts
 
 
@@ -313,8 +343,13 @@ def _model_text(path, changes, failure):
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
 
 
-def _transmissions_text(path, problem, fit):
-    """Return the transmissions YAML with the identified actuator values written in."""
+def _transmissions_text(path, problem, fit, springs):
+    """
+    Return the transmissions YAML with the identified actuator values written in.
+
+    A series-elastic actuator gets its spring's fit (stiffness or the table scaled, damping,
+    rotor) and keeps its ideal stage: the spring measures the torque after it.
+    """
     import yaml
     data = yaml.safe_load(path.read_text())
     p = fit.parameters
@@ -322,6 +357,10 @@ def _transmissions_text(path, problem, fit):
     for transmission in data.get('transmissions', []):
         for actuator in transmission.get('actuators', []):
             k = index.get(actuator.get('name'))
+            sprung = springs.get(actuator.get('name'))
+            if sprung is not None:
+                _spring_values(actuator, sprung)
+                continue
             if k is None:
                 continue
             actuator['rotor_inertia'] = float(p.rotor[k])
@@ -331,6 +370,18 @@ def _transmissions_text(path, problem, fit):
                                       'driven': float(p.beta[k])}
     return '# transmission_bridge_identify --dynamic: actuator values identified\n' + \
         yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+
+
+def _spring_values(actuator, fit):
+    """Write a spring's fit into its actuator's YAML mapping."""
+    spring = dict(actuator['spring'])
+    if fit.stiffness is not None:
+        spring['stiffness'] = fit.stiffness
+    else:
+        spring['table'] = [[float(d), float(t * fit.scale)] for d, t in spring['table']]
+    spring['damping'] = max(0.0, fit.damping)
+    actuator['spring'] = spring
+    actuator['rotor_inertia'] = max(0.0, fit.rotor_inertia)
 
 
 def _commit(texts, report, problem, fit, test, failure):
