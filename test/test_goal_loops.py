@@ -103,9 +103,10 @@ def _values(data):
 @pytest.mark.parametrize('kind', ['python', 'compiled'])
 @pytest.mark.parametrize('names', [['pitch', 'roll'], ['roll', 'pitch', 'pan'],
                                    ['h_b', 'h_a'], ['pan']])
-def test_the_compiled_step_is_the_reference_step_and_map(kind, names):
+@pytest.mark.parametrize('units', [False, True])        # drives in their own units too
+def test_the_compiled_step_is_the_reference_step_and_map(kind, names, units):
     loops = _loops(kind)
-    tset = _ideal_set()
+    tset = _ideal_set(units)
     rng = np.random.default_rng(6200 + len(names))
     idx = np.array([tset.joint_index[j] for j in names], dtype=np.intp)
     handed = {code: 0 for code in ('before', 'past', 'unmeasured', 'ended', 'limit')}
