@@ -356,3 +356,43 @@ def test_identify_dynamic_writes_the_springs_stiffness(tmp_path):
     written = load_transmissions(tmp_path / 'out.yaml').actuator('hip_motor')
     assert written.spring.stiffness == pytest.approx(k, rel=0.02)
     assert written.spring.damping == pytest.approx(0.5, abs=0.05)
+
+
+def test_a_torque_command_deflects_mujocos_spring_to_the_wanted_torque():
+    # Hold the SEA's link at q* against gravity: the wanted joint torque is MuJoCo's own
+    # holding torque there; the bridge's command (its position and effort) drives the rotor
+    # by a stiff position servo with that feed-forward; settled, MuJoCo's spring passes the
+    # wanted torque within 1 % and the link is at q*.
+    mujoco = pytest.importorskip('mujoco')
+    from transmission_bridge.mapping.commands import CommandMapper
+    k, n, target = 320.0, 8.0, 0.4
+    model = mujoco.MjModel.from_xml_string(SEA_MJCF.format(k=k, d=0.5, inverse=1 / n))
+    data = mujoco.MjData(model)
+    dofs = [model.jnt_dofadr[model.joint(j).id] for j in ('motor', 'out')]
+    data.qpos[1] = target
+    mujoco.mj_forward(model, data)
+    wanted = data.qfrc_bias[dofs[1]]            # MuJoCo's torque holding the link at q*
+    command = CommandMapper(_sea({'stiffness': k, 'damping': 0.5}, n)).map_command(
+        ['hip'], [target], [0.0], [wanted])
+    theta, feed = command.position[0], command.effort[0]
+    data.qpos[:] = [theta, target]
+    for _ in range(8000):                       # 4 s: the servo settles
+        data.ctrl[0] = feed + 2.0 * (theta - data.qpos[0]) - 0.02 * data.qvel[dofs[0]]
+        mujoco.mj_step(model, data)
+    mujoco.mj_forward(model, data)
+    assert data.qfrc_passive[dofs[1]] == pytest.approx(wanted, rel=0.01)
+    assert data.qpos[1] == pytest.approx(target, abs=1e-3)
+    assert abs(wanted) > 0.5                    # a load the spring must carry
+
+
+def test_a_goal_to_an_sea_takes_the_reference_mapping():
+    # The goals' prepared map is the stiff gear's: a layout with a spring takes the reference
+    # (map_command), which moves the spring's motor.
+    from transmission_bridge.mapping.commands import CommandMapper
+    from transmission_bridge.mapping.prepared import PreparedCommand
+    mapper = CommandMapper(_sea({'stiffness': 100.0}))
+    assert not PreparedCommand(mapper, ['hip'], True).usable
+    plain = CommandMapper(load_transmissions({'transmissions': [{
+        'name': 'hip', 'type': 'simple', 'joints': [{'name': 'hip'}],
+        'actuators': [{'name': 'hip_motor', 'mechanical_reduction': 8.0}]}]}))
+    assert PreparedCommand(plain, ['hip'], True).usable

@@ -31,6 +31,7 @@ import typing
 
 import numpy as np
 
+from .command_edge import CommandEdge
 from .state import IngestResult
 from ..messages import named_input
 from ..transmissions import ConfigError, effort_law
@@ -86,7 +87,7 @@ class CommandMapper:
     def set_transmissions(self, tset):
         """Switch to ``tset``; the last commanded value of each joint keeps its name."""
         old, self._tset = self._tset, tset
-        self._units = None if tset.units.identity else tset.units
+        self._edge = CommandEdge(tset)
         self._input = self._input.renamed(tset.joint_names)
         self._coverage_cache = {}       # per joint-name list: what a command covers, limits
         self._measured_motion = (None, None)
@@ -172,9 +173,8 @@ class CommandMapper:
         if notes:
             c.limited += 1
         self.last_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
-        if self._units is not None:             # out in the drivers' units (SI inside)
-            pos, vel, eff = self._units.fields_to_driver(self.coverage(needed_names)[1],
-                                                         (pos, vel, eff))
+        if self._edge:                  # springs, the drivers' units (SI inside): .command_edge
+            pos, vel, eff = self._edge.out(self.coverage(needed_names)[1], (pos, vel, eff))
         return ActuatorCommand(out_names, pos, vel, eff)
 
     def _map_limited(self, joint_names, rows, acc=None, stamp_ns=None):
@@ -374,9 +374,8 @@ class CommandMapper:
             self.counters.trajectories_rejected += 1
             raise
         self.counters.trajectories_mapped += 1
-        units = self._units                 # out in the drivers' units (SI inside)
-        return out if units is None else (
-            out[0], units.fields_to_driver(self.coverage(joint_names)[1], out[1]))
+        return (out[0], self._edge.out(self.coverage(joint_names)[1], out[1])) if self._edge \
+            else out
 
     def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts,
                         check_limits):

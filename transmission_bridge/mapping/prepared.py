@@ -16,9 +16,9 @@ a serialized JointState whose names and layout never change (:mod:`..messages.wi
   effort magnitudes): the reference's clamps and scalings would then change nothing.
 
 Whatever it does not cover takes the reference, whole: a set with a linkage, a motor whose
-stage has losses or friction, a layout that does not name every joint its motors reach, a
-value beyond a limit or not finite (:meth:`PreparedCommand.command` returns None). Tests pin
-the two to the same motor values (test_prepared_command.py).
+stage has losses or friction or a spring, a layout that does not name every joint its motors
+reach, a value beyond a limit or not finite (:meth:`PreparedCommand.command` returns None).
+Tests pin the two to the same motor values (test_prepared_command.py).
 """
 
 import math
@@ -43,7 +43,8 @@ class PreparedCommand:
         cols = [tset.joint_index[n] for n in self.names]
         self.usable = bool(tset.constant_map
                            and sorted(cols) == sorted(np.asarray(joint_idx).tolist())
-                           and mapper.stages(self.names) is None)
+                           and mapper.stages(self.names) is None
+                           and not any(tset.actuator(a).spring for a in out_names))
         if not self.usable:
             return
         self._mapper, self._cols = mapper, np.asarray(cols, dtype=np.intp)
