@@ -441,3 +441,43 @@ def test_joint_impedance_through_mujocos_spring_is_stable(output):
     sag = -holding * (1 / kp + (1 / k if output == 'motor_gains' else 0.0))   # under it
     assert max(speeds[-2000:]) < 1e-3 * max(speeds[:2000])
     assert 0.8 < (final - target) / sag < 1.2, (final - target, sag)
+
+
+def test_the_mujoco_engine_simulates_an_sea_spring_the_bridge_reads(tmp_path):
+    # The simulator's MuJoCo engine on a URDF whose motor drives its joint through a spring:
+    # the motor becomes a rotor of its own joined by a tendon spring (stiffness, damping),
+    # started relaxed. Under a sinusoidal drive the link swings; at every state the bridge,
+    # reading the drives' report and the output encoders as published, gives the joint the
+    # torque MuJoCo's own spring applies to it, and the deflection is not zero (the spring
+    # is not quasi-static).
+    pytest.importorskip('mujoco')
+    from transmission_bridge.simulation import Simulation
+    from transmission_bridge.simulation.output_encoders import SimulatedOutputEncoders
+    (tmp_path / 'sea.urdf').write_text(SEA_URDF)
+    tset = load_transmissions({'transmissions': [{
+        'name': 'hip', 'type': 'simple', 'joints': [{'name': 'hip', 'offset': 0.1}],
+        'actuators': [{'name': 'hip_motor', 'mechanical_reduction': 8.0,
+                       'rotor_inertia': 3e-5, 'output_encoder': {'name': 'hip_output'},
+                       'spring': {'stiffness': 320.0, 'damping': 0.5}}]}]})
+    sim = Simulation(str(tmp_path / 'sea.urdf'), tset, engine='mujoco', dynamics='effort')
+    engine = sim.engine
+    assert 0 in engine.spring_rows and not engine.warnings
+    outputs = SimulatedOutputEncoders(tset, 0.0, engine.spring_rows)
+    states = _states(tset)
+    model, data = engine.robot.model, engine.robot.data
+    hip = engine.robot.dof_of['hip']
+    worst, largest, deflected = 0.0, 0.0, 0.0
+    for k in range(1500):
+        sim.step({'hip_motor': 0.25 * math.sin(0.004 * k)})
+        report = np.asarray(engine.report())
+        rows = outputs.rows(report, engine.time, engine.joint_state)
+        out = states.ingest('sim', ['hip_motor', 'hip_output'],
+                            *np.concatenate([report, rows], axis=1), stamp_ns=k + 1)
+        import mujoco
+        mujoco.mj_forward(model, data)
+        theirs = data.qfrc_passive[hip]
+        worst = max(worst, abs(out.effort[0] - theirs))
+        largest = max(largest, abs(theirs))
+        deflected = max(deflected, abs(states.outputs.deflection[0]))
+    assert largest > 0.5 and deflected > 1e-3
+    assert worst <= 1e-9 * largest, (worst, largest)

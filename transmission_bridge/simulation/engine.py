@@ -34,6 +34,7 @@ import numpy as np
 from .drives import Drives
 from .ground import rest_on_ground
 from .model import ChainCloser, import_mujoco, joint_damping, set_pose, SimulationError
+from .sea import rotor_pose, spring_rotors
 from .stage_friction import StageFriction
 from ..transmissions import TransmissionSet
 
@@ -56,8 +57,10 @@ class MujocoSimulation:
         # to MUJOCO_LOG.TXT in the working folder.
         self.mujoco.set_mju_user_warning(self._warning)
         self.last_warning = ''
+        robot, self.spring_rows, sea_warnings = spring_rotors(tset, robot)   # sea.py
         self.tset, self.robot, self.options = tset, robot, options
         self._place(tset, robot)
+        self.warnings += sea_warnings
         robot = self.robot = self._stage_carriers(tset, robot)
         model = robot.model
         ratio = 1.0 / (rate * model.opt.timestep)
@@ -274,10 +277,10 @@ class MujocoSimulation:
     def start_pose(self):
         """Return {joint: qpos} the robot starts in: keyframe ``home``, else the defaults."""
         robot, tset = self.robot, self.tset
-        if robot.home:
-            return {j: v for j, v in robot.home.items() if j in robot.qpos_of}
-        return {j: q for j, q in zip(tset.joint_names, tset.default_positions)
-                if j in robot.qpos_of}
+        pose = ({j: v for j, v in robot.home.items() if j in robot.qpos_of} if robot.home else
+                {j: q for j, q in zip(tset.joint_names, tset.default_positions)
+                 if j in robot.qpos_of})
+        return {**pose, **rotor_pose(tset, self.spring_rows, pose)}
 
     def reset(self, hold_states=0):
         """Put the robot back at rest in its start pose, held (:meth:`.Drives.reset`)."""

@@ -103,7 +103,8 @@ class EngineDrivers:
                 log.warning('tf2_msgs is not installed: /tf world -> '
                             f'{robot.root} is not published')
         from ..simulation.output_encoders import SimulatedOutputEncoders
-        self._second = SimulatedOutputEncoders(tset, p['output_slip']) or None
+        self._second = SimulatedOutputEncoders(tset, p['output_slip'], getattr(
+            self.sim, 'spring_rows', None)) or None
         self._out = Outputs(list(tset.actuator_names) + list(
             self._second.names if self._second else ()), list(simulation.joint_names),
             robot.root if floating else '')
@@ -305,7 +306,7 @@ class EngineDrivers:
         state = out.states.state
         state[:, :n] = report if self.units is None else self.units.states_to_driver(report)
         if self._second is not None:                # the gears' output encoders
-            state[:, n:] = self._second.rows(report, sim.time)
+            state[:, n:] = self._second.rows(report, sim.time, sim.joint_state)
         out.states.set_stamp(stamp)
         self._count += 1
         due = self._count >= self._pose_every   # the slow outputs' turn (pose_rate)
