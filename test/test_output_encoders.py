@@ -481,3 +481,40 @@ def test_the_mujoco_engine_simulates_an_sea_spring_the_bridge_reads(tmp_path):
         deflected = max(deflected, abs(states.outputs.deflection[0]))
     assert largest > 0.5 and deflected > 1e-3
     assert worst <= 1e-9 * largest, (worst, largest)
+
+
+def test_the_mujoco_engine_applies_a_table_spring_the_bridge_reads(tmp_path):
+    # A spring given by a table, simulated: its force along the tendon at every step; the
+    # bridge's joint effort (the table at the published deflection) is the force MuJoCo
+    # applied to the joint in that state (its qfrc_applied, and the tendon's damping).
+    pytest.importorskip('mujoco')
+    import mujoco
+    from transmission_bridge.simulation import Simulation
+    from transmission_bridge.simulation.output_encoders import SimulatedOutputEncoders
+    (tmp_path / 'sea.urdf').write_text(SEA_URDF)
+    table = [[-0.1, -40.0], [0.0, 0.0], [0.02, 4.0], [0.1, 60.0]]
+    tset = load_transmissions({'transmissions': [{
+        'name': 'hip', 'type': 'simple', 'joints': [{'name': 'hip'}],
+        'actuators': [{'name': 'hip_motor', 'mechanical_reduction': 8.0,
+                       'rotor_inertia': 3e-5, 'output_encoder': {'name': 'hip_output'},
+                       'spring': {'table': table}}]}]})
+    sim = Simulation(str(tmp_path / 'sea.urdf'), tset, engine='mujoco', dynamics='effort')
+    engine = sim.engine
+    outputs = SimulatedOutputEncoders(tset, 0.0, engine.spring_rows)
+    states = _states(tset)
+    data, hip = engine.robot.data, engine.robot.dof_of['hip']
+    worst, largest, soft = 0.0, 0.0, 0
+    for k in range(1500):
+        sim.step({'hip_motor': 0.25 * math.sin(0.004 * k)})
+        report = np.asarray(engine.report())
+        rows = outputs.rows(report, engine.time, engine.joint_state)
+        out = states.ingest('sim', ['hip_motor', 'hip_output'],
+                            *np.concatenate([report, rows], axis=1), stamp_ns=k + 1)
+        engine._apply(np.zeros(1), *engine.motors())      # the forces of this state
+        mujoco.mj_forward(engine.robot.model, data)
+        theirs = data.qfrc_applied[hip] + data.qfrc_passive[hip]
+        worst = max(worst, abs(out.effort[0] - theirs))
+        largest = max(largest, abs(theirs))
+        soft += abs(states.outputs.deflection[0]) < 0.02          # the table's soft part
+    assert largest > 0.5 and 0 < soft < 1500
+    assert worst <= 1e-9 * largest, (worst, largest)

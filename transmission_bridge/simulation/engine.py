@@ -34,7 +34,7 @@ import numpy as np
 from .drives import Drives
 from .ground import rest_on_ground
 from .model import ChainCloser, import_mujoco, joint_damping, set_pose, SimulationError
-from .sea import rotor_pose, spring_rotors
+from .sea import rotor_pose, spring_rotors, TableSprings
 from .stage_friction import StageFriction
 from ..transmissions import TransmissionSet
 
@@ -58,6 +58,7 @@ class MujocoSimulation:
         self.mujoco.set_mju_user_warning(self._warning)
         self.last_warning = ''
         robot, self.spring_rows, sea_warnings = spring_rotors(tset, robot)   # sea.py
+        self._tables = TableSprings(tset, robot, self.spring_rows) or None
         self.tset, self.robot, self.options = tset, robot, options
         self._place(tset, robot)
         self.warnings += sea_warnings
@@ -86,8 +87,7 @@ class MujocoSimulation:
         self._load = None         # what each stage passed the last step (None: not known)
         self._out = np.zeros(tset.num_actuators)        # each stage's applied part, last step
         self._motors_now = None                         # (θ, θ̇) after the last period
-        # A lossy stage needs its motor's last acceleration (its rotor acts before the loss),
-        # a placed rotor's coupling terms the joints'.
+        # A lossy stage needs its motor's last acceleration, a placed rotor's coupling the joints'.
         self._rotors_seen = not self.drives.lossless or (
             self.placed is not None and bool(self._placed_rotor.any()))
         self._dry_any = bool(self._dry.any())
@@ -401,6 +401,8 @@ class MujocoSimulation:
         inside = self.model_motors
         if len(inside):
             data.qfrc_applied[self._motor_dof] += out[inside]
+        if self._tables is not None:                # springs given by a table (sea.py)
+            self._tables.apply(data)
         if self.placed is None:
             return
         placed = self.placed_motors
