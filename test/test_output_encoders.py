@@ -443,6 +443,16 @@ def test_joint_impedance_through_mujocos_spring_is_stable(output):
     assert 0.8 < (final - target) / sag < 1.2, (final - target, sag)
 
 
+def _driven_state(sim, outputs, states, k):
+    """Drive the simulated SEA one state (a slow sine); return the bridge's joint state of it."""
+    engine = sim.engine
+    sim.step({'hip_motor': 0.25 * math.sin(0.004 * k)})
+    report = np.asarray(engine.report())
+    rows = outputs.rows(report, engine.time, engine.joint_state)
+    return states.ingest('sim', ['hip_motor', 'hip_output'],
+                         *np.concatenate([report, rows], axis=1), stamp_ns=k + 1)
+
+
 def test_the_mujoco_engine_simulates_an_sea_spring_the_bridge_reads(tmp_path):
     # The simulator's MuJoCo engine on a URDF whose motor drives its joint through a spring:
     # the motor becomes a rotor of its own joined by a tendon spring (stiffness, damping),
@@ -468,11 +478,7 @@ def test_the_mujoco_engine_simulates_an_sea_spring_the_bridge_reads(tmp_path):
     hip = engine.robot.dof_of['hip']
     worst, largest, deflected = 0.0, 0.0, 0.0
     for k in range(1500):
-        sim.step({'hip_motor': 0.25 * math.sin(0.004 * k)})
-        report = np.asarray(engine.report())
-        rows = outputs.rows(report, engine.time, engine.joint_state)
-        out = states.ingest('sim', ['hip_motor', 'hip_output'],
-                            *np.concatenate([report, rows], axis=1), stamp_ns=k + 1)
+        out = _driven_state(sim, outputs, states, k)
         import mujoco
         mujoco.mj_forward(model, data)
         theirs = data.qfrc_passive[hip]
@@ -505,11 +511,7 @@ def test_the_mujoco_engine_applies_a_table_spring_the_bridge_reads(tmp_path):
     data, hip = engine.robot.data, engine.robot.dof_of['hip']
     worst, largest, soft = 0.0, 0.0, 0
     for k in range(1500):
-        sim.step({'hip_motor': 0.25 * math.sin(0.004 * k)})
-        report = np.asarray(engine.report())
-        rows = outputs.rows(report, engine.time, engine.joint_state)
-        out = states.ingest('sim', ['hip_motor', 'hip_output'],
-                            *np.concatenate([report, rows], axis=1), stamp_ns=k + 1)
+        out = _driven_state(sim, outputs, states, k)
         engine._apply(np.zeros(1), *engine.motors())      # the forces of this state
         mujoco.mj_forward(engine.robot.model, data)
         theirs = data.qfrc_applied[hip] + data.qfrc_passive[hip]
