@@ -520,3 +520,31 @@ def test_the_mujoco_engine_applies_a_table_spring_the_bridge_reads(tmp_path):
         soft += abs(states.outputs.deflection[0]) < 0.02          # the table's soft part
     assert largest > 0.5 and 0 < soft < 1500
     assert worst <= 1e-9 * largest, (worst, largest)
+
+
+def test_a_torque_alone_to_an_sea_is_torque_control_through_its_spring():
+    # A command of efforts alone to a motor with a spring: the bridge adds the position that
+    # deflects the spring by the wanted torque from the output measured now; a stiff position
+    # servo (with the feed-forward) on MuJoCo's rotor then makes the spring pass that torque:
+    # settled, MuJoCo's spring force is the wanted torque within 1 % and gravity balances it.
+    mujoco = pytest.importorskip('mujoco')
+    from transmission_bridge.mapping.commands import CommandMapper
+    k, n, wanted = 320.0, 8.0, 1.0
+    model = mujoco.MjModel.from_xml_string(SEA_MJCF.format(k=k, d=0.5, inverse=1 / n))
+    data = mujoco.MjData(model)
+    dofs = [model.jnt_dofadr[model.joint(j).id] for j in ('motor', 'out')]
+    tset = _sea({'stiffness': k, 'damping': 0.5}, n)
+    states = _states(tset)
+    mapper = CommandMapper(tset, measured=lambda stamp: states.measured())
+    for step in range(24000):                               # 12 s: the link settles
+        states.ingest('s', ['hip_motor', 'hip_output'], [data.qpos[0], data.qpos[1]],
+                      [data.qvel[dofs[0]], data.qvel[dofs[1]]], [data.ctrl[0], 0.0],
+                      stamp_ns=step + 1)
+        command = mapper.map_command(['hip'], [], [], [wanted])
+        assert command.position is not None and command.velocity is None
+        data.ctrl[0] = (command.effort[0] + 2.0 * (command.position[0] - data.qpos[0])
+                        - 0.05 * data.qvel[dofs[0]])
+        mujoco.mj_step(model, data)
+    mujoco.mj_forward(model, data)
+    assert data.qfrc_passive[dofs[1]] == pytest.approx(wanted, rel=0.01)
+    assert data.qfrc_bias[dofs[1]] == pytest.approx(wanted, rel=0.01)   # gravity balances it

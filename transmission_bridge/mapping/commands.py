@@ -174,7 +174,8 @@ class CommandMapper:
             c.limited += 1
         self.last_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
         if self._edge:                  # springs, the drivers' units (SI inside): .command_edge
-            pos, vel, eff = self._edge.out(self.coverage(needed_names)[1], (pos, vel, eff))
+            pos, vel, eff = self._edge.out(self.coverage(needed_names)[1], (pos, vel, eff),
+                                           self.measured)
         return ActuatorCommand(out_names, pos, vel, eff)
 
     def _map_limited(self, joint_names, rows, acc=None, stamp_ns=None):
