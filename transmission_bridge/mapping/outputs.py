@@ -21,6 +21,8 @@ class OutputEncoders:
         specs = [a.output_encoder for _, a in found]
         #: The output encoders' names (on the actuator-state topics) and their actuators.
         self.names = tuple(s.name for s in specs)
+        #: The topics of their own some are on (the bridge subscribes them).
+        self.topics = tuple(dict.fromkeys(s.topic for s in specs if s.topic))
         self.actuators = tuple(a.name for _, a in found)
         self.cols = np.array([i for i, _ in found], dtype=np.intp)
         self.reduction = np.array([a.mechanical_reduction for _, a in found], dtype=float)

@@ -72,6 +72,10 @@ class Routes:
         #: How running goals command their joints (:class:`.goal_route.GoalRoute`).
         self.goals = GoalRoute(self)
 
+    def listen(self, topic):
+        """Take actuator states on ``topic`` too (its fast route made once)."""
+        self.relays.setdefault(topic, FastStateRoute(topic, self._now_ns))
+
     def configure(self, tset, stale_ns, limit_commands, warm=()):
         """Make ``tset`` the configuration of both sides (created on the first one)."""
         seconds = warm_up(tset, warm)

@@ -36,7 +36,7 @@ import numpy as np
 from . import _checks
 from .errors import ConfigError
 
-KEYS = ('name', 'velocity_from', 'deflection_limit', 'offset')
+KEYS = ('name', 'velocity_from', 'deflection_limit', 'offset', 'topic')
 SPRING_KEYS = ('stiffness', 'damping', 'table')
 VELOCITY_FROM = ('motor', 'output')
 
@@ -49,6 +49,7 @@ class OutputEncoderSpec:
     velocity_from: str = 'motor'
     deflection_limit: float = math.inf
     offset: float = 0.0
+    topic: str = ''                 # its own topic, which the bridge then subscribes ('': none)
 
 
 def output_encoder(value, path, who):
@@ -65,7 +66,10 @@ def output_encoder(value, path, who):
     limit = _checks.magnitude_limit(value.get('deflection_limit', math.inf),
                                     f'{path}.deflection_limit ({who})')
     offset = _checks.finite(value.get('offset', 0.0), f'{path}.offset ({who})')
-    return OutputEncoderSpec(name, velocity_from, limit, offset)
+    topic = value.get('topic', '')
+    if not isinstance(topic, str) or topic != topic.strip():
+        raise ConfigError(f'{path}.topic ({who}) must be a topic name, got {topic!r}')
+    return OutputEncoderSpec(name, velocity_from, limit, offset, topic)
 
 
 @dataclasses.dataclass(frozen=True)
