@@ -87,7 +87,7 @@ class CommandMapper:
     def set_transmissions(self, tset):
         """Switch to ``tset``; the last commanded value of each joint keeps its name."""
         old, self._tset = self._tset, tset
-        self._edge = CommandEdge(tset)
+        self._edge = CommandEdge(tset) or None      # None: nothing per command
         self._input = self._input.renamed(tset.joint_names)
         self._coverage_cache = {}       # per joint-name list: what a command covers, limits
         self._measured_motion = (None, None)
@@ -173,7 +173,7 @@ class CommandMapper:
         if notes:
             c.limited += 1
         self.last_result = IngestResult('', checked.new_unknown, limited=tuple(notes))
-        if self._edge:                  # springs, the drivers' units (SI inside): .command_edge
+        if self._edge is not None:      # springs, the drivers' units (SI inside): .command_edge
             pos, vel, eff = self._edge.out(self.coverage(needed_names)[1], (pos, vel, eff),
                                            self.measured)
         return ActuatorCommand(out_names, pos, vel, eff)
@@ -375,8 +375,8 @@ class CommandMapper:
             self.counters.trajectories_rejected += 1
             raise
         self.counters.trajectories_mapped += 1
-        return (out[0], self._edge.out(self.coverage(joint_names)[1], out[1])) if self._edge \
-            else out
+        return out if self._edge is None else (
+            out[0], self._edge.out(self.coverage(joint_names)[1], out[1]))
 
     def _map_trajectory(self, joint_names, positions, velocities, accelerations, efforts,
                         check_limits):
