@@ -66,10 +66,6 @@ class DriverUnits:
         """Return interface ``k``'s driver ``value`` in SI."""
         return self.factor[k] * value + self.offset[k]
 
-    def to_driver(self, k, value):
-        """Return interface ``k``'s SI ``value`` in the driver's units."""
-        return (value - self.offset[k]) / self.factor[k]
-
     def si_limits(self, lower, upper, velocity, effort):
         """Return the actuator's limits in SI, given as written (the driver's when said)."""
         if not self.limits_in_driver:
