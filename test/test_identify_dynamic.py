@@ -299,6 +299,37 @@ def test_what_cannot_be_identified_is_refused_by_name_and_nothing_is_written(
         assert rig['cad'].read_text() == arm.urdf(cad_links(), name='mj_arm')
 
 
+def test_a_motor_is_judged_only_on_enough_held_out_rows(capsys):
+    """
+    A finger nudged past the rest speed a handful of times is named, not judged.
+
+    Two motors whose identified errors are ten times the given model's: the one with
+    ``MIN_JUDGED_ROWS`` held-out rows is refused, the one with fewer (NaN elsewhere, as
+    :func:`held_out_of` leaves a motor below the rest speed) is said and not judged.
+    """
+    from types import SimpleNamespace
+    from transmission_bridge.tools.identify_report import judge, MIN_JUDGED_ROWS
+    rng = np.random.default_rng(11)
+    n = 4 * MIN_JUDGED_ROWS
+    tau = rng.normal(0.1, 0.01, (n, 2))
+    before = rng.normal(0.0, 1e-3, (n, 2))
+    after = 10 * before
+    few = MIN_JUDGED_ROWS - 1
+    before[few:, 1] = after[few:, 1] = np.nan
+    problem = SimpleNamespace(names=['arm_motor', 'finger_motor'])
+    fit = SimpleNamespace(rows=np.ones((2, 2), int))
+
+    class Refused(Exception):
+        pass
+
+    with pytest.raises(Refused) as refused:
+        judge(problem, fit, (np.arange(n), tau, before, after), False, Refused)
+    assert 'arm_motor' in str(refused.value) and 'finger_motor' not in str(refused.value)
+    assert f'finger_motor ({few})' in capsys.readouterr().out
+    before[:, 0], after[:, 0] = np.nan, np.nan       # the arm idle: nothing left to judge
+    judge(problem, fit, (np.arange(n), tau, before, after), False, Refused)
+
+
 def test_a_model_worse_on_the_held_out_blocks_is_refused_unless_accepted(rig, tmp_path):
     """
     Never a worse model written silently: a push the held-out blocks never see.

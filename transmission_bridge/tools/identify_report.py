@@ -14,6 +14,11 @@ import numpy as np
 #: 13 % apart at 0.4 % of the torque).
 WORSE_MARGIN = 0.05
 NOISE_FLOOR = 0.01
+#: A motor is judged on at least this many held-out rows where it moves (the rows an
+#: efficiency needs, :data:`..identification.dynamic.MIN_DIRECTION_ROWS`): the RMS of a
+#: handful is no measure (a finger nudged past the rest speed 20 times in 30 s, its torques
+#: 4e-5 N m).
+MIN_JUDGED_ROWS = 50
 
 
 def print_fit(problem, fit, count, test, kept):
@@ -62,7 +67,8 @@ def judge(problem, fit, test, accept, failure):
     Worse: its RMS error on the held-out data above the given model's by more than
     :data:`WORSE_MARGIN` of it and :data:`NOISE_FLOOR` of the motor's RMS torque, for a motor
     the fit had rows of (one kept idle, --keep-idle, is not judged: nothing of it was
-    identified, and near rest its torques are noise).
+    identified, and near rest its torques are noise) and with at least
+    :data:`MIN_JUDGED_ROWS` held-out rows (fewer are said and not judged).
     Refused with the motors and both errors (nothing is written yet); ``accept``
     (--accept-worse) writes it and says so. Without held-out samples nothing is judged, and
     that is said.
@@ -72,13 +78,20 @@ def judge(problem, fit, test, accept, failure):
               'identified model is not compared with the model as given')
         return
     _, tau, before, after = test
-    worse = []
+    worse, few = [], []
     for k, name in enumerate(problem.names):
         rows = np.isfinite(after[:, k])
+        if not fit.rows[k].sum() or not rows.any():
+            continue
+        if rows.sum() < MIN_JUDGED_ROWS:
+            few.append(f'{name} ({int(rows.sum())})')
+            continue
         a, b = _rms(after[:, k]), _rms(before[:, k])
-        if fit.rows[k].sum() and a > (1 + WORSE_MARGIN) * b + NOISE_FLOOR * _rms(
-                tau[rows, k]):
+        if a > (1 + WORSE_MARGIN) * b + NOISE_FLOOR * _rms(tau[rows, k]):
             worse.append((name, a, b))
+    if few:
+        print(f'not judged on fewer than {MIN_JUDGED_ROWS} held-out rows where the motor '
+              f'moves: {", ".join(few)}')
     if not worse:
         return
     text = ', '.join(f'{name} {a:.4g} against {b:.4g}' for name, a, b in worse)
