@@ -76,6 +76,7 @@ setup(
         'console_scripts': [
             'transmission_bridge = transmission_bridge.bridge.node:main',
             'kinematics = transmission_bridge.kinematics_node.node:main',
+            'robot_stack = transmission_bridge.robot_stack:main',
             'actuator_simulator = transmission_bridge.tools.actuator_simulator:main',
             'transmission_bridge_replay = transmission_bridge.tools.replay:console',
             'transmission_bridge_record = transmission_bridge.tools.record:console',

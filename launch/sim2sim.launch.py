@@ -13,6 +13,8 @@ bridge (simulated time) maps ``joint_commands`` (impedance targets, with the gai
 publishes TF, poses and gravity torques of ``model_file`` (a URDF; an MJCF model is for the
 simulator only, and the kinematics node then reads ``transmissions_file``'s URDF). Defaults:
 the shipped biped (config/legged_robot.urdf and .xml, config/legged_sim2sim.yaml).
+``composed:=true`` runs the bridge and the kinematics node in one process (``robot_stack``):
+two processes on two cores rather than three.
 ``--show-args`` lists the arguments.
 """
 
@@ -24,6 +26,6 @@ from transmission_bridge.ros.launch_support import declare_arguments, nodes
 def generate_launch_description():
     return LaunchDescription([
         *declare_arguments('transmissions_file', 'model_file', 'params_file',
-                           'floating_base', 'kinematics'),
+                           'floating_base', 'kinematics', 'composed'),
         nodes(lambda args: args.sim2sim()),
     ])

@@ -28,7 +28,7 @@ REPO = conftest.REPO
 VENV = pathlib.Path(sys.prefix)
 VENV_BIN = pathlib.Path(sys.executable).parent
 PACKAGE = 'transmission_bridge'
-EXECUTABLES = ['transmission_bridge', 'kinematics', 'actuator_simulator',
+EXECUTABLES = ['transmission_bridge', 'kinematics', 'robot_stack', 'actuator_simulator',
                'transmission_bridge_replay', 'transmission_bridge_record',
                'transmission_bridge_convert']
 

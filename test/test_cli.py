@@ -138,6 +138,7 @@ ROBOTS = [
     ('robot.launch.py', 'model_file:=config/scara_model.yaml', ['bridge', 'kinematics']),
     ('robot.launch.py', 'transmissions_file:=config/scara.urdf model_file:=config/scara.urdf',
      ['bridge', 'kinematics']),
+    ('robot.launch.py', 'composed:=true', ['bridge', 'kinematics']),
     ('robot_description.launch.py', '', ['bridge', 'kinematics']),
     ('robot_description.launch.py', 'urdf_file:=config/scara.urdf tip_links:=[gripper]',
      ['bridge', 'kinematics']),
@@ -147,6 +148,7 @@ ROBOTS = [
     ('demo.launch.py', 'transmissions_file:=config/legged_robot.urdf '
      'model_file:=config/legged_robot.urdf', ['simulator', 'bridge', 'kinematics']),
     ('sim2sim.launch.py', '', ['simulator', 'bridge', 'kinematics']),
+    ('sim2sim.launch.py', 'composed:=true', ['simulator', 'bridge', 'kinematics']),
     ('sim2sim.launch.py', 'transmissions_file:=config/legged_robot.urdf kinematics:=false',
      ['simulator', 'bridge']),
 ]
@@ -200,6 +202,9 @@ def _yaml_doc(text):
     # The launch argument's name until 0.7: still wired, with a warning, until 0.9.
     ('robot.launch.py', 'transmissions_file:=config/scara_transmissions.yaml '
                         'model_file:=config/scara_model.yaml feed_forward:=gravity'),
+    # Both nodes in one process (robot_stack): the same wiring.
+    ('robot.launch.py', 'transmissions_file:=config/scara_transmissions.yaml '
+                        'model_file:=config/scara_model.yaml composed:=true'),
 ])
 def test_scara_end_to_end_through_the_cli(shell, launches, launch, args):
     """Motor states typed with `ros2 topic pub` come out as the library's holding torques."""

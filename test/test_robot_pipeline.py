@@ -148,3 +148,99 @@ def test_payload_set_at_runtime_changes_each_motors_holding_torque_at_once(tmp_p
         g.close()
         assert bridge.stop() == 0, bridge.output()
         assert kin.stop() == 0, kin.output()
+
+
+def _stack(tmp_path, tag, bridge_params):
+    """Start both nodes in one process (robot_stack), wired as robot.launch.py wires them."""
+    import yaml
+    ns = unique_namespace(tag)
+    params = tmp_path / 'stack.yaml'
+    params.write_text(yaml.safe_dump({
+        '/**/transmission_bridge': {'ros__parameters': {
+            'transmissions_file': str(TRANSMISSIONS), **bridge_params}},
+        '/**/kinematics': {'ros__parameters': {'model_file': str(MODEL)}}}))
+    stack = NodeProcess('transmission_bridge.robot_stack',
+                        ['--params-file', str(params), '-r', f'__ns:={ns}',
+                         '-r', f'/diagnostics:={ns}/diagnostics',
+                         '-r', 'transmission_bridge:joint_commands:=kinematics/gravity_torques'],
+                        tmp_path / 'stack.log')
+    return ns, stack
+
+
+# Poses sent through the one-process stack, one at a time (the next once the last answered).
+STACK_POSES = 150
+
+
+@pytest.mark.parametrize('burner', ['quiet', 'burner'], indirect=True)
+def test_one_process_stack_gives_every_motor_its_holding_torque(tmp_path, burner):
+    """
+    composed:=true: both nodes in one process, every actuator_commands message checked.
+
+    The bridge and the kinematics node share one executor in ``robot_stack``; the holding
+    torques go from one to the other inside the process. Each of STACK_POSES random poses
+    comes back exactly once on actuator_commands as the library's holding torque of each
+    motor (nothing lost, nothing more: no watchdog hold, no second path), quiet and beside a
+    CPU burner; the parameters reached each node by its name (the kinematics node's model,
+    the bridge's own command timeout).
+    """
+    ns, stack = _stack(tmp_path, 'stack', {'command_timeout': 0.0})
+    g = Graph(ns)
+    sent = {}
+    try:
+        ts = load_transmissions(TRANSMISSIONS)
+        model = load_model(MODEL)
+        to_ts = [model.joint_names.index(n) for n in ts.joint_names]
+        rng = np.random.default_rng(7101)
+        pub = g.node.create_publisher(JointState, 'actuator_states', 100)
+        commands = g.collect(JointState, 'actuator_commands', 1000)
+        torques = g.collect(JointState, 'kinematics/gravity_torques', 1000)
+        assert g.spin_until(lambda: pub.get_subscription_count() > 0
+                            and g.node.count_publishers('actuator_commands') > 0, 30), (
+            stack.output())
+        g.spin_for(0.5)                 # the readers matched both ways (DDS discovery)
+        for k in range(STACK_POSES):
+            q_model = model.default_positions + rng.uniform(-0.4, 0.4, model.num_positions)
+            msg = JointState(name=list(ts.actuator_names),
+                             position=ts.joint_to_actuator('position', q_model[to_ts]).tolist())
+            msg.header.stamp.sec, msg.header.stamp.nanosec = 300, k + 1
+            sent[k + 1] = q_model
+            pub.publish(msg)
+            assert g.spin_until(lambda: len(commands) > k, 10), (k, stack.output())
+        g.spin_for(0.3)
+    finally:
+        g.close()
+        assert stack.stop() == 0, stack.output()
+    assert [m.header.stamp.nanosec for m in commands] == list(range(1, STACK_POSES + 1))
+    assert len(torques) == STACK_POSES
+    for out in commands:                                    # every actuator_commands message
+        q_model = sent[out.header.stamp.nanosec]
+        holding = holding_torques(model.gravity_generalized_forces(q_model))[to_ts]
+        assert list(out.name) == list(ts.actuator_names)
+        np.testing.assert_allclose(out.effort, ts.joint_to_actuator('effort', holding),
+                                   rtol=0, atol=MOTOR_ATOL)
+    assert 'Traceback' not in stack.output()
+
+
+def test_one_process_stack_stops_whole_on_a_bad_parameter(tmp_path):
+    """A bad value for either node stops the process with one line naming it, no traceback."""
+    import yaml
+    for node, key, value, named in (
+            ('kinematics', 'model_file', str(tmp_path / 'missing.yaml'), 'missing.yaml'),
+            ('transmission_bridge', 'joints.elbw.offset', 0.1, "'elbw'")):
+        params = tmp_path / f'{node}.yaml'
+        params.write_text(yaml.safe_dump({
+            '/**/transmission_bridge': {'ros__parameters': {
+                'transmissions_file': str(TRANSMISSIONS)}},
+            '/**/kinematics': {'ros__parameters': {'model_file': str(MODEL)}},
+            f'/**/{node}': {'ros__parameters': {
+                key: value, **({'transmissions_file': str(TRANSMISSIONS)}
+                               if node == 'transmission_bridge' else {})}}}))
+        stack = NodeProcess('transmission_bridge.robot_stack',
+                            ['--params-file', str(params), '-r',
+                             f'__ns:={unique_namespace("bad")}'], tmp_path / f'{node}.log')
+        stack.proc.wait(60)
+        out = stack.output()
+        assert stack.proc.returncode == 1, out
+        fatal = [line for line in out.splitlines() if '[FATAL]' in line]
+        assert len(fatal) == 1 and f'[{node}]' in fatal[0] and named in fatal[0], out
+        assert 'Traceback' not in out, out

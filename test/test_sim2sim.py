@@ -12,6 +12,9 @@ the drivers, the bridge in MIT mode, the kinematics node. The test commands the 
   bounce; upright within 2 degrees;
 * ``~/reset`` while the bridge streams its commands puts the base back where it started and
   holds it there, still, for ``reset_hold`` (1 s of simulated time); then it stands again.
+
+The same with ``composed:=true`` (the bridge and the kinematics node in one process): the
+gains of the params file reach the bridge there too.
 """
 
 import math
@@ -57,11 +60,13 @@ def go1():
     return path
 
 
-def test_go1_stands_from_its_first_command_and_a_reset_puts_it_back_held(go1, tmp_path):
+@pytest.mark.parametrize('composed', ['', 'composed:=true'])
+def test_go1_stands_from_its_first_command_and_a_reset_puts_it_back_held(go1, tmp_path,
+                                                                         composed):
     shell = Shell(REPO)
     launch = shell.start(f'ros2 launch transmission_bridge sim2sim.launch.py '
                          f'transmissions_file:=config/go1_transmissions.yaml '
-                         f'model_file:={go1} params_file:=config/go1_sim2sim.yaml',
+                         f'model_file:={go1} params_file:=config/go1_sim2sim.yaml {composed}',
                          tmp_path / 'launch.log')
     tset = load_transmissions(TRANSMISSIONS)
     names = list(tset.joint_names)

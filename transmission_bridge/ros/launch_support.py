@@ -12,7 +12,9 @@ an error (an invalid configuration) shuts the whole launch down rather than leav
 other nodes running without it.
 """
 
+import hashlib
 import os
+import tempfile
 
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
@@ -81,6 +83,10 @@ ARGUMENTS = {
     'kinematics': (
         'true', 'sim2sim: false leaves the kinematics node out (the simulator and the bridge '
                 'only)'),
+    'composed': (
+        'false', 'true: the bridge and the kinematics node in one process (the robot_stack '
+                 'executable, one executor): the messages between them stay in the process '
+                 'and the process loads rclpy and the kernels once; a crash of one stops both'),
 }
 
 _DEFAULT_FILES = {
@@ -89,6 +95,7 @@ _DEFAULT_FILES = {
     'urdf_file': ('config', 'example_robot.urdf'),
 }
 _NODE_DEFAULTS = {BRIDGE: 'bridge.yaml', KINEMATICS: 'kinematics.yaml'}
+STACK = 'robot_stack'
 # joint_commands_from -> the kinematics node's topic the bridge maps to actuator_commands
 COMMANDS_FROM = {'gravity': 'gravity_torques', 'passive': 'passive_torques', 'none': ''}
 
@@ -225,6 +232,11 @@ class Arguments:
         ``source``: the parameters that say where the robot comes from, instead of
         ``transmissions_file`` (a URDF as robot_description).
         """
+        overrides, remappings = self._bridge_parts(commands_from_kinematics, source)
+        return self.node(BRIDGE, overrides, remappings=remappings)
+
+    def _bridge_parts(self, commands_from_kinematics, source):
+        """Return the bridge's ``(parameter overrides, remappings)`` (see :meth:`bridge`)."""
         remappings = []
         if commands_from_kinematics:
             name = 'joint_commands_from'
@@ -247,12 +259,47 @@ class Arguments:
         if self._values.get('follow_joint_trajectory'):
             source = {**source,
                       'follow_joint_trajectory': self.boolean('follow_joint_trajectory')}
-        return self.node(BRIDGE, source, remappings=remappings)
+        return source, remappings
+
+    def composed(self):
+        """Return True when ``composed:=true`` (the bridge and kinematics in one process)."""
+        return 'composed' in self._values and self.boolean('composed')
+
+    def robot_nodes(self):
+        """
+        Return the bridge (fed the kinematics node's torques) and the kinematics node.
+
+        Two processes, or with ``composed:=true`` one (:meth:`stack`).
+        """
+        if not self.composed():
+            return [self.bridge(commands_from_kinematics=True), self.kinematics()]
+        bridge, remappings = self._bridge_parts(True, None)
+        return [self.stack(bridge, self._kinematics_params(), remappings)]
+
+    def stack(self, bridge, kinematics, remappings=()):
+        """
+        Return the ``robot_stack`` process: the bridge and the kinematics node in one.
+
+        Each node gets what :meth:`node` would give it, in the same order: the package's
+        defaults, ``params_file``, then ``bridge`` or ``kinematics`` (with ``use_sim_time``),
+        these through a file of node-named sections written for the launch, so that each
+        reaches its node only. The bridge's ``remappings`` are prefixed with its name.
+        """
+        own = {BRIDGE: bridge, KINEMATICS: kinematics}
+        text = yaml.safe_dump({f'/**/{name}': {'ros__parameters': {
+            'use_sim_time': self.use_sim_time, **params}} for name, params in own.items()})
+        parameters = [share('config', _NODE_DEFAULTS[n]) for n in (BRIDGE, KINEMATICS)]
+        parameters += [self.params_file] if self.params_file else []
+        return Node(package=PACKAGE, executable=STACK, output='screen',
+                    parameters=parameters + [_written(text)],
+                    remappings=[(f'{BRIDGE}:{a}', b) for a, b in remappings])
 
     def kinematics(self):
         """Return the kinematics node on ``model_file`` with ``tip_links``."""
-        return self.node(KINEMATICS, {**self.robot_file('model_file', KINEMATICS),
-                                      **self.tip_links()})
+        return self.node(KINEMATICS, self._kinematics_params())
+
+    def _kinematics_params(self):
+        return {**self.robot_file('model_file', KINEMATICS), **self.tip_links()}
 
     def simulator(self):
         """Return the actuator simulator on the bridge's transmissions."""
@@ -284,21 +331,24 @@ class Arguments:
                 self.params_file = share('config', 'legged_sim2sim.yaml')
         model = model or tfile
         sim_time = {'use_sim_time': True}
-        made = [
-            self.node(SIMULATOR, {'transmissions_file': tfile, 'model_file': model,
-                                  'floating_base': self.boolean('floating_base')},
-                      first={'engine': 'mujoco', 'dynamics': 'motor_gains'}),
-            self.node(BRIDGE, {'transmissions_file': tfile, 'impedance_output': 'motor_gains',
-                               **sim_time})]
+        simulator = self.node(SIMULATOR, {'transmissions_file': tfile, 'model_file': model,
+                                          'floating_base': self.boolean('floating_base')},
+                              first={'engine': 'mujoco', 'dynamics': 'motor_gains'})
+        bridge = {'transmissions_file': tfile, 'impedance_output': 'motor_gains', **sim_time}
+        kinematics = None
         if self.boolean('kinematics'):
             urdf = next((f for f in (model, tfile) if f.endswith('.urdf')), '')
             if urdf:
-                made.append(self.node(KINEMATICS, {
-                    'model_file': urdf, 'transmissions_file': tfile, **sim_time}))
+                kinematics = {'model_file': urdf, 'transmissions_file': tfile, **sim_time}
             else:
                 self.notes.append(LogInfo(msg=(
                     'the kinematics node is left out: neither model_file nor '
                     'transmissions_file is a URDF')))
+        if kinematics is not None and self.composed():
+            return [simulator, self.stack(bridge, kinematics)]
+        made = [simulator, self.node(BRIDGE, bridge)]
+        if kinematics is not None:
+            made.append(self.node(KINEMATICS, kinematics))
         return made
 
     def description_nodes(self):
@@ -355,3 +405,22 @@ def _read_params(path):
             if name in (node_name, '**'):
                 found.setdefault(node_name, {}).update(params)
     return found
+
+
+def _written(text):
+    """
+    Return the path of a file holding ``text``, named by its content in one temporary folder.
+
+    A launch has no step after its processes end to delete a file, so the same parameters
+    reuse one file instead of leaving one more at every launch.
+    """
+    folder = os.path.join(tempfile.gettempdir(), 'transmission_bridge_launch')
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f'robot_stack_{hashlib.sha1(text.encode()).hexdigest()[:16]}'
+                                '.yaml')
+    if not os.path.exists(path):
+        partial = f'{path}.{os.getpid()}'
+        with open(partial, 'w', encoding='utf-8') as f:
+            f.write(text)
+        os.replace(partial, path)
+    return path

@@ -84,52 +84,69 @@ def run_node(node_class, args=None, executor_class=default_executor):
     A :class:`StartupError` is logged as one line and gives exit code 1, with no
     traceback. SIGINT and SIGTERM stop the spin loop and give exit code 0.
     """
+    return run_nodes([node_class], args, executor_class)
+
+
+def run_nodes(node_classes, args=None, executor_class=default_executor, help_text=''):
+    """
+    Create each of ``node_classes`` in this process, spin them on one executor; an exit code.
+
+    As :func:`run_node` for one; for several (a composed process), the ROS arguments are
+    shared (a parameters section or a remapping applies by node name, ``name:from:=to``), a
+    :class:`StartupError` of any node stops them all, and ``-h`` prints ``help_text`` and
+    every node's help.
+    """
     if help_requested(args):
-        print(node_class.HELP.strip())
+        texts = [help_text, *(c.HELP for c in node_classes)]
+        print('\n\n'.join(t.strip() for t in texts if t.strip()))
         return 0
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, frame: stop.append(signum))
-    node = None
+    made = []
     executor = None
     code = 0
+    current = node_classes[0]
     try:
         _SETTLE.append(True)
-        node = node_class()
+        for current in node_classes:
+            made.append(current())
         settle_memory()
         executor = executor_class()
-        executor.add_node(node)
+        for node in made:
+            executor.add_node(node)
         while not stop and rclpy.ok():
             executor.spin_once(timeout_sec=_POLL)
     except StartupError as exc:
-        rclpy.logging.get_logger(getattr(node_class, 'NODE_NAME', 'node')).fatal(str(exc))
+        rclpy.logging.get_logger(getattr(current, 'NODE_NAME', 'node')).fatal(str(exc))
         code = 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        shut_down(node, executor, code, getattr(node_class, 'NODE_NAME', 'node'))
+        shut_down(made, executor, code, getattr(current, 'NODE_NAME', 'node'))
     return code
 
 
 def shut_down(node, executor=None, code=0, name='node'):
     """
-    Stop ROS in this process: the executor, ``node`` (either may be None), then rclpy.
+    Stop ROS in this process: the executor, ``node`` (either may be None, or a list), rclpy.
 
     Further SIGINT/SIGTERM are ignored. If this has not finished within
     :data:`TEARDOWN_TIMEOUT_S`, the process prints one warning line and exits with ``code``,
     the exit code it was going to return (``name`` names the node when there is none).
     """
     ignore_stop_signals()
-    if node is not None:
-        name = node.get_logger().name
+    made = node if isinstance(node, list) else [] if node is None else [node]
+    if made:
+        name = made[0].get_logger().name
     with exit_deadline(TEARDOWN_TIMEOUT_S, code, f'[WARN] [{name}]: ROS middleware teardown '
                        f'still running after {TEARDOWN_TIMEOUT_S:g} s '
                        '(eProsima/Fast-DDS#6513); exiting without it. errno'):
         if executor is not None:
             executor.shutdown()
-        if node is not None:
-            node.destroy_node()
+        for one in made:
+            one.destroy_node()
         rclpy.try_shutdown()
 
 
