@@ -13,7 +13,9 @@ latency (receive wall time - send stamp, copied through by every node), losses
 ``dropped_overload`` on their /diagnostics), stalls (no message received for 0.1 s,
 every message held and then released at once), and the nodes' CPU percent (summed).
 The same run through relays (republish the message unchanged, same QoS and executor;
-two relay processes and three hops for the chain) is the floor, twice: a typed relay
+two relay processes and three hops for the chain; for ``chain_composed``, the chain as
+``robot.launch.py composed:=true`` runs it, both nodes in one process, the two relays in one
+process) is the floor, twice: a typed relay
 (decodes each message and publishes the object, what a plain rclpy node does) and a raw
 relay (publishes the received bytes).
 The generator publishes pre-serialised bytes and the receiver takes raw bytes, so
@@ -57,9 +59,11 @@ TARGETS = {
     # The same node with /tf off (publish_every.tf 0): what TF costs, against the same relays.
     'kinematics_tf_off': ('joint_states', 'kinematics/gravity_torques'),
     'chain': ('actuator_states', 'actuator_commands'),
+    'chain_composed': ('actuator_states', 'actuator_commands'),
 }
 BRIDGE = ['-m', 'transmission_bridge.bridge.node']
 KINEMATICS = ['-m', 'transmission_bridge.kinematics_node.node']
+STACK = ['-m', 'transmission_bridge.robot_stack']
 RELAY = [str(HERE / 'relay_node.py')]
 
 
@@ -80,6 +84,11 @@ def _setup(work, model_file=None, actuators=24, transmissions=None):
     pose = ts.joint_to_actuator('position', ts.default_positions).tolist()
     model_file = model_file or ROOT / 'config' / 'example_arm_model.yaml'
     arm = ROOT / 'config' / 'example_robot_transmissions.yaml'
+
+    stack = work / 'robot_stack.yaml'
+    stack.write_text(
+        f'/**/transmission_bridge:\n  ros__parameters:\n    transmissions_file: {arm}\n'
+        f'/**/kinematics:\n  ros__parameters:\n    model_file: {model_file}\n')
 
     def relay(name, *pairs):
         return RELAY + ['--ros-args', '-r', f'__node:={name}'] + [
@@ -108,6 +117,21 @@ def _setup(work, model_file=None, actuators=24, transmissions=None):
                    relay('relay_b', ('input', 'joint_states'),
                          ('output', 'kinematics/gravity_torques'))],
                   list(load_transmissions(arm).actuator_names)),
+        # robot.launch.py composed:=true: the same two nodes in one process (robot_stack)
+        'chain_composed': ([STACK + ['--ros-args', '--params-file', str(stack), '-r',
+                                     'transmission_bridge:joint_commands:='
+                                     'kinematics/gravity_torques']],
+                           # its floor: the two relays in one process too
+                           [RELAY + ['--composed', '--ros-args'] + [
+                               x for node, a, b in (
+                                   ('relay_a', 'input', 'actuator_states'),
+                                   ('relay_a', 'output', 'joint_states'),
+                                   ('relay_a', 'input2', 'kinematics/gravity_torques'),
+                                   ('relay_a', 'output2', 'actuator_commands'),
+                                   ('relay_b', 'input', 'joint_states'),
+                                   ('relay_b', 'output', 'kinematics/gravity_torques'))
+                               for x in ('-r', f'{node}:{a}:={b}')]],
+                           list(load_transmissions(arm).actuator_names)),
     }
 
 
@@ -212,8 +236,9 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     dropped.clear()                  # counts are cumulative: keep the reports after the run
     end = time.monotonic() + 1.0
     last = end + 2.0                 # and wait for every node's (1 s period)
+    reporters = sum(2 if cmd[:2] == STACK else 1 for cmd in commands)   # nodes, not processes
     while time.monotonic() < end or (
-            kind == 'node' and len(dropped) < len(procs) and time.monotonic() < last):
+            kind == 'node' and len(dropped) < reporters and time.monotonic() < last):
         executor.spin_once(timeout_sec=0.01)
     sent = int(gen.stdout.read().strip() or 0)
     rss = sum(proc.memory_info().rss for proc in watched)
@@ -241,7 +266,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     return {'target': target, 'node': kind, 'rate_hz': rate, 'sent': sent,
             'received': len(set(seqs)), 'lost': sent - len(set(seqs)),
             # of the lost, how many the nodes dropped on purpose (input budget); -1: no report
-            'dropped': (sum(dropped.values()) if len(dropped) == len(procs) else -1)
+            'dropped': (sum(dropped.values()) if len(dropped) == reporters else -1)
             if kind == 'node' else 0,
             'p50_us': float(np.percentile(lat, 50)) if len(lat) else float('nan'),
             'p99_us': float(np.percentile(lat, 99)) if len(lat) else float('nan'),

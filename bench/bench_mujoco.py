@@ -12,10 +12,11 @@ the simulator's ``/clock``; this process streams the stance at 50 Hz and reads t
 pose. ``legged``: the shipped biped (config/legged_robot.xml, its knees and ankles closed
 chains); ``go1``: Unitree's Go1 from example-robot-data (its URDF,
 config/go1_transmissions.yaml).
-Four runs: the defaults; without the kinematics node; ``lockstep`` with
-``real_time_factor`` 0 (as fast as the chain goes: each command advances one state); and the
+Six runs: the defaults; without the kinematics node; the bridge and the kinematics node in
+one process (``composed:=true``, the ``robot_stack`` executable); ``lockstep`` with
+``real_time_factor`` 0 (as fast as the chain goes: each command advances one state); the
 same with ``lockstep_ahead`` 1 (the simulator steps the next state while the bridge answers
-the last).
+the last), and that composed. ``--rounds N`` runs the chosen ones N times in turn.
 Reported: the real-time factor (the lowest of the simulator's 10 s pace reports after the
 first; lockstep: simulated over wall time of the whole run) and the slowest state (step and
 publish; paced runs), each process's CPU, the states the bridge dropped to keep up
@@ -58,14 +59,38 @@ def robot_files(name):
     return CONFIG / 'go1_transmissions.yaml', urdf, CONFIG / 'go1_sim2sim.yaml'
 
 
-# (name, with the kinematics node, lockstep, lockstep_ahead)
-RUNS = [('defaults', True, False, 0),
-        ('without the kinematics node', False, False, 0),
-        ('lockstep, real_time_factor 0', True, True, 0),
-        ('lockstep 1 state ahead, real_time_factor 0', True, True, 1)]
+# (name, with the kinematics node, lockstep, lockstep_ahead, bridge and kinematics composed)
+RUNS = [('defaults', True, False, 0, False),
+        ('without the kinematics node', False, False, 0, False),
+        ('composed: bridge and kinematics in one process', True, False, 0, True),
+        ('lockstep, real_time_factor 0', True, True, 0, False),
+        ('lockstep 1 state ahead, real_time_factor 0', True, True, 1, False),
+        ('lockstep 1 state ahead, composed', True, True, 1, True)]
 
 
-def one_run(label, kinematics, lockstep, ahead, seconds, rate, files, stance):
+def _composed(procs):
+    """Return ``procs`` with the bridge and the kinematics node in one robot_stack process."""
+    import yaml
+    sections = {}
+    for key, node in (('bridge', 'transmission_bridge'), ('kin', 'kinematics')):
+        args = procs.pop(key)[1:]
+        params = {}
+        for flag, value in zip(args[::2], args[1::2]):
+            if flag == '--params-file':
+                params.update(yaml.safe_load(pathlib.Path(value).read_text())[
+                    'transmission_bridge']['ros__parameters'])
+            else:
+                name, text = value.split(':=', 1)
+                params[name] = yaml.safe_load(text)
+        sections[f'/**/{node}'] = {'ros__parameters': params}
+    path = pathlib.Path('/tmp/bench_mujoco_stack.yaml')
+    path.write_text(yaml.safe_dump(sections))
+    # 'bridge' names the process: its log carries the bridge's overload lines
+    return {**procs, 'bridge': ['transmission_bridge.robot_stack', '--params-file',
+                                str(path)]}
+
+
+def one_run(label, kinematics, lockstep, ahead, composed, seconds, rate, files, stance):
     """Run the three nodes (or two) for ``seconds``; return the row of figures."""
     transmissions, model, params = files
     procs = {
@@ -84,6 +109,8 @@ def one_run(label, kinematics, lockstep, ahead, seconds, rate, files, stance):
                 '-p', f'transmissions_file:={transmissions}', '-p', 'use_sim_time:=true']}
     if not kinematics:
         del procs['kin']
+    if composed:
+        procs = _composed(procs)
     logs = {k: pathlib.Path(f'/tmp/bench_mujoco_{k}.log') for k in procs}
     started = {k: subprocess.Popen([sys.executable, '-m', m[0], '--ros-args', *m[1:]],
                                    stdout=logs[k].open('w'), stderr=subprocess.STDOUT)
@@ -131,8 +158,8 @@ def one_run(label, kinematics, lockstep, ahead, seconds, rate, files, stance):
     text = {k: path.read_text() for k, path in logs.items()}
     paces = re.findall(r'real-time factor (\d+\.\d+)\); the slowest state took (\d+\.\d+) ms',
                        text['sim'])[1:]         # the first window holds the start-up
-    dropped = sum(int(n) for n in re.findall(r'input overload: (\d+) messages dropped',
-                                             text['bridge']))
+    dropped = sum(int(n) for n in re.findall(   # the bridge's (the stack's log has both)
+        r'\[transmission_bridge\]: input overload: (\d+) messages dropped', text['bridge']))
     nan = float('nan')
     return {'what': label,
             'real_time_factor': lockstep_factor if lockstep else (
@@ -149,8 +176,12 @@ def main():
     parser.add_argument('--seconds', type=float, default=60.0,
                         help='per run (the simulator reports its pace every 10 s)')
     parser.add_argument('--rate', type=float, default=1000.0)
-    parser.add_argument('--only', default='', help='run only the runs whose name has this '
-                        "text (e.g. 'lockstep')")
+    parser.add_argument('--only', nargs='*', default=[''],
+                        help='run only the runs whose name has one of these texts (e.g. '
+                        'lockstep)')
+    parser.add_argument('--rounds', type=int, default=1,
+                        help='run the chosen runs this many times in turn (a column says '
+                        "which round; the VM's slow spells last minutes)")
     args = parser.parse_args()
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
@@ -160,8 +191,10 @@ def main():
     stance = dict(zip(tset.joint_names, (float(q) for q in tset.default_positions)))
     if args.robot == 'legged':           # the biped's stance: knees bent
         stance.update({j: v for j in stance for k, v in STAND.items() if j.endswith(k)})
-    rows = [one_run(*run, args.seconds, args.rate, files, stance) for run in RUNS
-            if args.only in run[0]]
+    chosen = [run for run in RUNS if any(text in run[0] for text in args.only)]
+    rows = [{'round': k + 1, **one_run(*run, args.seconds, args.rate, files, stance)}
+            if args.rounds > 1 else one_run(*run, args.seconds, args.rate, files, stance)
+            for k in range(args.rounds) for run in chosen]
     report(f'mujoco_{args.robot}', rows, list(rows[0]))
 
 

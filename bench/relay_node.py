@@ -7,6 +7,8 @@ the same process entry and executor as the package's nodes. A second pair,
 
 ``--raw`` (before ``--ros-args``): the second floor, a relay that takes each message's
 bytes and publishes them as they are (no decoding, no message objects).
+``--composed``: two relays, ``relay_a`` and ``relay_b``, in one process on one executor (the
+floor of ``robot_stack``; remap each by its name, ``relay_a:input:=...``).
 """
 
 import sys
@@ -16,7 +18,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from transmission_bridge.ros.configurable import STREAM_IN
-from transmission_bridge.ros.node_main import run_node
+from transmission_bridge.ros.node_main import run_node, run_nodes
 
 
 class Relay(Node):
@@ -26,8 +28,8 @@ class Relay(Node):
 
     RAW = False
 
-    def __init__(self):
-        super().__init__(self.NODE_NAME)
+    def __init__(self, name=None):
+        super().__init__(name or self.NODE_NAME)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         for suffix in ('', '2'):
             pub = self.create_publisher(JointState, 'output' + suffix, reliable)
@@ -41,8 +43,16 @@ class RawRelay(Relay):
     RAW = True
 
 
+def _named(cls, name):
+    """Return ``cls`` made as a node called ``name``."""
+    return type(f'{cls.__name__}_{name}', (cls,), {'NODE_NAME': name})
+
+
 if __name__ == '__main__':
-    raw = '--raw' in sys.argv
-    if raw:
-        sys.argv.remove('--raw')
-    sys.exit(run_node(RawRelay if raw else Relay))
+    flags = {f for f in ('--raw', '--composed') if f in sys.argv}
+    for flag in flags:
+        sys.argv.remove(flag)
+    kind = RawRelay if '--raw' in flags else Relay
+    if '--composed' in flags:
+        sys.exit(run_nodes([_named(kind, 'relay_a'), _named(kind, 'relay_b')]))
+    sys.exit(run_node(kind))
