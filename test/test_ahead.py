@@ -23,6 +23,9 @@ from transmission_bridge.transmissions import load_transmissions, loss_loops
 pytest.importorskip('numba', reason='numba is not installed: nothing is compiled ahead of time')
 
 CONFIG = 'config/example_robot_transmissions.yaml'
+# The kinematics' exported loops against numba's own: the same formulas, fused multiply-adds
+# where either compiler chose them (rounding only), relative to each output's scale.
+KERNELS_RTOL = 1e-12
 LEGGED = 'config/legged_robot.urdf'
 
 
@@ -30,13 +33,13 @@ LEGGED = 'config/legged_robot.urdf'
 def built(tmp_path_factory):
     where = tmp_path_factory.mktemp('aot')
     env = dict(os.environ, TRANSMISSION_BRIDGE_AOT_DIR=str(where))
-    done = subprocess.run([sys.executable, '-m', 'transmission_bridge.transmissions.ahead'],
+    done = subprocess.run([sys.executable, '-m', 'transmission_bridge._shared.ahead'],
                           env=env, capture_output=True, text=True, timeout=600)
     if done.returncode:
         pytest.skip(f'no ahead-of-time build here: {done.stderr.strip()}')
     old = os.environ.get('TRANSMISSION_BRIDGE_AOT_DIR')
     os.environ['TRANSMISSION_BRIDGE_AOT_DIR'] = str(where)
-    from transmission_bridge.transmissions import ahead
+    from transmission_bridge._shared import ahead
     module = ahead.LOSS.load()
     assert module is not None and ahead.LINKAGE.load() is not None, 'built, but not found'
     yield module, env
@@ -179,7 +182,8 @@ def _legged_maps(loops, rng_seed):
 
 
 def test_the_linkage_loops_give_the_just_in_time_bits(built):
-    from transmission_bridge.transmissions import _loops, ahead, linkage_loops
+    from transmission_bridge._shared import ahead, loops as _loops
+    from transmission_bridge.transmissions import linkage_loops
     compiled = ahead.LINKAGE.load()
     jit = _loops.compiled_copy(linkage_loops.__name__, linkage_loops._NOT_COMPILED)
     assert _legged_maps(compiled, 62) == _legged_maps(jit, 62)
@@ -214,3 +218,56 @@ def test_a_legged_bridge_with_springs_loads_no_numba(built):
         'print(linkage_loops.kernels().__name__,\n'
         "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
     _loads_no_numba(script, env, '_linkage_loops_')
+
+
+def test_a_kinematics_node_loads_no_numba(built):
+    """The node's per-state work and its dynamics, as the node warms and runs them."""
+    _, env = built
+    script = (
+        'import sys\n'
+        'import numpy as np\n'
+        'from transmission_bridge.kinematics import load_model\n'
+        'from transmission_bridge.kinematics_node.core import KinematicsCore\n'
+        'from transmission_bridge.kinematics_node.dynamics import warm_up_dynamics\n'
+        f'model = load_model({LEGGED!r})\n'
+        'model.warm_up()\n'
+        'warm_up_dynamics(model)\n'
+        'core = KinematicsCore(model)\n'
+        'q = model.default_positions + 0.1\n'
+        'ws = model.one_configuration()\n'
+        'ws.frames_gravity_energy(q)\n'
+        'model.jacobian(q, model.body_names[-1])\n'
+        'model.forward_dynamics(q, 0 * q, 0 * q)\n'
+        'model.poses_and_gravity(np.tile(q, (3, 1)))\n'
+        'print(model._backend._dyn.__name__,\n'
+        "      'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
+    _loads_no_numba(script, env, '_dynamics_')
+
+
+@pytest.mark.parametrize('seed', range(4))
+def test_the_kinematics_loops_give_the_just_in_time_values(built, seed):
+    """Every exported chain algorithm against numba's own, on random trees (views included)."""
+    from kinematics_models import random_model
+    from transmission_bridge._shared import ahead, loops as _loops
+    from transmission_bridge.kinematics.kernels import dynamics, loops
+    model = random_model(seed, num_bodies=9)
+    compiled = (ahead.KINEMATICS.load(), ahead.DYNAMICS.load())
+    assert all(compiled), 'built, but not found'
+    jit = (_loops.jitted(loops.__name__), _loops.jitted(dynamics.__name__))
+    rng = np.random.default_rng(seed)
+    n = model.num_positions
+    Q, V, A = (rng.normal(size=(5, 2 * n))[:, ::2] for _ in range(3))     # strided rows
+    outputs = []
+    for kernels in (compiled, jit):
+        backend = model._backend
+        backend._loops, backend._dyn = kernels
+        got = [model.inverse_dynamics(Q, V, A), model.mass_matrix(Q),
+               model.poses_and_gravity(Q)[0], model.poses_and_gravity(Q)[1],
+               model.forward_dynamics(Q, V, A), model.jacobian(Q[0], model.body_names[-1])]
+        got += [model.inverse_dynamics(Q[i], V[i], A[i]) for i in range(5)]
+        got += [model.mass_matrix(Q[i]) for i in range(5)]
+        got += [model.gravity_generalized_forces(Q[i]) for i in range(5)]
+        outputs.append(got)
+    for ours, theirs in zip(*outputs):
+        scale = max(1.0, float(np.abs(theirs).max()))
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=KERNELS_RTOL * scale)

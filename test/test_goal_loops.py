@@ -36,7 +36,7 @@ START_NS = 1_700_000_000_000_000_000
 def _loops(kind):
     if kind == 'python':
         return goal_loops
-    from transmission_bridge.transmissions import ahead
+    from transmission_bridge._shared import ahead
     module = ahead.GOAL.load()
     if module is None:
         pytest.skip('the goal loops are not compiled ahead of time here (no numba or no '

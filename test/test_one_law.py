@@ -26,6 +26,7 @@ from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from test_effort_law import _chain_urdf, CHAIN, ROBOT
 
+from transmission_bridge._shared import ahead
 from transmission_bridge.control.impedance import ImpedanceCore
 from transmission_bridge.identification import excitation
 from transmission_bridge.identification.problem import Problem
@@ -33,7 +34,7 @@ from transmission_bridge.kinematics import load_model
 from transmission_bridge.mapping.commands import CommandMapper
 from transmission_bridge.mapping.measurement import Measured
 from transmission_bridge.mapping.prepared import PreparedCommand
-from transmission_bridge.transmissions import ahead, effort_law, linkage_loops, \
+from transmission_bridge.transmissions import effort_law, linkage_loops, \
     load_transmissions, loss_loops
 from transmission_bridge.transmissions.parameters import apply_parameters
 

@@ -11,9 +11,9 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parent.parent / 'transmission_bridge'
 ALLOWED = {'numpy', 'yaml'} | set(sys.stdlib_module_names)
 # The one optional compiled dependency, where it may be imported (with a fallback: the tests
-# run the libraries without it): the kinematics kernels' folder and the transmissions'
-# loops (linkages, gear losses), compiled by one helper.
-OPTIONAL = {'kernels': {'numba'}, '_loops.py': {'numba'}}
+# run the libraries without it): the kinematics kernels' folder (the identification's
+# regressor) and the one helper that compiles every module of loops.
+OPTIONAL = {'kernels': {'numba'}, 'loops.py': {'numba'}}
 
 
 def _imports(path):
@@ -26,7 +26,7 @@ def _imports(path):
             yield node.module.split('.')[0]
 
 
-@pytest.mark.parametrize('library', ['transmissions', 'kinematics'])
+@pytest.mark.parametrize('library', ['transmissions', 'kinematics', '_shared'])
 def test_library_imports_only_numpy_yaml_stdlib_and_optional_numba(library):
     files = sorted((PKG / library).rglob('*.py'))
     if library == 'transmissions':
@@ -42,7 +42,8 @@ def test_library_imports_only_numpy_yaml_stdlib_and_optional_numba(library):
 # use the libraries and the messages without ROS (the input checks, the CDR layouts), and
 # nothing of ros/.
 ROOM_ALLOWED = {'transmission_bridge.transmissions', 'transmission_bridge.messages',
-                'transmission_bridge.mapping', 'transmission_bridge.control'}
+                'transmission_bridge.mapping', 'transmission_bridge.control',
+                'transmission_bridge._shared'}
 
 
 def _room_imports(path, room):
@@ -111,7 +112,7 @@ _BRIDGE_SIDES = (
 def test_numba_loads_only_for_a_set_with_a_linkage(robot, loads):
     if loads:
         pytest.importorskip('numba', reason='numba is not installed: the Python loops run')
-        from transmission_bridge.transmissions import ahead
+        from transmission_bridge._shared import ahead
         # Compiled ahead of time (make test's warm-up builds it): loaded without numba.
         loads = ahead.LINKAGE.load() is None
     path = PKG.parent / 'config' / robot

@@ -13,12 +13,12 @@ velocity, every ``y`` within its ``[lower, upper]`` and finite. Anything else re
 takes the reference step, whole, which then decides (and words) what happens.
 
 Plain Python on numpy arrays and floats, compiled ahead of time like the gear-loss loops
-(:mod:`..transmissions.ahead`): a bridge following a goal loads no numba. Where that module is
+(:mod:`.._shared.ahead`): a bridge following a goal loads no numba. Where that module is
 missing the reference step runs (:func:`kernels`). test_goal_loops.py pins both forms to the
 reference step and map.
 """
 
-from ..transmissions import _loops
+from .._shared import loops as _loops
 
 #: :func:`follow`'s results: the command is in ``y``; t before the start or past the end;
 #: no joint measured; a path tolerance exceeded; a command value beyond a limit or not finite.
@@ -38,7 +38,7 @@ def kernels():
     """
     if not COMPILED:
         return None
-    from ..transmissions import ahead
+    from .._shared import ahead
     return ahead.GOAL.ensure()
 
 

@@ -23,6 +23,16 @@ class EvaluationMixin:
         """Return ``'numba'`` when the compiled kernels evaluate this model, else ``'numpy'``."""
         return self._backend.name
 
+    @property
+    def kernels_compiled(self):
+        """
+        Return how the compiled kernels were made: ``'ahead of time'`` or ``'by numba'``.
+
+        Ahead of time: a module that imports no numba (:mod:`.._shared.ahead`), the process
+        then holds no LLVM; ``''`` for the numpy code.
+        """
+        return getattr(self._backend, 'compiled', '')
+
     def warm_up(self):
         """
         Compile the kernels now rather than on the first call, and return the model.

@@ -12,9 +12,10 @@ dynamics and the identification's regressor through a model (default: the exampl
 Without numba there is nothing to
 compile: it says so and exits 0. A kernel is compiled for the kinds of arrays it is called
 with, not per robot: any robot with a linkage warms them for every other. The gear stages'
-loss loops, the linkage loops and a goal's step are compiled ahead of time into modules that
-import no numba (:mod:`transmission_bridge.transmissions.ahead`): a bridge then loads neither numba
-nor LLVM.
+loss loops, the linkage loops, a goal's step and the kinematics' chain algorithms are compiled
+ahead of time into modules that import no numba (:mod:`transmission_bridge._shared.ahead`): the
+bridge and the kinematics node then load neither numba nor LLVM (the just-in-time kernels
+warmed here serve where those cannot be built).
 """
 
 import argparse
@@ -41,12 +42,13 @@ def warm(transmissions, model_file):
     from ..mapping.warm_up import warm_up
     from ..kinematics import load_model
     from ..kinematics_node.dynamics import warm_up_dynamics
-    from ..transmissions import ahead, load_transmissions
+    from .._shared import ahead
+    from ..transmissions import load_transmissions
     start = time.perf_counter()
     done = []
     try:            # optional: without a C linker the just-in-time loops serve, as before
         ahead.build_all([name for name, each in ahead.SETS.items() if each.load() is None])
-        done.append(('gear-loss, linkage and goal loops, ahead of time',
+        done.append(('gear-loss, linkage, goal and kinematics loops, ahead of time',
                      time.perf_counter() - start))
     except Exception as exc:  # noqa: B902 (said, and the warm-up goes on)
         print(f'loops not compiled ahead of time ({type(exc).__name__}: {exc}): '

@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from . import _loops
-from ._loops import KERNELS_ENV  # noqa: F401 (the name this module's docstring gives)
+from .._shared import loops as _loops
+from .._shared.loops import KERNELS_ENV  # noqa: F401 (the name this module's docstring gives)
 
 # Columns of a joint's row of ``geo``, then of an actuator's.
 J_AXIS, J_POINT, J_OFFSET, J_LOWER, J_UPPER, J_WIDTH = 0, 3, 6, 7, 8, 9
@@ -57,12 +57,12 @@ def kernels():
     """
     Return the loops to call: compiled ahead of time where they can be, else by numba.
 
-    Ahead of time (:mod:`.ahead`): a module that imports no numba, built once; else a copy of
-    this module whose every function is ``numba.njit`` (compiled on its first call, cached on
-    disk beside this file); where numba does not import or :data:`KERNELS_ENV` says ``numpy``,
-    the plain module: the reference, with the same results.
+    Ahead of time (:mod:`.._shared.ahead`): a module that imports no numba, built once; else a
+    copy of this module whose every function is ``numba.njit`` (compiled on its first call,
+    cached on disk beside this file); where numba does not import or :data:`KERNELS_ENV` says
+    ``numpy``, the plain module: the reference, with the same results.
     """
-    from . import ahead
+    from .._shared import ahead
     return ahead.kernels(__name__, _NOT_COMPILED)
 
 

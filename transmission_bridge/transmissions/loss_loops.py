@@ -12,7 +12,7 @@ driven − 1: measured or commanded), the viscous and the Coulomb friction
 
 import numpy as np
 
-from . import _loops
+from .._shared import loops as _loops
 
 INV_REST, GAIN_A, GAIN_B, VISCOUS, COULOMB, EDGE, WIDTH = 0, 1, 2, 3, 4, 5, 6
 _NOT_COMPILED = ('kernels', 'stage_table')
@@ -24,10 +24,11 @@ def kernels():
     """
     Return the loops to call: compiled ahead of time where they can be, else by numba.
 
-    Ahead of time (:mod:`.ahead`): a module that imports no numba, built once; else numba's
-    just-in-time loops; else (no numba, or ``TRANSMISSION_BRIDGE_KERNELS=numpy``) this module.
+    Ahead of time (:mod:`.._shared.ahead`): a module that imports no numba, built once; else
+    numba's just-in-time loops; else (no numba, or ``TRANSMISSION_BRIDGE_KERNELS=numpy``) this
+    module.
     """
-    from . import ahead
+    from .._shared import ahead
     return ahead.kernels(__name__, _NOT_COMPILED)
 
 

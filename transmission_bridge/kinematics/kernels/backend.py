@@ -7,6 +7,8 @@ once per model; each workspace has one ``work`` buffer whose views are the works
 the loops wrote.
 """
 
+import importlib.machinery
+
 import numpy as np
 
 from . import dynamics, loops
@@ -17,6 +19,7 @@ from ..backend import Backend, Workspace
 _NO_POSES, _NO_TAU = np.empty((0, 4, 4)), np.empty(0)   # what the loops fill when not asked
 _GRAVITY = ('gravity',)
 _F8 = np.dtype(np.float64)
+_EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)     # a module compiled ahead
 
 
 class NumbaBackend(Backend):
@@ -49,6 +52,10 @@ class NumbaBackend(Backend):
         self.on_path = np.ascontiguousarray(tree.on_path)
         self._nb, self._nq = nb, tree.nq
         self._dynamics = dynamics.DynamicsTables(tree)
+        # Compiled ahead of time (no numba in the process) where built, else numba's.
+        self._loops, self._dyn = loops.kernels(), dynamics.kernels()
+        self.compiled = ('ahead of time' if all(k.__file__.endswith(_EXTENSIONS) for k in (
+            self._loops, self._dyn)) else 'by numba')
         ni, nf = len(self.ints), len(self.floats)
         self._tables, self._floats_all = self._dynamics.pack(self.ints, self.floats,
                                                              _work_size(tree))
@@ -64,19 +71,20 @@ class NumbaBackend(Backend):
         ws.q[:] = q                         # float64, contiguous: the loop's one typing
         if out is None and what == _GRAVITY:        # the usual call, in the fewest steps
             tau = np.empty(self._nq)
-            loops.one(ws.q, self.ints, self.floats, ws.work, _NO_POSES, tau, False, True)
+            self._loops.one(ws.q, self.ints, self.floats, ws.work, _NO_POSES, tau, False, True)
             return (tau,)
         want_poses, want_gravity = 'poses' in what, what != ('poses',)
         if out is None:
             poses = np.empty((self._nb, 4, 4)) if want_poses else _NO_POSES
             tau = np.empty(self._nq) if 'gravity' in what else ws.tau
-            energy = loops.one(ws.q, self.ints, self.floats, ws.work, poses, tau, want_poses,
-                               want_gravity)
+            energy = self._loops.one(ws.q, self.ints, self.floats, ws.work, poses, tau, want_poses,
+                                     want_gravity)
             values = {'poses': poses, 'gravity': tau, 'energy': energy}
             return tuple([values[w] for w in what])
         dest = dict(zip(what, out))
-        energy = loops.one(ws.q, self.ints, self.floats, ws.work, dest.get('poses', _NO_POSES),
-                           dest.get('gravity', ws.tau), want_poses, want_gravity)
+        energy = self._loops.one(ws.q, self.ints, self.floats, ws.work,
+                                 dest.get('poses', _NO_POSES), dest.get('gravity', ws.tau),
+                                 want_poses, want_gravity)
         if 'energy' in dest:
             dest['energy'][...] = energy
         return out
@@ -100,8 +108,8 @@ class NumbaBackend(Backend):
             np.empty((n if want_gravity else 1, tree.nq))
         energy = dest['energy'].reshape(n) if 'energy' in dest else \
             np.empty(n if want_gravity else 1)
-        loops.batch(flat, self.ints, self.floats, _work(tree)[0], poses, tau, energy,
-                    want_poses, want_gravity)
+        self._loops.batch(flat, self.ints, self.floats, _work(tree)[0], poses, tau, energy,
+                          want_poses, want_gravity)
         return out
 
     def _scratch(self):
@@ -113,32 +121,34 @@ class NumbaBackend(Backend):
         """
         Return ``tau`` of one configuration in one compiled call, or None to take the checks.
 
-        The path of a controller's call once a tick: three 1-D float64 arrays of nq
-        entries; anything else (a batch, a list, another dtype or length) returns None.
+        The path of a controller's call once a tick: three contiguous 1-D float64 arrays of
+        nq entries; anything else (a batch, a list, a view with a stride, another dtype or
+        length) returns None.
         """
         try:
             if not (q.dtype is _F8 and v.dtype is _F8 and a.dtype is _F8
-                    and q.ndim == v.ndim == a.ndim == 1):
+                    and q.ndim == v.ndim == a.ndim == 1 and q.flags.c_contiguous
+                    and v.flags.c_contiguous and a.flags.c_contiguous):
                 return None
         except AttributeError:
             return None
         tau = np.empty(self._nq)
-        ok = dynamics.rnea_one(q, v, a, self._tables, self._floats_all, self.workspace().buffer,
-                               tau)
+        ok = self._dyn.rnea_one(q, v, a, self._tables, self._floats_all, self.workspace().buffer,
+                                tau)
         return tau if ok else None
 
     def fast_gravity(self, q):
         """Return ``tau_g`` of one configuration in one compiled call, or None (as above)."""
-        return self._one_call(loops.gravity_one, q, (self._nq,))
+        return self._one_call(self._loops.gravity_one, q, (self._nq,))
 
     def fast_mass_matrix(self, q):
         """Return ``M`` of one configuration in one compiled call, or None (as above)."""
-        return self._one_call(dynamics.crba_one, q, (self._nq, self._nq))
+        return self._one_call(self._dyn.crba_one, q, (self._nq, self._nq))
 
     def _one_call(self, kernel, q, shape):
         """Return ``kernel``'s output of this shape for one 1-D float64 ``q``, or None."""
         try:
-            if not (q.dtype is _F8 and q.ndim == 1):
+            if not (q.dtype is _F8 and q.ndim == 1 and q.flags.c_contiguous):
                 return None
         except AttributeError:
             return None
@@ -151,8 +161,8 @@ class NumbaBackend(Backend):
         ws, scratch = self._scratch()
         tau = np.empty(Q.shape)
         d = self._dynamics
-        dynamics.rnea_batch(Q, V, A, gravity, self.ints, self.floats, ws.work, d.dints,
-                            d.dfloats, scratch, tau)
+        self._dyn.rnea_batch(Q, V, A, gravity, self.ints, self.floats, ws.work, d.dints,
+                             d.dfloats, scratch, tau)
         return tau
 
     def _rnea_one(self, q, v, a, gravity):
@@ -160,8 +170,8 @@ class NumbaBackend(Backend):
         ws, scratch = self._scratch()
         tau = np.empty(self._nq)
         d = self._dynamics
-        dynamics.rnea(np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(a),
-                      gravity, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, tau)
+        self._dyn.rnea(np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(a),
+                       gravity, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, tau)
         return tau
 
     def forward_dynamics(self, q, v, tau):
@@ -171,15 +181,15 @@ class NumbaBackend(Backend):
         M = np.empty((nq, nq))
         if q.ndim == 1:
             a = np.empty(nq)
-            ok = dynamics.forward_dynamics(
-                np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(tau),
-                self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, M, a)
+            ok = self._dyn.forward_dynamics(
+                 np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(tau),
+                 self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch, M, a)
             return a if ok else None
         n = int(np.prod(q.shape[:-1]))
         rows = [np.ascontiguousarray(x.reshape(n, nq)) for x in (q, v, tau)]
         A = np.empty((n, nq))
-        ok = dynamics.forward_dynamics_batch(*rows, self.ints, self.floats, ws.work, d.dints,
-                                             d.dfloats, scratch, M, A)
+        ok = self._dyn.forward_dynamics_batch(*rows, self.ints, self.floats, ws.work, d.dints,
+                                              d.dfloats, scratch, M, A)
         return A.reshape(q.shape) if ok else None
 
     def _crba(self, Q, out=None):
@@ -187,8 +197,8 @@ class NumbaBackend(Backend):
         ws, scratch = self._scratch()
         M = np.empty((len(Q), self._nq, self._nq)) if out is None else out
         d = self._dynamics
-        dynamics.crba_batch(Q, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch,
-                            M)
+        self._dyn.crba_batch(Q, self.ints, self.floats, ws.work, d.dints, d.dfloats, scratch,
+                             M)
         return M
 
 
@@ -231,13 +241,13 @@ class NumbaWorkspace(Workspace):
         if q is not self.q:                 # a caller may keep its configuration in q
             self.q[:] = q
         b = self._backend
-        loops.one(self.q, b.ints, b.floats, self.work, _NO_POSES, _NO_TAU, False, False)
+        b._loops.one(self.q, b.ints, b.floats, self.work, _NO_POSES, _NO_TAU, False, False)
         return self.XT_WB
 
     def gravity(self):
         """Return ``tau_g`` of the frames (this buffer's)."""
         b = self._backend
-        self._energy = loops.gravity(b.ints, b.floats, self.work, self.tau)
+        self._energy = b._loops.gravity(b.ints, b.floats, self.work, self.tau)
         return self.tau
 
     def energy(self):
@@ -249,8 +259,8 @@ class NumbaWorkspace(Workspace):
         if q is not self.q:
             self.q[:] = q
         b = self._backend
-        self._energy = loops.one(self.q, b.ints, b.floats, self.work, _NO_POSES, self.tau,
-                                 False, True)
+        self._energy = b._loops.one(self.q, b.ints, b.floats, self.work, _NO_POSES, self.tau,
+                                    False, True)
         return self.tau, self._energy
 
     def jacobians(self, bodies, points):
@@ -258,6 +268,6 @@ class NumbaWorkspace(Workspace):
         b = self._backend
         points = np.ascontiguousarray(points, dtype=float).reshape(len(bodies), 3)
         J = np.empty((len(bodies), 6, self.tree.nq))
-        loops.jacobians(b.ints, b.floats, self.work, b.on_path,
-                        np.asarray(bodies, dtype=np.intp), points, J)
+        b._loops.jacobians(b.ints, b.floats, self.work, b.on_path,
+                           np.asarray(bodies, dtype=np.intp), points, J)
         return J

@@ -20,10 +20,10 @@ of the merging.
   ``T_WIDTH`` numbers the loops use as temporaries.
 """
 
-import numba
 import numpy as np
 
 from .loops import frames, unpack as _unpack
+from ..._shared import loops as _loops
 
 D_MASS, D_COM, D_INERTIA, D_ROT, D_TR, D_MUL, D_AXIS, D_ORIGIN, D_WIDTH = (
     0, 1, 4, 13, 14, 15, 16, 19, 22)
@@ -37,7 +37,10 @@ T_RJ, T_CW, T_IV, T_IA, T_F, T_WIDTH = 0, 9, 12, 18, 24, 30
 # this project's CPUs about 7 % of a humanoid's inverse dynamics). Nothing reassociates, so a
 # call's result is the same on every run; against the numpy reference it differs by rounding
 # only (test_compiled_kernels: 1e-12 of each robot's scale).
-_jit = numba.njit(cache=True, nogil=True, fastmath={'contract'})
+COMPILED = _loops.installed()
+JIT_OPTIONS = {'fastmath': {'contract'}}
+_NOT_COMPILED = ('kernels',)
+_compiled = None
 
 
 class DynamicsTables:
@@ -120,7 +123,6 @@ def _merged_bodies(tree):
     return anchor, mass, com, inertia
 
 
-@_jit
 def _body_terms(ints, floats, work, dints, dfloats, scratch):
     """Write each moving body's S and its m, h, J_O (about W's origin) into ``scratch``."""
     nb, nm = ints[0], dints[0]
@@ -185,7 +187,6 @@ def _body_terms(ints, floats, work, dints, dfloats, scratch):
                 scratch[s + S_J + 3 * t + r] = acc
 
 
-@_jit
 def _inertia_times(scratch, s, a0, a1, a2, b0, b1, b2, out):
     """Write ``I [a; b] = [J a + h x b; m b + a x h]`` of the inertia at ``s`` into out."""
     m = scratch[s + S_M]
@@ -199,7 +200,6 @@ def _inertia_times(scratch, s, a0, a1, a2, b0, b1, b2, out):
     out[5] = m * b2 + a0 * h1 - a1 * h0
 
 
-@_jit
 def rnea(q, v, a, with_gravity, ints, floats, work, dints, dfloats, scratch, tau):
     """Write ``tau`` (nq) of one configuration: :func:`..newton_euler.inverse_dynamics`."""
     frames(q, ints, floats, work)
@@ -207,7 +207,6 @@ def rnea(q, v, a, with_gravity, ints, floats, work, dints, dfloats, scratch, tau
     _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau)
 
 
-@_jit
 def _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau):
     """Newton-Euler on the body terms already in ``scratch``."""
     nb = ints[0]
@@ -280,7 +279,6 @@ def _rnea_pass(v, a, with_gravity, ints, dints, dfloats, scratch, tau):
             tau[k] += dfloats[i * D_WIDTH + D_MUL] * t
 
 
-@_jit
 def crba(q, ints, floats, work, dints, dfloats, scratch, M):
     """Write ``M`` (nq, nq) of one configuration: :func:`..newton_euler.mass_matrix`."""
     frames(q, ints, floats, work)
@@ -288,7 +286,6 @@ def crba(q, ints, floats, work, dints, dfloats, scratch, M):
     _crba_pass(ints, dints, dfloats, scratch, M)
 
 
-@_jit
 def _crba_pass(ints, dints, dfloats, scratch, M):
     """Composite bodies on the body terms in ``scratch`` (which it sums into subtrees)."""
     nb, nm = ints[0], dints[0]
@@ -324,7 +321,6 @@ def _crba_pass(ints, dints, dfloats, scratch, M):
             j = dints[base + DI_WIDTH * j + DI_UP]
 
 
-@_jit
 def forward_dynamics(q, v, tau, ints, floats, work, dints, dfloats, scratch, M, a):
     """
     Write ``a = M^-1 (tau - nle)`` of one configuration into ``a``; False if M is singular.
@@ -366,7 +362,6 @@ def forward_dynamics(q, v, tau, ints, floats, work, dints, dfloats, scratch, M, 
     return True
 
 
-@_jit
 def forward_dynamics_batch(Q, V, T, ints, floats, work, dints, dfloats, scratch, M, A):
     """Write ``A`` (N, nq): :func:`forward_dynamics` of each row; False if any M is singular."""
     for n in range(Q.shape[0]):
@@ -376,7 +371,6 @@ def forward_dynamics_batch(Q, V, T, ints, floats, work, dints, dfloats, scratch,
     return True
 
 
-@_jit
 def rnea_one(q, v, a, tables, floats_all, buffer, tau):
     """
     :func:`rnea` with gravity, its tables packed in three arrays; False if a length is wrong.
@@ -395,7 +389,6 @@ def rnea_one(q, v, a, tables, floats_all, buffer, tau):
     return True
 
 
-@_jit
 def crba_one(q, tables, floats_all, buffer, M):
     """:func:`crba` on the packed tables of :func:`rnea_one`; False if a size is wrong."""
     ints, dints, floats, dfloats, work, scratch = _unpack(tables, floats_all, buffer)
@@ -406,7 +399,6 @@ def crba_one(q, tables, floats_all, buffer, M):
     return True
 
 
-@_jit
 def rnea_batch(Q, V, A, with_gravity, ints, floats, work, dints, dfloats, scratch, tau):
     """Write ``tau`` (N, nq): :func:`rnea` of each row."""
     for n in range(Q.shape[0]):
@@ -414,8 +406,13 @@ def rnea_batch(Q, V, A, with_gravity, ints, floats, work, dints, dfloats, scratc
              tau[n])
 
 
-@_jit
 def crba_batch(Q, ints, floats, work, dints, dfloats, scratch, M):
     """Write ``M`` (N, nq, nq): :func:`crba` of each row."""
     for n in range(Q.shape[0]):
         crba(Q[n], ints, floats, work, dints, dfloats, scratch, M[n])
+
+
+def kernels():
+    """Return the loops to call, as :func:`.loops.kernels` (these call its :func:`.frames`)."""
+    from ..._shared import ahead
+    return ahead.kernels(__name__, _NOT_COMPILED)

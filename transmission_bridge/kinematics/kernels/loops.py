@@ -7,7 +7,9 @@ gravity costs a few microseconds instead of a numpy call per body. One differenc
 ``sin(a)`` and ``sin²(a/2)`` come from one ``sin``/``cos`` pair of ``a/2`` (``sin a = 2
 sin(a/2) cos(a/2)``), which the compiler fuses into one ``sincos``. Compiled on first use
 and cached on disk by numba (next to this file, or in numba's user cache directory when
-that is read-only), so only the first process on a machine pays for the compilation.
+that is read-only), so only the first process on a machine pays for the compilation; or
+compiled ahead of time into a module that loads no numba (:mod:`..._shared.ahead`), which
+:func:`kernels` returns where it is built. Importing this module loads no numba.
 
 Every loop takes the model as two flat arrays and a work buffer (:mod:`.backend` packs
 them): numba types every argument of every call (tens of nanoseconds each), so a call
@@ -24,8 +26,9 @@ passes few arrays, and each loop takes its tables apart once.
   numpy workspace (NOTATION.md: transposed poses).
 """
 
-import numba
 import numpy as np
+
+from ..._shared import loops as _loops
 
 # Columns of the per-body table: the angle a = q zr + zr0 and the translation
 # t = q zt + zt0 of the body's joint (mimics: scale and offset folded in), mass, com,
@@ -35,13 +38,15 @@ B_ZR, B_ZR0, B_ZT, B_ZT0, B_MASS, B_COM, B_HT, B_WIDTH = 0, 1, 2, 3, 4, 5, 8, 72
 # rot, tr, tr * subtree mass, subtree mass, mimic multiplier.
 C_AXIS, C_ORIGIN, C_ROT, C_TR, C_TRM, C_MSUB, C_MUL, C_WIDTH = 0, 3, 6, 7, 8, 9, 10, 11
 
-_jit = numba.njit(cache=True, nogil=True)
+COMPILED = _loops.installed()      # the backend asked for kernels: numba's, where installed
+JIT_OPTIONS = {}
+_NOT_COMPILED = ('kernels',)
+_compiled = None
 
 # The loops index the flat arrays themselves: a reshape inside a loop costs about as much
 # as a body's frame.
 
 
-@_jit
 def frames(q, ints, floats, work):
     """Fill ``XT_PB`` and ``XT_WB`` of ``work`` for the configuration ``q``."""
     nb = ints[0]
@@ -88,7 +93,6 @@ def frames(q, ints, floats, work):
         work[xb + 15] = 1.0
 
 
-@_jit
 def gravity(ints, floats, work, tau):
     """Fill ``tau`` (folded onto the independent joints) and return ``V``, from ``XT_WB``."""
     nb, nc = ints[0], ints[1]
@@ -147,7 +151,6 @@ def gravity(ints, floats, work, tau):
     return -(m0 * g0 + m1 * g1 + m2 * g2)
 
 
-@_jit
 def one(q, ints, floats, work, poses, tau, want_poses, want_gravity):
     """Frames of ``q``, then the poses (nb, 4, 4) and ``tau``; return ``V`` (or 0)."""
     frames(q, ints, floats, work)
@@ -162,7 +165,6 @@ def one(q, ints, floats, work, poses, tau, want_poses, want_gravity):
     return gravity(ints, floats, work, tau)
 
 
-@_jit
 def gravity_one(q, tables, floats_all, buffer, tau):
     """
     :func:`gravity` of one configuration on packed tables; False if a size is wrong.
@@ -179,7 +181,6 @@ def gravity_one(q, tables, floats_all, buffer, tau):
     return True
 
 
-@_jit
 def unpack(tables, floats_all, buffer):
     """
     Return the views ``(ints, dints, floats, dfloats, work, scratch)`` of a packing.
@@ -194,7 +195,6 @@ def unpack(tables, floats_all, buffer):
             buffer[nw:])
 
 
-@_jit
 def batch(Q, ints, floats, work, poses, tau, energy, want_poses, want_gravity):
     """
     Every row of ``Q`` (n, nq) into poses (n, nb, 4, 4), tau (n, nq) and energy (n).
@@ -207,7 +207,6 @@ def batch(Q, ints, floats, work, poses, tau, energy, want_poses, want_gravity):
             tau[n if want_gravity else 0], want_poses, want_gravity)
 
 
-@_jit
 def jacobians(ints, floats, work, on_path, bodies, points, J):
     """Fill ``J`` (n, 6, nq), [angular; linear], of each body point, from the frames."""
     nb, nc = ints[0], ints[1]
@@ -242,3 +241,14 @@ def jacobians(ints, floats, work, on_path, bodies, points, J):
             J[i, 3, k] += m * (rot * (w[1] * d[2] - w[2] * d[1]) + tr * w[0])
             J[i, 4, k] += m * (rot * (w[2] * d[0] - w[0] * d[2]) + tr * w[1])
             J[i, 5, k] += m * (rot * (w[0] * d[1] - w[1] * d[0]) + tr * w[2])
+
+
+def kernels():
+    """
+    Return the loops to call: compiled ahead of time where they can be, else by numba.
+
+    Ahead of time (:mod:`..._shared.ahead`): a module that imports no numba, built once; else
+    numba's just-in-time loops; else (no numba) this module.
+    """
+    from ..._shared import ahead
+    return ahead.kernels(__name__, _NOT_COMPILED)

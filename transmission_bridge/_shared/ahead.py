@@ -1,28 +1,29 @@
 """
-The loss, linkage and goal loops compiled ahead of time: a bridge that loads no numba.
+The package's loops compiled ahead of time: nodes that load no numba.
 
-numba compiles :mod:`.loss_loops` and :mod:`.linkage_loops` on a bridge's first lossy state or
-first linkage (or loads them from its disk cache): either way the process then holds numba and
-LLVM, some 130 MB resident. Here the same loops are compiled once, by numba's ahead-of-time
-compiler (``numba.pycc``) in a separate process, into ordinary extension modules that import
-no numba: :meth:`Ahead.load` finds one, and the loop module's ``kernels()`` returns it where it
-is there (:func:`kernels`). A running goal's step (:mod:`..control.goal_loops`) is this
-module or the reference, never numba's just-in-time form (numba would cost a bridge more
-than the step saves). The modules live in a cache folder (:func:`folder`,
-``TRANSMISSION_BRIDGE_AOT_DIR`` to choose it) under names that hold a digest of the loops'
-source, numba's version and Python's (:meth:`Ahead.module_name`): a changed loop is never
-loaded stale.
+numba compiles a module of loops (the gear stages' losses, the linkages, the kinematics'
+chain algorithms) on its first call, or loads it from its disk cache: either way the process
+then holds numba, LLVM and what numba imports (scipy, coverage), some 120 MB resident. Here
+the same loops are compiled once, by numba's ahead-of-time compiler (``numba.pycc``) in a
+separate process, into ordinary extension modules that import no numba: :meth:`Ahead.load`
+finds one, and the loop module's ``kernels()`` returns it where it is there (:func:`kernels`).
+A running goal's step (:mod:`..control.goal_loops`) is this module or the reference, never
+numba's just-in-time form (numba would cost a bridge more than the step saves). The modules
+live in a cache folder (:func:`folder`, ``TRANSMISSION_BRIDGE_AOT_DIR`` to choose it) under
+names that hold a digest of the loops' source (and of the loop modules it calls), numba's
+version and Python's (:meth:`Ahead.module_name`): a changed loop is never loaded stale.
 
-Built by :func:`build_all` (``python -m transmission_bridge.transmissions.ahead``), which the
+Built by :func:`build_all` (``python -m transmission_bridge._shared.ahead``), which the
 warm-up runs (``make test``, an install: :mod:`transmission_bridge.tools.warm_up`), and by the
-first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, once; the bridge
+first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, once; the node
 itself never imports numba for it). Where they cannot be built (no numba, no C linker) the
 loops are numba's just-in-time ones, as before, or the numpy reference.
 
 The loops are exported for arrays of any layout (the bridge writes into message views; a
 C-contiguous signature would read such a view as if it were contiguous, without a word), but
 for the scratch buffer the linkage loops reshape. The same LLVM code as the just-in-time
-loops, the same bits (test_ahead.py).
+loops (the kinematics' dynamics less the multiply-adds fused in the exported function itself:
+rounding only), the same bits (test_ahead.py).
 """
 
 import hashlib
@@ -31,11 +32,12 @@ import importlib.metadata
 import importlib.util
 import os
 import pathlib
+import platform
 import subprocess
 import sys
 import tempfile
 
-from . import _loops
+from . import loops as _loops
 
 FOLDER_ENV = 'TRANSMISSION_BRIDGE_AOT_DIR'
 _HERE = pathlib.Path(__file__).resolve().parent
@@ -50,11 +52,29 @@ def folder():
     return pathlib.Path(base) / 'transmission_bridge' / 'aot'
 
 
+def _host():
+    """
+    Return what names this machine's CPU for a module built for it: its model and features.
+
+    A cache folder shared by machines (a home on NFS) then holds one module per CPU, and
+    none runs where its instructions are missing.
+    """
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
+            first = f.read().split('\n\n')[0]
+    except OSError:
+        return platform.platform()
+    return ' '.join(line for line in first.splitlines()
+                    if line.startswith(('vendor_id', 'model name', 'flags')))
+
+
 class Ahead:
     """One loop module's ahead-of-time build: ``loops`` (its name here) and its exports."""
 
-    def __init__(self, loops, exports, package='transmissions'):
+    def __init__(self, loops, exports, package='transmissions', calls=(), cpu=''):
         self.loops, self.exports, self.package = loops, exports, package
+        self.calls = calls          # the package's other loop modules it calls
+        self.cpu = cpu              # '' any x86-64 (numba's generic), 'host' this machine's
         self._tried = False
 
     @property
@@ -68,8 +88,10 @@ class Ahead:
             numba = importlib.metadata.version('numba')
         except importlib.metadata.PackageNotFoundError:
             numba = 'none'
-        text = (_HERE.parent / self.package / f'{self.loops}.py').read_bytes() + repr(
-            (numba, sys.version_info[:2], self.exports)).encode()
+        where = _HERE.parent.joinpath(*self.package.split('.'))
+        text = b''.join((where / f'{name}.py').read_bytes()
+                        for name in (self.loops, *self.calls)) + repr(
+            (numba, sys.version_info[:2], self.exports, self.cpu and _host())).encode()
         return f'_{self.loops}_' + hashlib.sha256(text).hexdigest()[:16]
 
     def _path(self, where):
@@ -113,7 +135,7 @@ class Ahead:
         where.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=where) as tmp:
             _loops.compile_ahead(self.dotted, self.exports,
-                                 self.module_name(), tmp)
+                                 self.module_name(), tmp, self.cpu)
             final = self._path(where)
             os.replace(self._path(tmp), final)  # whole, or not at all: a reader never sees half
         return final
@@ -148,7 +170,34 @@ GOAL = Ahead('goal_loops', {
     'follow': 'i8(f8, f8[:], f8[:, :, :], f8[:], f8[:], i8[:], f8[:, :], f8[:, :], f8[:], '
               'f8[:], f8[:], f8[:], f8[:], f8[:], i8, i8, f8[:, :])',
 }, package='control')
-SETS = {ahead.loops: ahead for ahead in (LOSS, LINKAGE, GOAL)}
+#: The kinematics' chain algorithms a model calls (:mod:`..kinematics.kernels.backend`):
+#: frames, gravity and energy, Jacobians, inverse dynamics, the mass matrix and forward
+#: dynamics, of one configuration and of batches. The model's tables and work buffers are
+#: its own, C-contiguous (``[::1]``: a third faster), and so are the one-configuration
+#: calls' arrays (the model sends others the checked way); what a batch passes or receives
+#: may be a view (``A``). Built for this machine's CPU (its fused multiply-adds: the
+#: just-in-time kernels' speed; for any x86-64, 1.0-1.07x their time).
+_KIN = 'kinematics.kernels'
+_C = 'i8[::1], f8[::1], f8[::1]'                        # ints, floats, work
+KINEMATICS = Ahead('loops', {
+    'one': f'f8(f8[::1], {_C}, f8[:, :, :], f8[:], b1, b1)',
+    'gravity': f'f8({_C}, f8[::1])',
+    'gravity_one': 'b1(f8[::1], i8[::1], f8[::1], f8[::1], f8[::1])',
+    'batch': f'void(f8[:, ::1], {_C}, f8[:, :, :, :], f8[:, :], f8[:], b1, b1)',
+    'jacobians': f'void({_C}, b1[:, ::1], i8[:], f8[:, ::1], f8[:, :, ::1])',
+}, package=_KIN, cpu='host')
+_D = f'{_C}, i8[::1], f8[::1], f8[::1]'                  # ints .. work, dints .. scratch
+DYNAMICS = Ahead('dynamics', {
+    'rnea': f'void(f8[::1], f8[::1], f8[::1], b1, {_D}, f8[::1])',
+    'rnea_one': 'b1(f8[::1], f8[::1], f8[::1], i8[::1], f8[::1], f8[::1], f8[::1])',
+    'crba_one': 'b1(f8[::1], i8[::1], f8[::1], f8[::1], f8[:, ::1])',
+    'rnea_batch': f'void(f8[:, :], f8[:, :], f8[:, :], b1, {_D}, f8[:, ::1])',
+    'crba_batch': f'void(f8[:, :], {_D}, f8[:, :, :])',
+    'forward_dynamics': f'b1(f8[::1], f8[::1], f8[::1], {_D}, f8[:, ::1], f8[::1])',
+    'forward_dynamics_batch': f'b1(f8[:, ::1], f8[:, ::1], f8[:, ::1], {_D}, f8[:, ::1], '
+                              'f8[:, ::1])',
+}, package=_KIN, calls=('loops',), cpu='host')
+SETS = {ahead.loops: ahead for ahead in (LOSS, LINKAGE, GOAL, KINEMATICS, DYNAMICS)}
 
 
 def kernels(name, skip):
