@@ -133,9 +133,9 @@ class KinematicsNode(ConfigurableNode):
             self._outputs_changed()
             self.get_logger().info(
                 f'{self._describe(model)} from {self._source}; outputs in '
-                f'{self._core.output_frame(self._prefix)!r}; {model.kernels} kernels'
-                f'{" compiled " * bool(model.kernels_compiled)}{model.kernels_compiled} ready in '
-                f'{self._core.warm_up_seconds:.2f} s')
+                f'{self._core.output_frame(self._prefix)!r}; {model.kernels} kernels ready in '
+                f'{self._core.warm_up_seconds:.2f} s'
+                f'{f" (compiled {model.kernels_compiled})" * bool(model.kernels_compiled)}')
             self._loaded(self._source_config)
 
     def _configured(self):
