@@ -349,7 +349,7 @@ def test_identify_dynamic_writes_the_springs_stiffness(tmp_path):
                        'spring': {'stiffness': 0.7 * k}}],
         'joints': [{'name': 'hip'}]}]}))
     code = identify([str(tmp_path / 'bag'), '--dynamic', '--model', str(tmp_path / 'sea.urdf'),
-                     '--transmissions', str(tmp_path / 'sea.yaml'), '--accept-worse',
+                     '--transmissions', str(tmp_path / 'sea.yaml'),
                      '--output', str(tmp_path / 'out.urdf'),
                      '--output-transmissions', str(tmp_path / 'out.yaml')])
     assert code == 0
