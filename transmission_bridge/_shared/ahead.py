@@ -19,9 +19,10 @@ first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, on
 itself never imports numba for it). Where they cannot be built (no numba, no C linker) the
 loops are numba's just-in-time ones, as before, or the numpy reference.
 
-The loops are exported for arrays of any layout (the bridge writes into message views; a
+The bridge's loops are exported for arrays of any layout (it writes into message views; a
 C-contiguous signature would read such a view as if it were contiguous, without a word), but
-for the scratch buffer the linkage loops reshape. The same LLVM code as the just-in-time
+for the scratch buffer the linkage loops reshape; the kinematics' for the model's own
+contiguous tables (:data:`KINEMATICS`). The same LLVM code as the just-in-time
 loops (the kinematics' dynamics less the multiply-adds fused in the exported function itself:
 rounding only), the same bits (test_ahead.py).
 """
@@ -76,6 +77,7 @@ class Ahead:
         self.calls = calls          # the package's other loop modules it calls
         self.cpu = cpu              # '' any x86-64 (numba's generic), 'host' this machine's
         self._tried = False
+        self._name = None
 
     @property
     def dotted(self):
@@ -83,7 +85,13 @@ class Ahead:
         return f'{__package__.rpartition(".")[0]}.{self.package}.{self.loops}'
 
     def module_name(self):
-        """Return the module's name: a digest of the loops' source, numba's, Python's version."""
+        """
+        Return the module's name: a digest of the loops' source, numba's, Python's version.
+
+        Computed once: the sources and the machine do not change under a running process.
+        """
+        if self._name is not None:
+            return self._name
         try:
             numba = importlib.metadata.version('numba')
         except importlib.metadata.PackageNotFoundError:
@@ -92,7 +100,8 @@ class Ahead:
         text = b''.join((where / f'{name}.py').read_bytes()
                         for name in (self.loops, *self.calls)) + repr(
             (numba, sys.version_info[:2], self.exports, self.cpu and _host())).encode()
-        return f'_{self.loops}_' + hashlib.sha256(text).hexdigest()[:16]
+        self._name = f'_{self.loops}_' + hashlib.sha256(text).hexdigest()[:16]
+        return self._name
 
     def _path(self, where):
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
