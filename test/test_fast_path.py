@@ -296,6 +296,65 @@ def test_bridge_joint_commands_fast_equals_typed(context, config):
     assert fast._commands.counters.rejected_incomplete > 0
 
 
+# A steady stream's layouts: which of position, velocity and effort a message carries.
+LAYOUTS = {'position+effort': (True, False, True), 'effort': (False, False, True),
+           'all three': (True, True, True), 'position': (True, False, False),
+           'velocity+effort': (False, True, True)}
+STREAMED_SHARE = 0.8        # of a steady stream's commands, at least, by the layout's own map
+
+
+@pytest.mark.parametrize('config', ['example_robot_transmissions.yaml',
+                                    'cia402_arm_transmissions.yaml'])
+@pytest.mark.parametrize('layout', list(LAYOUTS))
+def test_a_steady_command_stream_takes_its_layouts_map_and_the_same_bytes(
+        context, monkeypatch, config, layout):
+    # What a controller streams (the kinematics node's gravity torques carry positions and
+    # efforts): one layout, inside the limits, the motors moving (the damping and the gear
+    # losses take the measured motion), names in another order than the set's, parameters
+    # changed mid-stream, and now and then a command beyond a limit (the reference's). The
+    # layout's own map (StreamedCommand) must give the typed route's bytes, and take most.
+    from transmission_bridge.mapping import prepared
+    taken = {'bytes': 0, 'none': 0}
+    command = prepared.StreamedCommand.command
+
+    def counted(self, *args):
+        out = command(self, *args)
+        taken['none' if out is None else 'bytes'] += 1
+        return out
+    monkeypatch.setattr(prepared.StreamedCommand, 'command', counted)
+    tset = load_transmissions(CONFIG / config)
+    fast, typed = _pair(TransmissionBridge, context, {
+        'transmissions_file': str(CONFIG / config)})
+    rng = np.random.default_rng(1210 + list(LAYOUTS).index(layout))
+    names = list(reversed(tset.joint_names))
+    order = [tset.joint_index[n] for n in names]
+    tally = {True: 0, False: 0}
+    stamp, sent = 10**9, 0
+    for k in range(400):
+        stamp += 1_000_000
+        q = tset.default_positions + rng.normal(0, 0.01, tset.num_joints)
+        qd = rng.normal(0, 0.2, tset.num_joints)
+        theta, thetad = tset.motion_to_actuator(q, qd)
+        state = serialize_message(_js(tset.actuator_names, 'motors', stamp,
+                                      [theta, thetad, np.zeros(len(theta))]))
+        _compare(*(node.actuator_states('actuator_states', state) for node in (fast, typed)),
+                 tally)
+        if k % 97 == 50:
+            change = [Parameter(f'joints.{names[k % len(names)]}.damping',
+                                value=float(rng.uniform(0.0, 0.5)))]
+            for node in (fast, typed):
+                assert node.set_parameters(change)[0].successful
+        tau = rng.normal(0, 0.02, tset.num_joints) * (100.0 if k % 41 == 7 else 1.0)
+        arrays = [values[order] if there else []
+                  for values, there in zip((q, 0.5 * qd, tau), LAYOUTS[layout])]
+        data = serialize_message(_js(names, 'base_link', stamp, arrays))
+        _compare(fast.joint_commands(data), typed.joint_commands(data), tally)
+        sent += 1
+    assert fast._commands.counters.as_dict() == typed._commands.counters.as_dict()
+    assert fast._commands.counters.published >= STREAMED_SHARE * sent
+    assert taken['bytes'] >= STREAMED_SHARE * sent, taken
+
+
 def test_bridge_counts_every_command_whoever_takes_it(context):
     # Springs on every joint take whole joint_commands messages; the diagnostics' received
     # and fast/typed counts must still add up, on both paths (springs streaming read

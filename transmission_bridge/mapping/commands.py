@@ -32,7 +32,7 @@ import typing
 import numpy as np
 
 from .command_edge import CommandEdge
-from .state import IngestResult
+from .state import ACCEPTED, IngestResult
 from ..messages import named_input
 from ..transmissions import ConfigError, effort_law
 
@@ -104,6 +104,23 @@ class CommandMapper:
         self._remembered = (cols, position, velocity, effort)
         self.last_joints = cols
         self.counters.published += 1
+
+    def remember_streamed(self, cols, position, velocity, effort):
+        """:meth:`remember` a streamed command (None: a field it lacks), received and mapped."""
+        self.counters.received += 1
+        self.last_result = ACCEPTED
+        self.remember(cols, position, velocity, effort)
+
+    def motion(self, velocity, motor_velocity, joint_idx, act_idx, stamp_ns, lossy):
+        """
+        Return ``(q̇, θ̇)`` (all joints, all motors) a command's damping and losses take.
+
+        The command's own ``velocity`` of joints ``joint_idx`` (and ``motor_velocity`` of
+        motors ``act_idx``), or None: the motion measured at ``stamp_ns``; NaN where unknown
+        or not needed (no damping and no ``lossy`` stage). A set without linkages.
+        """
+        return self._motion(velocity, motor_velocity, joint_idx, act_idx, None, stamp_ns,
+                            lossy)
 
     @property
     def _last_command(self):

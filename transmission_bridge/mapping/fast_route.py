@@ -25,8 +25,12 @@ the counters, stamps, seen times, encoder readings and values exactly as ``inges
 does, and writes the joint state straight into the output bytes. Anything else (NaN, a
 new actuator, a time jump, a new configuration) is the typed route's.
 
-Joint commands (:class:`CommandCodec`) keep the core's full checks on both routes: the
-fast route only replaces decoding and message building with views and a template.
+Joint commands (:class:`CommandCodec`): the fast route reads a message of the learned layout
+as views and writes a template. While no owner but the plain mapping takes joints (no spring,
+no goal), a layout that names its transmissions whole, without linkages, lossy stages or
+springs, is mapped by :class:`~.prepared.StreamedCommand` (the reference's operations,
+looked up once per layout, the same bytes), unless a limit would change it; otherwise by the
+core's :meth:`~.commands.CommandMapper.map_command`, with all its checks.
 
 The convention of both fast paths (this one and the kinematics node's): a ``take`` returns
 what to publish, or None when it did not take the message and changed nothing.
@@ -34,6 +38,7 @@ what to publish, or None when it did not take the message and changed nothing.
 
 import numpy as np
 
+from .prepared import StreamedCommand
 from .state import ACCEPTED, stale_at
 from ..messages.named_input import squares_are_finite
 from ..messages.wire import JointStateLayout, STAMP
@@ -297,11 +302,28 @@ class CommandCodec:
         self._layout = None
         self._names = None
         self._template = None
+        self._streamed = (None, None, None, None)   # mapper, its set, limiting, the map
 
     def learn(self, data, msg):
         """Learn the layout of ``data`` (decoded: ``msg``); None if it does not decode back."""
         self._layout = JointStateLayout.learn_message(data, msg)
         self._names = None          # the output template follows the header's length
+        self._streamed = (None, None, None, None)
+
+    def streamed(self, mapper):
+        """
+        Return the learned layout's :class:`~.prepared.StreamedCommand` under ``mapper``, or None.
+
+        Made once per layout, mapper, transmission set and ``limit_commands``; None where it
+        is not usable (the reference maps every message of the layout).
+        """
+        kept_mapper, kept_set, kept_limit, found = self._streamed
+        if (kept_mapper is not mapper or kept_set is not mapper.transmissions
+                or kept_limit != mapper.limit_commands):
+            layout = self._layout
+            found = StreamedCommand(mapper, layout.names, layout.sizes, layout.frame_id)
+            self._streamed = (mapper, mapper.transmissions, mapper.limit_commands, found)
+        return found if found.usable else None
 
     def decode(self, data):
         """Return the names, arrays and header bytes of ``data`` if it has the layout."""

@@ -25,8 +25,9 @@ import math
 
 import numpy as np
 
+from ..messages.named_input import squares_are_finite
 from ..messages.wire import JointStateLayout
-from ..transmissions import ConfigError
+from ..transmissions import ConfigError, effort_law
 
 
 class PreparedCommand:
@@ -161,6 +162,108 @@ class PreparedCommands:
             found = self._kept[key] = (mapper.transmissions,
                                        PreparedCommand(mapper, names, with_effort))
         return found[1]
+
+
+class StreamedCommand:
+    """
+    One joint_commands layout mapped as the reference maps it, to the bit, minus its lookups.
+
+    A stream keeps one layout (:mod:`..messages.wire`: its names, and which of position,
+    velocity and effort it carries). What the reference (:meth:`.commands.CommandMapper.
+    map_command`) looks up, checks and completes for every message is fixed by the layout
+    and done once here: the joints' columns, the transmissions they cover, each map cut
+    down to them (:meth:`~..transmissions.TransmissionSet.joint_to_actuator_terms`), the
+    limits, the output template. A message then takes the reference's own operations in its
+    order: positions clamped to the joints' then the motors' ranges, velocities scaled,
+    efforts given the damping at the command's velocity (else at the measured motion,
+    :meth:`~.commands.CommandMapper.motion`), mapped and scaled, then the drivers'
+    units; the same bits. A lossy stage takes the reference's compiled in-place step (its
+    common case). Where a limit would change anything, or a value is not finite: None, and
+    the reference maps the message. A layout with a linkage, a spring or a transmission
+    partly named is never :attr:`usable`.
+    """
+
+    def __init__(self, mapper, names, sizes, frame_id=''):
+        tset = mapper.transmissions
+        self.names = tuple(names)
+        self.usable = False
+        k = len(self.names)
+        present = tuple(bool(size) for size in sizes)
+        if not k or any(size not in (0, k) for size in sizes) or not any(present):
+            return
+        try:            # every joint known, once; every transmission touched named whole
+            cols, act_idx, out_names = mapper.coverage(self.names)
+        except ConfigError:
+            return
+        self.usable = bool(tset.constant_map
+                           and not any(tset.actuator(a).spring for a in out_names))
+        if not self.usable:
+            return
+        self._mapper, self._tset, self._cols, self._act_idx = mapper, tset, cols, act_idx
+        self._maps = [tset.joint_to_actuator_terms(kind, cols, act_idx) if there else None
+                      for kind, there in zip(('position', 'velocity', 'effort'), present)]
+        self._stages = mapper.stages(self.names)     # None: ideal gears
+        self._limits = mapper.command_limits(self.names) if mapper.limit_commands else None
+        self._units = None if tset.units.identity else tset.units
+        self._template = JointStateLayout(
+            out_names, frame_id, [len(out_names) if there else 0 for there in present]
+        ).encoder()
+
+    def command(self, arrays, header, stamp_ns=None):
+        """
+        Return the serialized actuator command of one message, or None (the reference's).
+
+        ``arrays``: its (position, velocity, effort), empty where the layout has none;
+        ``header``: its header bytes (stamp and frame_id, copied); ``stamp_ns``: the stamp
+        whose state's motion the damping takes where the message carries no velocity.
+        """
+        given = [values if len(values) else None for values in arrays]
+        if not all(values is None or squares_are_finite(values) for values in given):
+            return None
+        pos, vel, eff = given
+        limits, maps = self._limits, self._maps
+        out = [None, None, None]
+        if pos is not None:
+            if limits is not None:
+                pos, said = limits.clamp(pos)
+                if said:
+                    return None
+            offsets, terms = maps[0]
+            out[0] = terms(pos - offsets)
+            if limits is not None:
+                out[0], said = limits.clamp_actuators(out[0])
+                if said:
+                    return None
+        if vel is not None:
+            out[1] = maps[1][1](vel)
+            if limits is not None:
+                vel, out[1], said = limits.scale('velocity', vel, out[1])
+                if said:
+                    return None
+        if eff is not None:
+            cols, act_idx, stages = self._cols, self._act_idx, self._stages
+            qd, speeds = self._mapper.motion(vel, out[1], cols, act_idx, stamp_ns,
+                                             stages is not None)
+            eff = effort_law.damped(self._tset, eff, qd[cols], cols)
+            out[2] = maps[2][1](eff)
+            if stages is None:
+                if limits is not None:
+                    _, out[2], said = limits.scale('effort', eff, out[2])
+                    if said:
+                        return None
+            else:       # every motor's torque through its stage, in place, within limits
+                table, loops, inverse = stages
+                if loops.commanded_in_place(out[2], speeds, 0, act_idx, table, inverse) > 1.0 \
+                        or (limits is not None and not limits.joints_within('effort', eff)):
+                    return None
+        if self._units is not None:
+            out = self._units.fields_to_driver(self._act_idx, out)
+        self._mapper.remember_streamed(self._cols, *(
+            None if values is None else np.array(values) for values in given))
+        template = self._template
+        template.set_header(header)
+        template.fill(out)
+        return template.to_bytes()
 
 
 def _affine(tset, kind, cols, act_idx, n):

@@ -240,6 +240,15 @@ class Routes:
                       for a in (msg.position, msg.velocity, msg.effort)]
         else:
             names, arrays, header = decoded
+            streamed = None if self.owners.any else codec.streamed(commands)
+            if streamed is not None:    # the layout's own map: the same bytes, looked up once
+                now = self._now_ns()
+                stamp = (None if self.states.velocity_history is None
+                         else self._stamp_ns(header))
+                out = streamed.command(arrays, header, stamp)
+                if out is not None:
+                    self._resumed(self._report_command(out, now_ns=now))
+                    return out
         resumed = _NONE
         now = self._now_ns()            # one receipt time: its joints' deadlines pass together
         if self.owners.any:
@@ -257,9 +266,8 @@ class Routes:
                 arrays = [a[plain] if len(a) else a for a in arrays]
         stamp = None
         if self.states.velocity_history is not None:        # losses: the state of its stamp
-            stamp = (STAMP.unpack_from(header) if msg is None
-                     else (msg.header.stamp.sec, msg.header.stamp.nanosec))
-            stamp = stamp[0] * 1_000_000_000 + stamp[1]
+            stamp = (self._stamp_ns(header) if msg is None else
+                     msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
         out = commands.map_command(names, *arrays, stamp_ns=stamp)
         back = self._report_command(out, now_ns=now)
         self._resumed(np.concatenate([resumed, back]) if len(resumed) else back)
@@ -267,6 +275,12 @@ class Routes:
             return None
         return codec.encode(out, header) if msg is None else self._typed.commands(out,
                                                                                   msg.header)
+
+    @staticmethod
+    def _stamp_ns(header):
+        """Return the stamp (ns) of a message's header bytes."""
+        sec, nanosec = STAMP.unpack_from(header)
+        return sec * 1_000_000_000 + nanosec
 
     def command(self, names, position, velocity, effort, header, stream=True,
                 accelerations=None):

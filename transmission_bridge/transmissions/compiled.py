@@ -53,8 +53,30 @@ class LinearTerms:
         """Return ``K``, the number of terms per output."""
         return len(self.index)
 
+    def taken(self, outputs, inputs):
+        """
+        Return the map of ``outputs`` only, reading its inputs as ``x[..., k]`` for ``inputs[k]``.
+
+        The same terms in the same order, so each output has the bits it has here. Every
+        input an output reads must be among ``inputs`` (KeyError otherwise): a command
+        naming its transmissions' joints whole, in any order.
+        """
+        where = {int(i): k for k, i in enumerate(inputs)}
+        taken = LinearTerms.__new__(LinearTerms)
+        index = self.index[:, outputs]
+        taken.index = np.array([[where[int(i)] for i in row] for row in index],
+                               dtype=np.intp).reshape(index.shape)
+        taken.coef = self.coef[:, outputs].copy()
+        return taken
+
     def __call__(self, x):
         """Apply the map along the last axis of ``x``."""
+        index, coef = self.index, self.coef
+        if x.ndim == 1:                 # one sample (a command): the same sums, fewer steps
+            out = x[index[0]] * coef[0]
+            for t in range(1, len(index)):
+                out += x[index[t]] * coef[t]
+            return out
         out = x[..., self.index[0]] * self.coef[0]
         for t in range(1, len(self.index)):
             out = out + x[..., self.index[t]] * self.coef[t]

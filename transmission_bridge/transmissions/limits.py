@@ -88,6 +88,8 @@ class CommandLimits:
         if not self.limited_position:
             return x, []
         out = np.minimum(np.maximum(x, self.lower), self.upper)
+        if (out == x).all():            # the usual case: nothing to say (NaN is not equal)
+            return out, []
         changed = np.flatnonzero(out != x)
         return out, [f'position of joint {self.joint_names[i]!r} {float(x[i])!r} clamped to '
                      f'{float(out[i])!r}' for i in changed]
@@ -98,6 +100,8 @@ class CommandLimits:
         if not self.limited_actuator_position:
             return x, []
         out = np.minimum(np.maximum(x, self.actuator_lower), self.actuator_upper)
+        if (out == x).all():
+            return out, []
         changed = np.flatnonzero(out != x)
         return out, [f'position of actuator {self.actuator_names[i]!r} {float(x[i])!r} '
                      f'clamped to {float(out[i])!r}' for i in changed]
