@@ -1,20 +1,18 @@
 """
 The bridge's command side, without ROS: joint-space commands mapped to each motor's share.
 
-Streaming commands (:meth:`CommandMapper.map_command`, JointState with joint names) take the
-same checks as actuator states (:class:`~transmission_bridge.messages.named_input.NamedInput`),
-and a NaN is refused too (a motor must not be sent "unknown"). A command for one joint of a
-differential or four-bar needs the other joint: its last commanded value (per interface)
-is used, and with none yet the command is refused with a reason. Trajectories
-(:meth:`CommandMapper.map_trajectory`) must name every joint of each transmission they
-touch. While :attr:`CommandMapper.limit_commands`, streaming commands are kept within the
-joint and actuator limits and trajectories past one are refused whole
-(:mod:`~transmission_bridge.transmissions.limits`). A refused command changes nothing.
+Streaming commands (:meth:`CommandMapper.map_command`, JointState with joint names) take
+the checks of actuator states (:class:`~..messages.named_input.NamedInput`), and a NaN is
+refused (a motor must not be sent "unknown"). A command for one joint of a differential or
+four-bar takes the other joint's last commanded value (per interface), refused with a
+reason while there is none. Trajectories (:meth:`CommandMapper.map_trajectory`) name every
+joint of each transmission they touch. While :attr:`CommandMapper.limit_commands`, streaming
+commands are kept within the joint and actuator limits and trajectories past one refused
+whole (:mod:`~transmission_bridge.transmissions.limits`). A refused command changes nothing.
 
-A linkage's maps depend on its joints' positions: a command's velocities and efforts are
-mapped at the positions it carries, else at those measured now (``measured``); with neither,
-or out of the rods' reach, it is refused with the reason. Efforts take the one commanded law
-(:mod:`~transmission_bridge.transmissions.effort_law`). Out in the drivers' units.
+A linkage maps a command's velocities and efforts at the positions it carries, else at those
+measured now (``measured``); with neither, or out of the rods' reach, it is refused, saying
+why. Efforts take the commanded law (:mod:`~..transmissions.effort_law`); out in driver units.
 
 >>> from transmission_bridge.transmissions import load_transmissions
 >>> commands = CommandMapper(load_transmissions({'transmissions': [{'name': 'w',
@@ -99,28 +97,13 @@ class CommandMapper:
                 values[:, new_i] = last[:, old_i]
         self._last_values = values
 
-    def remember(self, cols, position, velocity, effort=None):
-        """Note a command mapped elsewhere (:mod:`.prepared`): counted; kept when next read."""
+    def remember(self, cols, position, velocity, effort=None, received=False):
+        """Note a command mapped elsewhere (:mod:`.prepared`; ``received``: streamed)."""
+        self.counters.received += received      # a stream's: counted as map_command does
+        self.last_result = ACCEPTED
         self._remembered = (cols, position, velocity, effort)
         self.last_joints = cols
         self.counters.published += 1
-
-    def remember_streamed(self, cols, position, velocity, effort):
-        """:meth:`remember` a streamed command (None: a field it lacks), received and mapped."""
-        self.counters.received += 1
-        self.last_result = ACCEPTED
-        self.remember(cols, position, velocity, effort)
-
-    def motion(self, velocity, motor_velocity, joint_idx, act_idx, stamp_ns, lossy):
-        """
-        Return ``(q̇, θ̇)`` (all joints, all motors) a command's damping and losses take.
-
-        The command's own ``velocity`` of joints ``joint_idx`` (and ``motor_velocity`` of
-        motors ``act_idx``), or None: the motion measured at ``stamp_ns``; NaN where unknown
-        or not needed (no damping and no ``lossy`` stage). A set without linkages.
-        """
-        return self._motion(velocity, motor_velocity, joint_idx, act_idx, None, stamp_ns,
-                            lossy)
 
     @property
     def _last_command(self):
@@ -238,8 +221,8 @@ class CommandMapper:
         if eff is not None:
             # One motion for every velocity term (effort_law): the command's, else measured.
             stages = self.stages(joint_names)
-            qd, speeds = self._motion(vel, out[1], joint_idx, act_idx, at, stamp_ns,
-                                      stages is not None)
+            qd, speeds = self.motion(vel, out[1], joint_idx, act_idx, at, stamp_ns,
+                                     stages is not None)
             wanted = eff
             eff = effort_law.damped(tset, eff, qd[joint_idx], joint_idx)
             out[2] = mapped('effort', eff)
@@ -269,7 +252,7 @@ class CommandMapper:
                 out[2] = gain * tau_o + offset
         return (out_names, *out, notes)
 
-    def _motion(self, vel, motor_vel, joint_idx, act_idx, at, stamp_ns, lossy):
+    def motion(self, vel, motor_vel, joint_idx, act_idx, at, stamp_ns, lossy):
         """Return ``(q̇, θ̇)`` (all) the law reads: the command's own motion, else its state's."""
         tset, unknown = self._tset, self._unknown
         damped = tset.damping[joint_idx].any()

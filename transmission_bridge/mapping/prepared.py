@@ -172,8 +172,8 @@ class StreamedCommand:
     velocity and effort it carries). What the reference (:meth:`.commands.CommandMapper.
     map_command`) looks up, checks and completes for every message is fixed by the layout
     and done once here: the joints' columns, the transmissions they cover, each map cut
-    down to them (:meth:`~..transmissions.TransmissionSet.joint_to_actuator_terms`), the
-    limits, the output template. A message then takes the reference's own operations in its
+    down to them (:meth:`~..transmissions.compiled.LinearTerms.taken`), the limits, the
+    output template. A message then takes the reference's own operations in its
     order: positions clamped to the joints' then the motors' ranges, velocities scaled,
     efforts given the damping at the command's velocity (else at the measured motion,
     :meth:`~.commands.CommandMapper.motion`), mapped and scaled, then the drivers'
@@ -200,7 +200,10 @@ class StreamedCommand:
         if not self.usable:
             return
         self._mapper, self._tset, self._cols, self._act_idx = mapper, tset, cols, act_idx
-        self._maps = [tset.joint_to_actuator_terms(kind, cols, act_idx) if there else None
+        # Each map cut down to these joints, in the layout's order: the same terms, the same
+        # bits (a transmission's motors read its own joints only).
+        self._maps = [(tset.joint_offsets[cols] if kind == 'position' else None,
+                       tset.joint_terms(kind).taken(act_idx, cols)) if there else None
                       for kind, there in zip(('position', 'velocity', 'effort'), present)]
         self._stages = mapper.stages(self.names)     # None: ideal gears
         self._limits = mapper.command_limits(self.names) if mapper.limit_commands else None
@@ -242,7 +245,7 @@ class StreamedCommand:
                     return None
         if eff is not None:
             cols, act_idx, stages = self._cols, self._act_idx, self._stages
-            qd, speeds = self._mapper.motion(vel, out[1], cols, act_idx, stamp_ns,
+            qd, speeds = self._mapper.motion(vel, out[1], cols, act_idx, None, stamp_ns,
                                              stages is not None)
             eff = effort_law.damped(self._tset, eff, qd[cols], cols)
             out[2] = maps[2][1](eff)
@@ -258,8 +261,8 @@ class StreamedCommand:
                     return None
         if self._units is not None:
             out = self._units.fields_to_driver(self._act_idx, out)
-        self._mapper.remember_streamed(self._cols, *(
-            None if values is None else np.array(values) for values in given))
+        self._mapper.remember(self._cols, *(
+            None if values is None else np.array(values) for values in given), received=True)
         template = self._template
         template.set_header(header)
         template.fill(out)

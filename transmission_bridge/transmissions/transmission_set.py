@@ -235,22 +235,9 @@ class TransmissionSet(ChangesMixin, StreamsMixin):
         given = {field: j} if kind != POSITION else {}
         return self._with_linkages(q, given, {field: out})[0]
 
-    def joint_to_actuator_terms(self, interface, joints, actuators):
-        """
-        Return ``(offsets, terms)``: :meth:`joint_to_actuator` of a set without linkages, cut down.
-
-        For values of ``joints`` only (set indices, that order; whole transmissions) to
-        ``actuators``: ``terms(values - offsets)`` for positions (the joints' offsets),
-        ``terms(values)`` otherwise (offsets None), gives each actuator the bits the whole
-        map gives it.
-        """
-        if not self.constant_map:
-            raise ConfigError('a set with linkages has no constant map')
-        kind = map_kind(interface)
-        joints = np.asarray(joints, dtype=np.intp)
-        offsets = self._offsets[joints] if kind == POSITION else None
-        terms = self._j2a['velocity' if kind == POSITION else kind]
-        return offsets, terms.taken(np.asarray(actuators, dtype=np.intp), joints)
+    def joint_terms(self, interface):
+        """Return :meth:`joint_to_actuator`'s LinearTerms (positions: less their offsets)."""
+        return self._j2a['velocity' if map_kind(interface) == POSITION else map_kind(interface)]
 
     def motion_to_actuator(self, positions, velocities):
         """
