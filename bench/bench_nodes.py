@@ -8,7 +8,8 @@ check, checks and counters, stale bookkeeping, the maps, the outputs and their p
 ``fast_path`` on (bytes in, byte templates out) and off (decode to a message object, build
 message objects: the path every message took before). The floor is a raw relay's work:
 publish the received bytes as they are. The bridge runs the bench's 24- and 200-actuator
-robots; the kinematics node the example arm (7 joints, 10 bodies) with every output on
+robots, and the example arm's joint commands (positions and torques, as the chain's gravity
+torques); the kinematics node the example arm (7 joints, 10 bodies) with every output on
 (TF with every input: ``publish_frequency`` 0), with only the torques, and with the torques
 and TF; a reader is subscribed to every output (the node computes only what is read).
 The two paths alternate in short rounds: each time is the fastest round's (the VM's
@@ -58,6 +59,35 @@ def _messages(names, count, seed, distinct=500):
     return out
 
 
+def _arm_streams(path, count, seed=11):
+    """
+    Return the example arm's motor states (10, moving) and ``count`` joint commands.
+
+    The commands carry positions near the default pose and small torques, inside every
+    limit, each stamped as the last state (as the chain's torques carry their state's stamp,
+    so a command's gear losses take that state's motor velocities).
+    """
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    from transmission_bridge.transmissions import load_transmissions
+    tset = load_transmissions(path)
+    rng = np.random.default_rng(seed)
+    q0 = tset.default_positions
+
+    def message(names, k, arrays):
+        msg = JointState(name=list(names))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 1, k
+        msg.position, msg.velocity, msg.effort = (np.asarray(a, float).tolist() for a in arrays)
+        return serialize_message(msg)
+    states = [message(tset.actuator_names, k, [*tset.motion_to_actuator(
+        q0 + rng.normal(0, 0.01, len(q0)), rng.normal(0, 0.2, len(q0))), np.zeros(len(q0))])
+        for k in range(10)]
+    commands = [message(tset.joint_names, 9, [q0 + rng.normal(0, 0.01, len(q0)), [],
+                                              rng.normal(0, 0.02, len(q0))])
+                for _ in range(count)]
+    return states, commands
+
+
 def _node(cls, context, tag, params, fast):
     from rclpy.parameter import Parameter
     node = cls(context=context, namespace=f'/bench_{tag}_{"fast" if fast else "typed"}',
@@ -90,8 +120,10 @@ def _read_every_output(node, context):
     _READERS.append(reader)             # a reader left to the collector unsubscribes
 
 
-def _published(node):
-    """Return how many outputs the node's core has published (either node)."""
+def _published(node, topic):
+    """Return how many outputs the node's core has published for ``topic``'s inputs."""
+    if topic == 'joint_commands':
+        return node._commands.counters.published
     core = getattr(node, '_states', None) or node._core
     return core.counters.published
 
@@ -127,7 +159,7 @@ def main(argv=None):
         for fast in (True, False):          # warm up: learn layouts, fill caches
             for data in messages[:50]:
                 callbacks[fast](data)
-        published = {fast: _published(node) for fast, node in nodes.items()}
+        published = {fast: _published(node, topic) for fast, node in nodes.items()}
         times, cursor = {}, {True: iter(messages[50:]), False: iter(messages[50:])}
         # Many short rounds, the two paths alternating (and which goes first): the VM's
         # slow spells last seconds, so each pair of rounds shares its conditions.
@@ -137,7 +169,7 @@ def main(argv=None):
                 times.setdefault(fast, []).append(
                     per_call(lambda: callback(next(stream)), args.number // ROUNDS, repeat=1))
         for fast, node in nodes.items():
-            handled = _published(node) - published[fast]
+            handled = _published(node, topic) - published[fast]
             if handled != args.number // ROUNDS * ROUNDS:
                 sys.exit(f'{what}: {handled} of {args.number} messages published; '
                          'the figures would be wrong')
@@ -157,6 +189,19 @@ def main(argv=None):
                              {'transmissions_file': str(path)}, fast) for fast in (True, False)}
         measure(f'bridge, {count} actuators', nodes, 'actuator_states',
                 _messages(ts.actuator_names, needed, count))
+
+    # What a controller streams to the bridge (the kinematics node's gravity torques: the
+    # state's positions and the torques), inside the limits, to the example arm, whose
+    # motors have gear losses and whose joints damping: a joint_commands layout's own map.
+    arm = ROOT / 'config' / 'example_robot_transmissions.yaml'
+    nodes = {fast: _node(TransmissionBridge, context, 'arm', {'transmissions_file': str(arm)},
+                         fast) for fast in (True, False)}
+    states, commands = _arm_streams(arm, needed)
+    for node in nodes.values():
+        for data in states:
+            _callback(node, 'actuator_states')(data)
+    measure('bridge, example arm, joint_commands (positions, torques)', nodes,
+            'joint_commands', commands)
 
     model_file = ROOT / 'config' / 'example_arm_model.yaml'
     joints = load_model(model_file).joint_names
