@@ -46,7 +46,7 @@ class OutputsDue:
         self._decimated = any(n != 1 for n in self.every)   # decided when every changes
         self.tf_rate = TfRate(frequency)
         gravity, passive, poses, self._tips, energy, tf = readers
-        self._readers = [gravity, passive, poses, poses, energy, tf or _Nobody]
+        self._readers = [gravity, passive, poses, energy, tf or _Nobody]     # tips: 4th
         self._count = 0
 
     def set_every(self, index, every):
@@ -58,7 +58,7 @@ class OutputsDue:
         """Return the due outputs of this input (a list of bools); count it."""
         count, self._count = self._count, self._count + 1
         due = [pub.get_subscription_count() > 0 for pub in self._readers]
-        due[3] = any(pub.get_subscription_count() > 0 for pub in self._tips)
+        due.insert(3, any(pub.get_subscription_count() > 0 for pub in self._tips))
         if self._decimated:
             due = [d and every > 0 and count % every == 0 for d, every in zip(due, self.every)]
         due[-1] = due[-1] and self.tf_rate.due(stamp_ns)
