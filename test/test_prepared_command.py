@@ -4,8 +4,12 @@ A goal's prepared layout maps as the reference does, and hands the reference wha
 The reference is :meth:`CommandMapper.map_command` (checked against NOTATION's oracle in
 test_effort_law.py); here the prepared bytes, deserialized, must carry the reference's
 motors, values and stamp for random samples inside the limits, and ``None`` (the
-reference's turn) beyond a limit, for NaN, for lossy stages and for linkages.
+reference's turn) beyond a limit, for NaN, for lossy stages and for linkages. A stream's
+layout map (StreamedCommand) must give the reference's values to the bit.
 """
+
+import struct
+import types
 
 import numpy as np
 import pytest
@@ -13,12 +17,13 @@ from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
 from transmission_bridge.mapping.commands import CommandMapper
-from transmission_bridge.mapping.prepared import PreparedCommand
+from transmission_bridge.mapping.prepared import PreparedCommand, StreamedCommand
 from transmission_bridge.transmissions import load_transmissions
 
 CONFIG = 'config/example_robot_transmissions.yaml'
 ROUNDING = 1e-12            # relative: the same sums in another order
 STAMP = 1_700_000_000_123_456_789
+STAMP_HEADER = struct.Struct('<iII')     # a header's bytes: stamp, frame_id's length (1: '')
 
 
 # Drives in their own units: an offset, a negative factor, counts and per mille.
@@ -33,6 +38,11 @@ UNITS = {'l': {'position': {'factor': -0.01, 'offset': 0.3}, 'velocity': {'facto
 
 def _ideal_set(units=False):
     """Return a differential, a coupling and a simple joint, with damping, ideal stages, limits."""
+    return load_transmissions(_ideal_document(units))
+
+
+def _ideal_document(units):
+    """Return :func:`_ideal_set`'s document."""
     document = {'transmissions': [
         {'name': 'wrist', 'type': 'differential',
          'actuators': [{'name': 'l', 'mechanical_reduction': 50.0, 'rotor_inertia': 1e-5},
@@ -54,7 +64,7 @@ def _ideal_set(units=False):
         for item in document['transmissions']:
             for actuator in item['actuators']:
                 actuator['units'] = UNITS.get(actuator['name'], {})
-    return load_transmissions(document)
+    return document
 
 
 def _reference(tset, names, q, qd, tau):
@@ -129,3 +139,75 @@ def test_lossy_stages_linkages_and_partial_layouts_take_the_reference():
     ankle = load_transmissions('config/closed_loop_ankle_transmissions.yaml')      # rods
     assert not PreparedCommand(CommandMapper(ankle), ['ankle_pitch', 'ankle_roll'],
                                True).usable
+
+
+# A stream's layouts: which of position, velocity and effort it carries.
+STREAMS = [(True, False, True), (False, False, True), (True, True, True), (True, False, False),
+           (False, True, False)]
+
+
+def _three_by_three(units):
+    """Return the ideal set with a 3 x 3 coupling added: three terms a motor, summed in order."""
+    hand = {'name': 'palm', 'type': 'coupling',
+            'matrix': [[1.3, -0.7, 0.45], [0.2, 1.1, -0.35], [0.6, 0.25, 0.9]],
+            'actuators': [{'name': f'p{k}', **({'units': UNITS['l']} if units else {})}
+                          for k in range(3)],
+            'joints': [{'name': f'palm_{k}', 'damping': 0.03 * k} for k in range(3)]}
+    document = _ideal_document(units)
+    document['transmissions'].append(hand)
+    return load_transmissions(document)
+
+
+@pytest.mark.parametrize('present', STREAMS)
+@pytest.mark.parametrize('units', [False, True])
+def test_a_streamed_layout_is_the_reference_to_the_bit(present, units):
+    # A 3 x 3 coupling (three terms a motor: their order shows in the bits), a 2 x 2 one, a
+    # differential and a geared joint, named in a shuffled order; efforts without
+    # velocities take the damping at the measured motion.
+    tset = _three_by_three(units)
+    rng = np.random.default_rng(63)
+    speeds = rng.uniform(-2.0, 2.0, tset.num_actuators)
+    measured = types.SimpleNamespace(motor_velocity=speeds)
+    streamed_mapper, reference_mapper = (CommandMapper(tset, measured=lambda _: measured)
+                                         for _ in range(2))
+    for _ in range(30):
+        names = list(rng.permutation(tset.joint_names))
+        k = len(names)
+        streamed = StreamedCommand(streamed_mapper, names, [k if p else 0 for p in present])
+        assert streamed.usable
+        arrays = [rng.uniform(-0.8, 0.8, k) if p else np.zeros(0) for p in present]
+        header = STAMP_HEADER.pack(*divmod(STAMP, 10**9), 1) + b'\0'
+        got = deserialize_message(streamed.command(arrays, header), JointState)
+        want = reference_mapper.map_command(names, *arrays)
+        assert tuple(got.name) == tuple(want.names)
+        for field in ('position', 'velocity', 'effort'):
+            expected = getattr(want, field)
+            values = np.array(getattr(got, field))
+            if expected is None:
+                assert not len(values), field
+            else:
+                assert values.tobytes() == np.asarray(expected).tobytes(), field
+        assert streamed_mapper.counters.as_dict() == reference_mapper.counters.as_dict()
+
+
+def test_a_streamed_layout_leaves_to_the_reference_what_a_limit_would_change():
+    tset = _ideal_set()
+    mapper = CommandMapper(tset)
+    header = STAMP_HEADER.pack(0, 0, 1) + b'\0'
+    streamed = StreamedCommand(mapper, ['pan'], (1, 1, 1))
+    assert streamed.command([np.array(x) for x in ([0.5], [0.1], [1.0])], header) is not None
+    for q, qd, tau in (([1.5], [0.1], [1.0]),       # past the joint's upper position
+                       ([0.5], [2.5], [1.0]),       # past the joint's velocity
+                       ([0.5], [0.1], [190.0]),     # past the motor's effort (2 N·m: 200)
+                       ([0.5], [np.nan], [1.0]),
+                       ([np.inf], [0.1], [1.0])):
+        before = mapper.counters.as_dict()
+        assert streamed.command([np.array(x) for x in (q, qd, tau)], header) is None
+        assert mapper.counters.as_dict() == before                  # nothing counted
+    arm = CommandMapper(load_transmissions(CONFIG))
+    assert StreamedCommand(arm, ['elbow'], (1, 0, 1)).usable        # a lossy stage: in place
+    assert not StreamedCommand(arm, ['wrist_pitch'], (1, 0, 1)).usable   # half a differential
+    assert not StreamedCommand(arm, ['elbow'], (1, 0, 2)).usable     # a length mismatch
+    ankle = load_transmissions('config/closed_loop_ankle_transmissions.yaml')      # rods
+    assert not StreamedCommand(CommandMapper(ankle), ['ankle_pitch', 'ankle_roll'],
+                               (2, 0, 2)).usable
