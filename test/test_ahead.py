@@ -271,3 +271,23 @@ def test_the_kinematics_loops_give_the_just_in_time_values(built, seed):
     for ours, theirs in zip(*outputs):
         scale = max(1.0, float(np.abs(theirs).max()))
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=KERNELS_RTOL * scale)
+
+
+def test_a_build_on_first_use_says_so_and_a_failed_one_says_why(tmp_path):
+    # A library user who skipped the warm-up waits for the build: the log says what is being
+    # compiled, where, and how to do it beforehand; a folder that cannot be made is named,
+    # and the loops fall back (no traceback, the caller goes on).
+    blocked = tmp_path / 'aot'
+    blocked.write_text('a file where the folder would be')
+    env = dict(os.environ, TRANSMISSION_BRIDGE_AOT_DIR=str(blocked))
+    out = subprocess.run([sys.executable, '-c', 'from transmission_bridge._shared import ahead; '
+                          'print(ahead.GOAL.ensure())'], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.split() == ['None'], out
+    assert 'Traceback' not in out.stderr, out.stderr
+    said = out.stderr.splitlines()
+    assert said[0].startswith('compiling transmission_bridge.control.goal_loops ahead of time '
+                              f'into {blocked}, once'), said
+    assert 'python -m transmission_bridge._shared.ahead' in said[0], said
+    assert said[1].startswith('transmission_bridge.control.goal_loops not compiled ahead of '
+                              'time (') and 'FileExistsError' in said[1], said

@@ -15,8 +15,8 @@ version and Python's (:meth:`Ahead.module_name`): a changed loop is never loaded
 
 Built by :func:`build_all` (``python -m transmission_bridge._shared.ahead``), which the
 warm-up runs (``make test``, an install: :mod:`transmission_bridge.tools.warm_up`), and by the
-first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, once; the node
-itself never imports numba for it). Where they cannot be built (no numba, no C linker) the
+first ``kernels()`` call that finds none (:meth:`Ahead.ensure`: a subprocess, once, said on
+the ``logging`` log; the node itself never imports numba for it). Where they cannot be built (no numba, no C linker) the
 loops are numba's just-in-time ones, as before, or the numpy reference.
 
 The bridge's loops are exported for arrays of any layout (it writes into message views; a
@@ -31,6 +31,7 @@ import hashlib
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import logging
 import os
 import pathlib
 import platform
@@ -41,6 +42,7 @@ import tempfile
 from . import loops as _loops
 
 FOLDER_ENV = 'TRANSMISSION_BRIDGE_AOT_DIR'
+_LOG = logging.getLogger(__name__)
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -126,15 +128,27 @@ class Ahead:
         return module
 
     def ensure(self):
-        """Return the compiled module, building it first (a subprocess, once) where it is not."""
+        """
+        Return the compiled module, building it first (a subprocess, once) where it is not.
+
+        A build says so on the log (a first model or set waits for it, some 10-30 s), and a
+        build that fails says why (numba's just-in-time loops or the reference then serve).
+        """
         found = self.load()
         if found is not None or self._tried:
             return found
         self._tried = True
+        _LOG.warning('compiling %s ahead of time into %s, once (10-30 s; `python -m '
+                     '%s` builds every module beforehand, as the warm-up does)',
+                     self.dotted, folder(), __name__)
         try:
             subprocess.run([sys.executable, '-m', __name__, self.loops], check=True,
-                           timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError):
+                           timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except (OSError, subprocess.SubprocessError) as exc:
+            why = (getattr(exc, 'stderr', None) or b'').decode(errors='replace').strip()
+            _LOG.warning('%s not compiled ahead of time (%s): numba\'s just-in-time loops or '
+                         'the numpy reference instead', self.dotted,
+                         why.splitlines()[-1] if why else exc)
             return None
         return self.load()
 
