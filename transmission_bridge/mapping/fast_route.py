@@ -27,10 +27,10 @@ new actuator, a time jump, a new configuration) is the typed route's.
 
 Joint commands (:class:`CommandCodec`): the fast route reads a message of the learned layout
 as views and writes a template. While no owner but the plain mapping takes joints (no spring,
-no goal), a layout that names its transmissions whole, without linkages, lossy stages or
-springs, is mapped by :class:`~.prepared.StreamedCommand` (the reference's operations,
-looked up once per layout, the same bytes), unless a limit would change it; otherwise by the
-core's :meth:`~.commands.CommandMapper.map_command`, with all its checks.
+no goal), a layout that names its transmissions whole, without linkages or springs, is
+mapped by :class:`~.prepared.StreamedCommand` (the reference's operations, looked up once per
+layout, the same bytes), unless a limit would change it; otherwise by the core's
+:meth:`~.commands.CommandMapper.map_command`, with all its checks.
 
 The convention of both fast paths (this one and the kinematics node's): a ``take`` returns
 what to publish, or None when it did not take the message and changed nothing.
