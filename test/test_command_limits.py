@@ -159,9 +159,17 @@ JOINTS3 = ['wrist_roll', 'wrist_pitch', 'wrist_yaw']
 
 @contextlib.contextmanager
 def _bridge(tmp_path, source, **params):
-    """Start the bridge node for ``source`` with ``params`` in a params file; yield its graph."""
+    """
+    Start the bridge node for ``source`` with ``params`` in a params file; yield its graph.
+
+    The command timeout is off: its hold is a second path on actuator_commands (every 0.5 s
+    once a stream stops; test_command_deadline, test_bridge_status), and a reply taken by
+    :func:`_command` must be the command's own, however long a step between two commands
+    takes on a loaded machine.
+    """
     with started_node(tmp_path, 'transmission_bridge.bridge.node', 'transmission_bridge',
-                      {'transmissions_file': str(source), 'diagnostics_period': 0.1, **params},
+                      {'transmissions_file': str(source), 'diagnostics_period': 0.1,
+                       'command_timeout': 0.0, **params},
                       'limits', 'joint_commands') as graph:
         graph.commands = graph.node.create_publisher(JointState, 'joint_commands', 10)
         graph.actuator_commands = graph.collect(JointState, 'actuator_commands')
