@@ -18,8 +18,8 @@ two relay processes and three hops for the chain; for ``chain_composed``, the ch
 process) is the floor, twice: a typed relay
 (decodes each message and publishes the object, what a plain rclpy node does) and a raw
 relay (publishes the received bytes).
-The generator publishes pre-serialised bytes and the receiver takes raw bytes, so
-neither is the bottleneck at high rates.
+The generator publishes pre-serialised bytes and the receiver takes raw bytes on rclpy's
+EventsExecutor, so neither is the bottleneck at high rates.
 ``--rounds N`` runs the three kinds N times in turn per target and reports medians: one
 10 s window each leaves the ratios to the VM's slow spells.
 ``--max-rate`` then finds the highest rate each sustains without loss; ``--rates``
@@ -179,8 +179,10 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     """Measure one target's nodes (or the relays standing in); return a result dict."""
     import psutil
     import rclpy
+    from rclpy.experimental import EventsExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
+    from transmission_bridge.ros.node_main import spin_for
     topic_in, topic_out = TARGETS[target]
     nodes, relays, names, *positions = setup[target]
     ns = f'/bench_{os.getpid()}_{kind}_{target}_{int(rate)}'
@@ -197,7 +199,10 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     context = rclpy.Context()
     rclpy.init(context=context, args=[])
     rx = rclpy.create_node('receiver', namespace=ns, context=context)
-    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    # The receiver on the EventsExecutor, run for 10 ms at a time (spin_for): a wait set
+    # rebuilt in Python per message (SingleThreadedExecutor) cost this process about a
+    # fifth of a core at 1 kHz, taken from the two cores the chain under test shares.
+    executor = EventsExecutor(context=context)
     executor.add_node(rx)
     latencies, seqs, own = [], [], []
 
@@ -222,7 +227,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     dropped = watch_dropped(rx, f'{ns}/diagnostics')
     deadline = time.monotonic() + 20
     while rx.count_publishers(topic_out) == 0 and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.05)
+        spin_for(executor, 0.05)
     watched = [psutil.Process(p.pid) for p in procs]
     gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
                             f'{ns}/{topic_in}', str(names_file), str(rate), str(seconds),
@@ -231,7 +236,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     for proc in watched:
         proc.cpu_percent()
     while gen.poll() is None:
-        executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 0.01)
     cpu = sum(proc.cpu_percent() for proc in watched)
     dropped.clear()                  # counts are cumulative: keep the reports after the run
     end = time.monotonic() + 1.0
@@ -239,7 +244,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     reporters = sum(2 if cmd[:2] == STACK else 1 for cmd in commands)   # nodes, not processes
     while time.monotonic() < end or (
             kind == 'node' and len(dropped) < reporters and time.monotonic() < last):
-        executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 0.01)
     sent = int(gen.stdout.read().strip() or 0)
     rss = sum(proc.memory_info().rss for proc in watched)
     for p in procs:
