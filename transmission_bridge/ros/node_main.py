@@ -71,8 +71,8 @@ def spin_for(executor, seconds):
     Run ``executor``'s callbacks for ``seconds``, then return (to look at the stop flag).
 
     Not ``spin_once`` in a loop: rclpy's EventsExecutor returns from ``spin_once`` after each
-    callback, and the loop back through Python (the spin lock, rclpy.ok, the flag) then cost
-    every message of a 1 kHz stream some 10-20 us and a thread handover.
+    callback, and the loop back through Python (the spin lock, rclpy.ok, the flag) then took
+    about 4 % of the bridge's core in the 1 kHz chain (py-spy; doc/performance.md).
     ``spin_until_future_complete`` on a future nobody completes runs callbacks in C++ until
     ``seconds`` pass; a fresh future each time, because Jazzy's EventsExecutor adds a
     done-callback to the future at every call and never takes it off.
