@@ -182,7 +182,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     from rclpy.experimental import EventsExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
-    from transmission_bridge.ros.node_main import spin_for
+    from transmission_bridge.ros.node_main import Laps
     topic_in, topic_out = TARGETS[target]
     nodes, relays, names, *positions = setup[target]
     ns = f'/bench_{os.getpid()}_{kind}_{target}_{int(rate)}'
@@ -199,11 +199,12 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     context = rclpy.Context()
     rclpy.init(context=context, args=[])
     rx = rclpy.create_node('receiver', namespace=ns, context=context)
-    # The receiver on the EventsExecutor, run for 10 ms at a time (spin_for): a wait set
+    # The receiver on the EventsExecutor, run in laps of 10 ms (Laps, as the nodes): a wait set
     # rebuilt in Python per message (SingleThreadedExecutor) cost this process about a
     # fifth of a core at 1 kHz, taken from the two cores the chain under test shares.
     executor = EventsExecutor(context=context)
     executor.add_node(rx)
+    laps = Laps(executor, rx, 0.01)
     latencies, seqs, own = [], [], []
 
     unpack = struct.Struct('<iII').unpack_from
@@ -227,7 +228,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     dropped = watch_dropped(rx, f'{ns}/diagnostics')
     deadline = time.monotonic() + 20
     while rx.count_publishers(topic_out) == 0 and time.monotonic() < deadline:
-        spin_for(executor, 0.05)
+        laps.run()
     watched = [psutil.Process(p.pid) for p in procs]
     gen = subprocess.Popen([sys.executable, str(HERE / 'load_generator.py'),
                             f'{ns}/{topic_in}', str(names_file), str(rate), str(seconds),
@@ -236,7 +237,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     for proc in watched:
         proc.cpu_percent()
     while gen.poll() is None:
-        spin_for(executor, 0.01)
+        laps.run()
     cpu = sum(proc.cpu_percent() for proc in watched)
     dropped.clear()                  # counts are cumulative: keep the reports after the run
     end = time.monotonic() + 1.0
@@ -244,7 +245,7 @@ def run_once(kind, target, setup, rate, seconds, work, extra_env=None):
     reporters = sum(2 if cmd[:2] == STACK else 1 for cmd in commands)   # nodes, not processes
     while time.monotonic() < end or (
             kind == 'node' and len(dropped) < reporters and time.monotonic() < last):
-        spin_for(executor, 0.01)
+        laps.run()
     sent = int(gen.stdout.read().strip() or 0)
     rss = sum(proc.memory_info().rss for proc in watched)
     for p in procs:

@@ -6,6 +6,7 @@ import signal
 import sys
 
 import rclpy
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
@@ -13,7 +14,7 @@ from rclpy.task import Future
 from .exit_deadline import exit_deadline
 
 # How often the spin loop looks at the stop flag, s. Signals only set the flag; the context
-# is shut down here, after spin_once returned, never under a running wait set.
+# is shut down here, after a lap of the executor returned, never under a running wait set.
 _POLL = 0.1
 # Once stopped, a node whose teardown has not finished within this many seconds exits anyway,
 # with the exit code it was going to return, after one warning line on stderr. Fast DDS 2.14
@@ -66,18 +67,38 @@ def settle_memory():
     gc.freeze()
 
 
-def spin_for(executor, seconds):
+class Laps:
     """
-    Run ``executor``'s callbacks for ``seconds``, then return (to look at the stop flag).
+    Spin ``executor`` lap by lap: each lap runs callbacks, then returns (to look at a flag).
+
+    A steady-clock timer on ``node`` ends a lap every ``seconds``: it completes the lap's
+    future, and ``spin_until_future_complete`` returns after the callback running then.
 
     Not ``spin_once`` in a loop: rclpy's EventsExecutor returns from ``spin_once`` after each
     callback, and the loop back through Python (the spin lock, rclpy.ok, the flag) then took
-    about 4 % of the bridge's core in the 1 kHz chain (py-spy; doc/performance.md).
-    ``spin_until_future_complete`` on a future nobody completes runs callbacks in C++ until
-    ``seconds`` pass; a fresh future each time, because Jazzy's EventsExecutor adds a
-    done-callback to the future at every call and never takes it off.
+    about 4 % of the bridge's core in the 1 kHz chain (py-spy; doc/performance.md). Not the
+    timeout of ``spin_until_future_complete`` alone either: Jazzy's EventsExecutor looks at
+    it only when its queue is empty, and a queue that never empties (a timer whose callback
+    outlasts its period, as the simulator's at real_time_factor 0; a node behind its input)
+    kept the lap, and with it SIGINT, waiting for ever. The timer's tick is queued behind the
+    events before it, so it comes however busy the queue. A fresh future each lap: a done one
+    cannot be waited on again.
     """
-    executor.spin_until_future_complete(Future(), timeout_sec=seconds)
+
+    def __init__(self, executor, node, seconds):
+        self._executor, self._seconds = executor, seconds
+        self._future = Future()
+        self._timer = node.create_timer(seconds, self._end,
+                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def _end(self):
+        if not self._future.done():
+            self._future.set_result(None)
+
+    def run(self):
+        """Run one lap: callbacks until the timer's next tick (``seconds`` at the most, idle)."""
+        self._future = Future()
+        self._executor.spin_until_future_complete(self._future, timeout_sec=self._seconds)
 
 
 class StartupError(Exception):
@@ -131,8 +152,9 @@ def run_nodes(node_classes, args=None, executor_class=default_executor, help_tex
         executor = executor_class()
         for node in made:
             executor.add_node(node)
+        laps = Laps(executor, made[0], _POLL)
         while not stop and rclpy.ok():
-            spin_for(executor, _POLL)
+            laps.run()
     except StartupError as exc:
         rclpy.logging.get_logger(getattr(current, 'NODE_NAME', 'node')).fatal(str(exc))
         code = 1
