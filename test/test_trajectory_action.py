@@ -457,12 +457,9 @@ def test_the_all_joints_controller_moves_every_joint(fresh):
 
 def test_a_linkage_goal_succeeds(tmp_path):
     tset = load_transmissions(CLOSED_LOOP)
-    # No path tolerance here (the wrist's tests judge it): the test's motors move only when
-    # a command comes, and the bridge commands only on a state, so a pause of this process on
-    # a loaded machine (0.3 s once in CI) left the motors behind the plan by what it moved
-    # meanwhile, and the goal was aborted for the pause, not for the linkage.
     params = {'transmissions_file': CLOSED_LOOP,
-              **{f'constraints.{j}.goal': GOAL_TOL for j in tset.joint_names}}
+              **{f'constraints.{j}.goal': GOAL_TOL for j in tset.joint_names},
+              **{f'constraints.{j}.trajectory': PATH_TOL for j in tset.joint_names}}
     with started_node(tmp_path, 'transmission_bridge.bridge.node', NODE, params, 'fjtl',
                       'actuator_states') as graph:
         rig = Rig(graph, tset)
